@@ -1,0 +1,43 @@
+export { rowLock, cellLock } from "./descriptors.js";
+export type { DescriptorPart } from "./descriptors.js";
+export { LeaseholdError, isLeaseholdError, isErrorCode, ERROR_CODES, ERROR_STATUS } from "./errors.js";
+export type { ErrorCode, ErrorDetails } from "./errors.js";
+export type { LockService, CallOptions } from "./lock-service.js";
+export { LIMITS, NAMESPACE_PATTERN, PROTOCOL_VERSION } from "./limits.js";
+export { OPERATIONS, isOperation, operationPath } from "./operations.js";
+export type { Operation } from "./operations.js";
+export {
+  requestValidators,
+  responseValidators,
+  validateNamespace,
+  descriptorProblem,
+  formatPath,
+  invalid,
+} from "./validation.js";
+export type { Validator, ValidationProblem } from "./validation.js";
+export { utf8ByteLength } from "./utf8.js";
+export * from "./schemas.js";
+export type {
+  LockMode,
+  LockBehavior,
+  LockSpec,
+  Lease,
+  LockRequest,
+  AcquiredLock,
+  LockAcquiredResponse,
+  LockTimeoutResponse,
+  LockResponse,
+  UnlockRequest,
+  UnlockResponse,
+  RefreshRequest,
+  RefreshResponse,
+  TimestampsRequest,
+  TimestampsResponse,
+  StartTransactionsRequest,
+  StartedTransaction,
+  StartTransactionsResponse,
+  ImmutableTimestampRequest,
+  ImmutableTimestampResponse,
+  HealthResponse,
+  ErrorBody,
+} from "./types.js";

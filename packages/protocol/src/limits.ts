@@ -1,0 +1,34 @@
+/**
+ * Numeric limits of protocol v1. Every one of them is part of the wire contract: a value outside
+ * its range is refused with `400 INVALID_ARGUMENT`, so clients can check before they send.
+ */
+export const LIMITS = {
+  /** Most lock specs in one `lock` request. */
+  maxLocksPerRequest: 10_000,
+  /** Most tokens in one `unlock` or `refresh` request. */
+  maxTokensPerRequest: 10_000,
+  /** Longest a single `lock` request may wait; longer waits are re-sent with the same `requestId`. */
+  maxAcquireTimeoutMs: 60_000,
+  /** Largest `limit` of a permit lock. */
+  maxPermitLimit: 1_000_000,
+  /** Largest `count` of a `timestamps` request. */
+  maxTimestampCount: 10_000,
+  /** Largest `count` of a `transactions/start` request. */
+  maxTransactionCount: 1_000,
+  /** Longest descriptor, in UTF-8 bytes. */
+  maxDescriptorBytes: 1024,
+  /** Longest `requestId`, in characters. */
+  maxRequestIdLength: 128,
+  /** Longest `clientDescription`, in characters. */
+  maxClientDescriptionLength: 256,
+  /** Longest token string accepted in a request (real tokens are far shorter). */
+  maxTokenLength: 1024,
+  /** Largest request body, in bytes; a larger one is refused with `413` without reading it all. */
+  maxBodyBytes: 1024 * 1024,
+} as const;
+
+/** The pattern every namespace must match (`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`). */
+export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** The protocol version this package speaks; it is the `/v1/` of every route. */
+export const PROTOCOL_VERSION = "v1";

@@ -1,0 +1,136 @@
+import { Type } from "@sinclair/typebox";
+import { LIMITS } from "./limits.js";
+
+/**
+ * The one schema source of protocol v1. Types are derived from these with `Static` (see
+ * `types.ts`) and the same objects validate at run time (see `validation.ts`), so the two never
+ * drift. Every object refuses unknown properties: a typo never silently changes a request.
+ */
+const strict = { additionalProperties: false } as const;
+
+/** Lock modes, in the order the protocol lists them. */
+export const LOCK_MODES = ["exclusive", "shared", "permit"] as const;
+/** Acquisition behaviours of a `lock` request. */
+export const LOCK_BEHAVIORS = ["all-or-none", "as-many-as-possible"] as const;
+
+/** A descriptor: 1..1024 UTF-8 bytes, well-formed Unicode (the byte and surrogate checks are in validation.ts). */
+export const DescriptorSchema = Type.String({ minLength: 1, maxLength: LIMITS.maxDescriptorBytes });
+/** An opaque lock token. */
+export const TokenSchema = Type.String({ minLength: 1, maxLength: LIMITS.maxTokenLength });
+/** A positive safe integer: every timestamp and fencing token. */
+export const TimestampSchema = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+
+export const LockModeSchema = Type.Union([
+  Type.Literal("exclusive"),
+  Type.Literal("shared"),
+  Type.Literal("permit"),
+]);
+export const LockBehaviorSchema = Type.Union([
+  Type.Literal("all-or-none"),
+  Type.Literal("as-many-as-possible"),
+]);
+
+export const LockSpecSchema = Type.Object(
+  {
+    descriptor: DescriptorSchema,
+    mode: LockModeSchema,
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.maxPermitLimit })),
+  },
+  strict,
+);
+
+export const LeaseSchema = Type.Object(
+  { leaderId: Type.String({ minLength: 1 }), validForMs: Type.Integer({ minimum: 0 }) },
+  strict,
+);
+
+export const LockRequestSchema = Type.Object(
+  {
+    requestId: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.maxRequestIdLength })),
+    locks: Type.Array(LockSpecSchema, { minItems: 1, maxItems: LIMITS.maxLocksPerRequest }),
+    acquireTimeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: LIMITS.maxAcquireTimeoutMs })),
+    behavior: Type.Optional(LockBehaviorSchema),
+    max: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.maxLocksPerRequest })),
+    clientDescription: Type.Optional(Type.String({ maxLength: LIMITS.maxClientDescriptionLength })),
+  },
+  strict,
+);
+
+export const AcquiredLockSchema = Type.Object(
+  { descriptor: DescriptorSchema, mode: LockModeSchema, fencingToken: TimestampSchema },
+  strict,
+);
+
+export const LockAcquiredResponseSchema = Type.Object(
+  {
+    status: Type.Literal("acquired"),
+    token: TokenSchema,
+    lease: LeaseSchema,
+    acquired: Type.Array(AcquiredLockSchema),
+  },
+  strict,
+);
+export const LockTimeoutResponseSchema = Type.Object({ status: Type.Literal("timeout") }, strict);
+export const LockResponseSchema = Type.Union([LockAcquiredResponseSchema, LockTimeoutResponseSchema]);
+
+const TokenList = Type.Array(TokenSchema, { minItems: 1, maxItems: LIMITS.maxTokensPerRequest });
+
+export const UnlockRequestSchema = Type.Object({ tokens: TokenList }, strict);
+export const UnlockResponseSchema = Type.Object({ unlocked: Type.Array(TokenSchema) }, strict);
+
+export const RefreshRequestSchema = Type.Object({ tokens: TokenList }, strict);
+export const RefreshResponseSchema = Type.Object(
+  { refreshed: Type.Array(TokenSchema), lease: LeaseSchema },
+  strict,
+);
+
+export const TimestampsRequestSchema = Type.Object(
+  { count: Type.Integer({ minimum: 1, maximum: LIMITS.maxTimestampCount }) },
+  strict,
+);
+export const TimestampsResponseSchema = Type.Object(
+  { start: TimestampSchema, count: Type.Integer({ minimum: 1 }) },
+  strict,
+);
+
+export const StartTransactionsRequestSchema = Type.Object(
+  { count: Type.Integer({ minimum: 1, maximum: LIMITS.maxTransactionCount }) },
+  strict,
+);
+export const StartedTransactionSchema = Type.Object(
+  { startTimestamp: TimestampSchema, token: TokenSchema },
+  strict,
+);
+export const StartTransactionsResponseSchema = Type.Object(
+  {
+    immutableTimestamp: TimestampSchema,
+    transactions: Type.Array(StartedTransactionSchema),
+    lease: LeaseSchema,
+  },
+  strict,
+);
+
+export const ImmutableTimestampRequestSchema = Type.Object({}, strict);
+export const ImmutableTimestampResponseSchema = Type.Object(
+  { immutableTimestamp: TimestampSchema },
+  strict,
+);
+
+export const HealthResponseSchema = Type.Object(
+  { status: Type.Literal("ok"), leaderId: Type.String(), version: Type.String() },
+  strict,
+);
+
+export const ErrorBodySchema = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.String(),
+        message: Type.String(),
+        details: Type.Record(Type.String(), Type.Unknown()),
+      },
+      strict,
+    ),
+  },
+  strict,
+);
