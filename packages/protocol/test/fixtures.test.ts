@@ -1,0 +1,53 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { requestValidators, responseValidators, type Operation } from "../src/index.js";
+
+const dir = join(import.meta.dirname, "fixtures");
+const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
+
+const operationOf: Record<string, Operation | "health" | "error"> = {
+  lock: "lock",
+  unlock: "unlock",
+  refresh: "refresh",
+  timestamps: "timestamps",
+  "transactions-start": "transactions/start",
+  "immutable-timestamp": "immutable-timestamp",
+  health: "health",
+  error: "error",
+};
+
+describe("golden fixtures", () => {
+  it("cover a request and an answer for every operation", () => {
+    for (const op of ["lock", "unlock", "refresh", "timestamps", "transactions-start", "immutable-timestamp"]) {
+      expect(files).toContain(`${op}.request.json`);
+      expect(files.some((f) => f.startsWith(`${op}.response`))).toBe(true);
+    }
+    expect(files).toContain("lock.response.timeout.json");
+    expect(files).toContain("health.response.json");
+    expect(files).toContain("error.response.json");
+  });
+
+  for (const file of files) {
+    it(`${file} matches its schema`, () => {
+      const [name, kind] = file.split(".") as [string, string];
+      const op = operationOf[name];
+      expect(op, `no operation for ${file}`).toBeDefined();
+      const body: unknown = JSON.parse(readFileSync(join(dir, file), "utf8"));
+      if (kind === "request") {
+        const validator = requestValidators[op as Operation];
+        expect(validator.parse(body)).toEqual(body);
+      } else {
+        const validator = responseValidators[op as keyof typeof responseValidators];
+        expect(validator.check(body)).toBe(true);
+      }
+    });
+  }
+
+  it("a fixture with one field removed or renamed no longer validates (the check can fail)", () => {
+    const body = JSON.parse(readFileSync(join(dir, "lock.response.acquired.json"), "utf8")) as Record<string, unknown>;
+    const { token: _token, ...withoutToken } = body;
+    expect(responseValidators.lock.check(withoutToken)).toBe(false);
+    expect(responseValidators.lock.check({ ...body, tokn: "x" })).toBe(false);
+  });
+});
