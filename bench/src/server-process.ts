@@ -1,0 +1,51 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+/** A lock server running in a child process, as the CLI starts it. */
+export interface ServerProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const cli = fileURLToPath(new URL("../../packages/server/dist/cli.js", import.meta.url));
+
+/** Start `packages/server/dist/cli.js` on an ephemeral port and wait for its `listening` line. */
+export async function startServerProcess(options: { leaseMs?: number; nodeArgs?: readonly string[] } = {}): Promise<ServerProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), "leasehold-bench-"));
+  const args = [...(options.nodeArgs ?? []), cli, "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir, "--log-level", "info"];
+  if (options.leaseMs !== undefined) args.push("--lease-ms", String(options.leaseMs));
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => reject(new Error("server did not log listening within 15 s")), 15_000);
+    child.once("exit", (code) => reject(new Error(`server exited with ${code} before listening`)));
+    lines.on("line", (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === "listening" && entry.url) {
+          clearTimeout(timer);
+          resolve(entry.url);
+        }
+      } catch {
+        // not a JSON line: ignore
+      }
+    });
+  });
+  return {
+    url,
+    child,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGTERM");
+        await exited;
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
