@@ -1,0 +1,37 @@
+import type {
+  CallOptions,
+  ImmutableTimestampRequest,
+  LockRequest,
+  LockService,
+  Operation,
+  RefreshRequest,
+  StartTransactionsRequest,
+  TimestampsRequest,
+  UnlockRequest,
+} from "@leasehold/protocol";
+
+type Call = (service: LockService, namespace: string, body: unknown, options: CallOptions) => Promise<unknown>;
+
+/*
+ * Bodies are passed on unvalidated on purpose: the service validates every request itself (it is
+ * also called directly by embedders), so a second check here could only drift from the first.
+ */
+const CALLS: { readonly [O in Operation]: Call } = {
+  lock: (s, ns, body, o) => s.lock(ns, body as LockRequest, o),
+  unlock: (s, ns, body, o) => s.unlock(ns, body as UnlockRequest, o),
+  refresh: (s, ns, body, o) => s.refresh(ns, body as RefreshRequest, o),
+  timestamps: (s, ns, body, o) => s.timestamps(ns, body as TimestampsRequest, o),
+  "transactions/start": (s, ns, body, o) => s.startTransactions(ns, body as StartTransactionsRequest, o),
+  "immutable-timestamp": (s, ns, body, o) => s.immutableTimestamp(ns, body as ImmutableTimestampRequest, o),
+};
+
+/** Call the service method of `operation` with a parsed JSON body. */
+export function callOperation(
+  service: LockService,
+  operation: Operation,
+  namespace: string,
+  body: unknown,
+  options: CallOptions,
+): Promise<unknown> {
+  return CALLS[operation](service, namespace, body, options);
+}

@@ -1,0 +1,152 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isLeaseholdError, LeaseholdError, type Operation } from "@leasehold/protocol";
+import type { Logger } from "pino";
+import type { RouteLabel, ServerMetrics } from "../metrics/server-metrics.js";
+import { PROMETHEUS_CONTENT_TYPE } from "../metrics/metric-registry.js";
+import type { EmbeddedLockService } from "../service/embedded-lock-service.js";
+import { callOperation } from "./call-operation.js";
+import { checkContentType } from "./check-content-type.js";
+import { decodeNamespace } from "./decode-namespace.js";
+import { ALLOWED_METHODS, matchRoute, type Route } from "./match-route.js";
+import { parseJsonBody } from "./parse-json-body.js";
+import { ClientGoneError, readBody } from "./read-body.js";
+import { canAnswer, sendError, sendJson, type ExtraHeaders } from "./send-json.js";
+import { undeliveredTokens } from "./undelivered-tokens.js";
+
+/** What the request handler needs from its host. */
+export interface RequestHandlerOptions {
+  /** The lock service every operation is sent to. */
+  readonly service: EmbeddedLockService;
+  /** Where request counts and latencies go and what `GET /metrics` renders. */
+  readonly metrics: ServerMetrics;
+  /** Errors (5xx) and undelivered grants are logged here; nothing is logged per request at info. */
+  readonly logger: Logger;
+  /** True once the host is stopping: answers then carry `connection: close` so sockets drain. */
+  readonly isClosing: () => boolean;
+}
+
+/** A `node:http` request listener serving protocol v1, health and metrics. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+function routeLabel(route: Route): RouteLabel {
+  return route.kind === "operation" ? route.operation : route.kind;
+}
+
+/** Headers an error answer needs besides its body. */
+function errorHeaders(err: LeaseholdError): ExtraHeaders {
+  const allow = err.details.allow;
+  if (err.code === "METHOD_NOT_ALLOWED" && Array.isArray(allow)) return { allow: allow.join(", ") };
+  // The unread rest of an oversized body is still on the socket: this connection cannot be reused.
+  if (err.code === "PAYLOAD_TOO_LARGE") return { connection: "close" };
+  return {};
+}
+
+/**
+ * Build the request listener. Checks run in the protocol's order of precedence: route (404),
+ * method (405), namespace (400), content type (415), size (413), JSON syntax (400), then the
+ * service's own validation (400/409). Only a bug in the server answers 500.
+ */
+export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
+  const { service, metrics, logger, isClosing } = options;
+
+  async function serveOperation(
+    req: IncomingMessage,
+    res: ServerResponse,
+    operation: Operation,
+    rawNamespace: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const namespace = decodeNamespace(rawNamespace);
+    const emptyAllowed = operation === "immutable-timestamp";
+    const declaredEmpty = req.headers["content-length"] === "0" || (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined);
+    checkContentType(req.headers["content-type"], emptyAllowed && declaredEmpty);
+    const raw = await readBody(req);
+    let body: unknown;
+    if (raw.length === 0) {
+      // Lenient on one point only: `immutable-timestamp` takes no fields, so an empty body means `{}`.
+      if (!emptyAllowed) {
+        throw new LeaseholdError("INVALID_ARGUMENT", `${operation} request: the body is empty; send a JSON object`, { path: "(body)" });
+      }
+      body = {};
+    } else body = parseJsonBody(raw);
+    if (signal.aborted) return;
+
+    const answer = await callOperation(service, operation, namespace, body, { signal });
+    const tokens = undeliveredTokens(operation, body, answer);
+    const delivered = await sendJson(res, 200, answer, isClosing() ? { connection: "close" } : {});
+    if (!delivered && tokens.length > 0) {
+      // The client is gone and never saw these tokens, so nobody else could ever release them.
+      logger.warn({ namespace, operation, tokens: tokens.length }, "answer undelivered: releasing what it granted");
+      await service.unlock(namespace, { tokens });
+    }
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse, route: Route, signal: AbortSignal): Promise<void> {
+    if (route.kind === "unmatched") {
+      const path = (req.url ?? "").split("?", 1)[0] ?? "";
+      throw new LeaseholdError("NOT_FOUND", `no route ${req.method ?? "?"} ${JSON.stringify(path.slice(0, 200))}; operations are POST /v1/namespaces/{namespace}/{operation}`, {});
+    }
+    const allowed: readonly string[] = ALLOWED_METHODS[route.kind];
+    if (!allowed.includes(req.method ?? "")) {
+      throw new LeaseholdError("METHOD_NOT_ALLOWED", `method ${req.method ?? "?"} is not allowed on this route; use ${allowed.join(" or ")}`, {
+        method: req.method ?? null,
+        allow: allowed,
+      });
+    }
+    const closeHeader: ExtraHeaders = isClosing() ? { connection: "close" } : {};
+    switch (route.kind) {
+      case "health":
+        await sendJson(res, 200, await service.health({ signal }), closeHeader);
+        return;
+      case "metrics": {
+        const text = Buffer.from(metrics.render(), "utf8");
+        res.writeHead(200, { ...closeHeader, "content-type": PROMETHEUS_CONTENT_TYPE, "content-length": String(text.length), "cache-control": "no-store" });
+        res.end(text);
+        return;
+      }
+      case "operation":
+        await serveOperation(req, res, route.operation, route.rawNamespace, signal);
+        return;
+    }
+  }
+
+  async function answerError(res: ServerResponse, err: unknown, clientGone: boolean): Promise<void> {
+    // Whatever the service threw after an abort is the echo of that abort: nobody is left to tell.
+    if (clientGone || err instanceof ClientGoneError) return;
+    if (!canAnswer(res)) {
+      if (!isLeaseholdError(err)) logger.error({ err }, "request failed after its answer had started");
+      return;
+    }
+    const closeHeader: ExtraHeaders = isClosing() ? { connection: "close" } : {};
+    if (isLeaseholdError(err) && err.code !== "INTERNAL") {
+      await sendError(res, err, { ...closeHeader, ...errorHeaders(err) });
+      return;
+    }
+    const incident = randomUUID();
+    logger.error({ err, incident }, "internal error while serving a request");
+    await sendError(
+      res,
+      new LeaseholdError("INTERNAL", "internal server error; the server logged the details under this incident id", { incident }),
+      closeHeader,
+    );
+  }
+
+  return (req, res) => {
+    const started = performance.now();
+    const route = matchRoute(req.url);
+    const controller = new AbortController();
+    res.on("close", () => {
+      // 'close' also follows a finished answer; only an unfinished one means the client left.
+      const finished = res.writableFinished;
+      if (!finished) controller.abort(new ClientGoneError());
+      metrics.observeRequest(routeLabel(route), finished ? res.statusCode : 499, (performance.now() - started) / 1000);
+    });
+    serve(req, res, route, controller.signal)
+      .catch((err: unknown) => answerError(res, err, controller.signal.aborted))
+      .catch((err: unknown) => {
+        logger.error({ err }, "could not answer a request");
+        res.destroy();
+      });
+  };
+}

@@ -1,0 +1,36 @@
+import { isOperation, type Operation } from "@leasehold/protocol";
+
+/** What a request path names, before the method, namespace or body are looked at. */
+export type Route =
+  | { readonly kind: "operation"; readonly operation: Operation; readonly rawNamespace: string }
+  | { readonly kind: "health" }
+  | { readonly kind: "metrics" }
+  | { readonly kind: "unmatched" };
+
+/** The methods each known route answers, in the form of an `allow` header. */
+export const ALLOWED_METHODS = {
+  operation: ["POST"],
+  // HEAD rides along with GET so load balancers can probe without a body.
+  health: ["GET", "HEAD"],
+  metrics: ["GET", "HEAD"],
+} as const satisfies Record<Exclude<Route["kind"], "unmatched">, readonly string[]>;
+
+const NAMESPACES_PREFIX = "/v1/namespaces/";
+
+/**
+ * Match a request target to a route by its path alone; the query string is ignored. The namespace
+ * is returned still percent-encoded: decoding and validating it is a later, separately answered
+ * step (a bad namespace is a 400 on a known route, not a 404).
+ */
+export function matchRoute(target: string | undefined): Route {
+  const path = (target ?? "/").split("?", 1)[0] ?? "/";
+  if (path === "/v1/health") return { kind: "health" };
+  if (path === "/metrics") return { kind: "metrics" };
+  if (!path.startsWith(NAMESPACES_PREFIX)) return { kind: "unmatched" };
+  const rest = path.slice(NAMESPACES_PREFIX.length);
+  const slash = rest.indexOf("/");
+  if (slash < 0) return { kind: "unmatched" };
+  const operation = rest.slice(slash + 1);
+  if (!isOperation(operation)) return { kind: "unmatched" };
+  return { kind: "operation", operation, rawNamespace: rest.slice(0, slash) };
+}

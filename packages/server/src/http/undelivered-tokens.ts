@@ -1,0 +1,25 @@
+import type { LockResponse, Operation, StartTransactionsResponse } from "@leasehold/protocol";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/**
+ * The tokens an answer hands out that nobody could ever release if the answer is not delivered:
+ * a granted `lock` without a `requestId`, and every transaction of `transactions/start`.
+ *
+ * A `lock` with a `requestId` is left out on purpose: a retry with the same id (perhaps already
+ * in flight on another connection) is answered the same token, so releasing it here could pull a
+ * lock from under a client that did receive it. Such a token lapses with its lease instead.
+ */
+export function undeliveredTokens(operation: Operation, request: unknown, answer: unknown): string[] {
+  if (operation === "lock") {
+    if (isRecord(request) && request.requestId !== undefined) return [];
+    const lock = answer as LockResponse;
+    return lock.status === "acquired" ? [lock.token] : [];
+  }
+  if (operation === "transactions/start") {
+    return (answer as StartTransactionsResponse).transactions.map((t) => t.token);
+  }
+  return [];
+}

@@ -1,0 +1,19 @@
+/**
+ * `@leasehold/server`: the reference lock server. Start it over HTTP with {@link startServer}, or
+ * embed the lock service without HTTP with {@link createLockService}.
+ */
+export { startServer } from "./start-server.js";
+export type { StartServerOptions, RunningServer } from "./start-server.js";
+export { createLockService } from "./service/create-lock-service.js";
+export type {
+  EmbeddedLockService,
+  LockServiceOptions,
+  ServiceMetrics,
+  LockTableSnapshot,
+  DescriptorSnapshot,
+} from "./service/embedded-lock-service.js";
+export { createRequestHandler } from "./http/create-request-handler.js";
+export type { RequestHandler, RequestHandlerOptions } from "./http/create-request-handler.js";
+export { createServerMetrics, REQUEST_DURATION_BUCKETS } from "./metrics/server-metrics.js";
+export type { ServerMetrics, RouteLabel } from "./metrics/server-metrics.js";
+export { LockEngine } from "./engine/lock-engine.js";

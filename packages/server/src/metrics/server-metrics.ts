@@ -1,0 +1,87 @@
+import type { ServiceMetrics } from "../service/embedded-lock-service.js";
+import { CallbackMetric } from "./callback-metric.js";
+import { Counter } from "./counter.js";
+import { Histogram } from "./histogram.js";
+import { MetricRegistry } from "./metric-registry.js";
+
+/**
+ * The `operation` label of request metrics: the six protocol operations plus the two GET routes,
+ * and `unmatched` for every other path. Fixed in code so a client can never mint new series.
+ */
+export type RouteLabel =
+  | "lock"
+  | "unlock"
+  | "refresh"
+  | "timestamps"
+  | "transactions/start"
+  | "immutable-timestamp"
+  | "health"
+  | "metrics"
+  | "unmatched";
+
+/**
+ * Latency buckets in seconds. Most answers take well under a millisecond; `lock` can long-poll up
+ * to 60 s, so the top buckets reach that far to keep waits visible rather than lumped into `+Inf`.
+ */
+export const REQUEST_DURATION_BUCKETS = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+] as const;
+
+/** The server's metrics: what it renders at `GET /metrics` and the hook the HTTP layer feeds. */
+export interface ServerMetrics {
+  /** Record one finished (or abandoned) request. `status` is the HTTP status, 499 for a client gone. */
+  observeRequest(operation: RouteLabel, status: number, seconds: number): void;
+  /** The Prometheus text exposition of every metric. */
+  render(): string;
+}
+
+/**
+ * Build the metric set of one server. Lock-table numbers are read from `read()` at scrape time;
+ * request latency and counts are kept here. No label ever carries a token, descriptor, namespace
+ * or request id: those are unbounded and some of them are secrets.
+ */
+export function createServerMetrics(read: () => ServiceMetrics, info: { readonly version: string; readonly leaderId: string }): ServerMetrics {
+  const registry = new MetricRegistry();
+  const gauge = (name: string, help: string, pick: (m: ServiceMetrics) => number): void => {
+    registry.register(new CallbackMetric(name, help, "gauge", () => pick(read())));
+  };
+  const counter = (name: string, help: string, pick: (m: ServiceMetrics) => number): void => {
+    registry.register(new CallbackMetric(name, help, "counter", () => pick(read())));
+  };
+
+  registry.register(
+    new CallbackMetric("leasehold_info", "Always 1; labels name the server version and its leader id.", "gauge", () => 1, {
+      version: info.version,
+      leader_id: info.leaderId,
+    }),
+  );
+  gauge("leasehold_held_locks", "Held (descriptor, token) pairs, immutable-timestamp locks excluded.", (m) => m.heldLocks);
+  gauge("leasehold_held_tokens", "Live tokens: granted lock requests plus immutable-timestamp locks.", (m) => m.heldTokens);
+  gauge("leasehold_waiting_requests", "Lock requests waiting now.", (m) => m.waitingRequests);
+  gauge("leasehold_namespaces", "Namespaces created since start.", (m) => m.namespaces);
+  counter("leasehold_grants_total", "Descriptor grants since start.", (m) => m.grantsTotal);
+  counter("leasehold_timeouts_total", "Lock requests answered timeout since start.", (m) => m.timeoutsTotal);
+  counter("leasehold_lease_lapses_total", "Tokens released because nothing refreshed them within the lease.", (m) => m.leaseLapsesTotal);
+  counter("leasehold_unlocks_total", "Tokens released by unlock since start.", (m) => m.unlocksTotal);
+  counter("leasehold_abandoned_total", "Waiting lock requests abandoned because the client went away.", (m) => m.abandonedTotal);
+
+  const requests = registry.register(
+    new Counter("leasehold_requests_total", "HTTP requests answered, by operation and status (499: client gone first).", ["operation", "status"]),
+  );
+  const duration = registry.register(
+    new Histogram(
+      "leasehold_request_duration_seconds",
+      "Time from request arrival to answer, by operation; lock includes long-poll waits.",
+      ["operation"],
+      REQUEST_DURATION_BUCKETS,
+    ),
+  );
+
+  return {
+    observeRequest(operation, status, seconds) {
+      requests.inc({ operation, status: String(status) });
+      duration.observe({ operation }, seconds);
+    },
+    render: () => registry.render(),
+  };
+}

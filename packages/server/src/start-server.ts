@@ -1,0 +1,107 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { pino, type Logger } from "pino";
+import { handleClientError } from "./http/handle-client-error.js";
+import { createRequestHandler } from "./http/create-request-handler.js";
+import { createServerMetrics } from "./metrics/server-metrics.js";
+import { createLockService } from "./service/create-lock-service.js";
+import type { EmbeddedLockService, LockServiceOptions } from "./service/embedded-lock-service.js";
+
+/** Options of {@link startServer}: where to listen, plus every option of the lock service. */
+export interface StartServerOptions extends LockServiceOptions {
+  /**
+   * Interface to bind. Default `127.0.0.1`: a lock server trusts every client that reaches it, so
+   * it is reachable from other hosts only when you say so (`0.0.0.0` or a specific address).
+   */
+  readonly host?: string;
+  /**
+   * TCP port. Default `0`: an ephemeral port chosen by the OS, read it back from `url`. Embedded
+   * servers and tests then never collide; the CLI defaults to 7878 instead.
+   */
+  readonly port?: number;
+  /**
+   * Where the server logs: one `listening` line at start, one `stopped` line at stop, warnings and
+   * errors; never a line per request at info. Default: a silent logger, because a library should
+   * not write to the host's stdout unasked. The lock service logs to the same logger.
+   */
+  readonly logger?: Logger;
+  /**
+   * How long `close()` waits for answers in flight (a 503 to every waiting lock request, answers
+   * being written) before it cuts the remaining connections. Default 5,000 ms.
+   */
+  readonly closeTimeoutMs?: number;
+}
+
+/** A running server. */
+export interface RunningServer {
+  /** Base URL of the server, for example `http://127.0.0.1:7878` (no trailing slash). */
+  readonly url: string;
+  /** The lock service the server serves; call it directly to skip HTTP in the same process. */
+  readonly service: EmbeddedLockService;
+  /**
+   * Stop: refuse new connections, answer every waiting lock request 503 `UNAVAILABLE`, persist the
+   * timestamp bound, close idle keep-alive connections, then resolve. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+function formatUrl(address: AddressInfo): string {
+  const host = address.family === "IPv6" || address.address.includes(":") ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
+function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ host, port }, () => {
+      server.off("error", reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+/**
+ * Start the leasehold HTTP server: protocol v1 under `/v1/namespaces/{namespace}/{operation}`,
+ * `GET /v1/health` and `GET /metrics`. Resolves once it listens.
+ */
+export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  const { host = "127.0.0.1", port = 0, closeTimeoutMs = 5_000 } = options;
+  const logger = options.logger ?? pino({ level: "silent" });
+  const service = createLockService({ ...options, logger });
+  const { version } = await service.health();
+  const metrics = createServerMetrics(() => service.metrics(), { version, leaderId: service.leaderId });
+  let closing: Promise<void> | undefined;
+
+  const server = createServer(createRequestHandler({ service, metrics, logger, isClosing: () => closing !== undefined }));
+  server.on("clientError", handleClientError);
+  // lock long-polls wait up to 60 s; leave headroom over that before node gives up on a request.
+  server.requestTimeout = 120_000;
+
+  let address: AddressInfo;
+  try {
+    address = await listen(server, host, port);
+  } catch (err) {
+    await service.close();
+    throw err;
+  }
+  const url = formatUrl(address);
+  logger.info({ url, leaderId: service.leaderId, version }, "listening");
+
+  async function stop(): Promise<void> {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Answers every waiting lock request 503 and persists the bound; handlers then write the 503s.
+    await service.close();
+    server.closeIdleConnections();
+    const timer = setTimeout(() => server.closeAllConnections(), closeTimeoutMs);
+    timer.unref();
+    await closed;
+    clearTimeout(timer);
+    logger.info({ url }, "stopped");
+  }
+
+  return {
+    url,
+    service,
+    close: () => (closing ??= stop()),
+  };
+}
