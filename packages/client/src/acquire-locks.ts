@@ -1,0 +1,92 @@
+import { randomUUID } from "node:crypto";
+import { LeaseholdError, LIMITS, type LockResponse, type LockService, type LockSpec } from "@leasehold/protocol";
+import type { LockOptions } from "./lock-options.js";
+
+/** The final answer of a (possibly multi-poll) lock call and when its last request was sent. */
+export interface AcquireResult {
+  readonly response: LockResponse;
+  /** Monotonic ms just before the request that produced `response` was sent: the lease's origin. */
+  readonly sentAt: number;
+}
+
+function checkTimeout(acquireTimeoutMs: number): void {
+  if (typeof acquireTimeoutMs !== "number" || Number.isNaN(acquireTimeoutMs) || acquireTimeoutMs < 0) {
+    throw new LeaseholdError("INVALID_ARGUMENT", `acquireTimeoutMs must be a number >= 0 (got ${String(acquireTimeoutMs)})`, {
+      path: "acquireTimeoutMs",
+    });
+  }
+}
+
+/**
+ * Sends `lock` until it is granted or the total deadline passes, as long polls of at most 60 s
+ * with one `requestId`, so that the transport may retry any of them without ever acquiring twice.
+ * On abort, a grant the call could not see (the answer was in flight) is probed for and released
+ * through `release`.
+ */
+export async function acquireLocks(
+  service: LockService,
+  namespace: string,
+  locks: readonly LockSpec[],
+  options: LockOptions,
+  now: () => number,
+  release: (tokens: readonly string[]) => void,
+): Promise<AcquireResult> {
+  const { acquireTimeoutMs = 0, behavior, max, clientDescription, signal } = options;
+  checkTimeout(acquireTimeoutMs);
+  const requestId = options.requestId ?? randomUUID();
+  const deadline = now() + acquireTimeoutMs;
+  const base = {
+    requestId,
+    locks: [...locks],
+    ...(behavior !== undefined && { behavior }),
+    ...(max !== undefined && { max }),
+    ...(clientDescription !== undefined && { clientDescription }),
+  };
+  for (;;) {
+    if (signal?.aborted) throw cancelled(signal);
+    const wait = Math.ceil(Math.min(LIMITS.maxAcquireTimeoutMs, Math.max(0, deadline - now())));
+    const sentAt = now();
+    let response: LockResponse;
+    try {
+      response = await service.lock(namespace, { ...base, acquireTimeoutMs: wait }, signal ? { signal } : {});
+    } catch (err) {
+      if (signal?.aborted) {
+        releaseRacingGrant(service, namespace, base, release);
+        throw cancelled(signal);
+      }
+      throw err;
+    }
+    if (response.status === "acquired") {
+      if (signal?.aborted) {
+        release([response.token]);
+        throw cancelled(signal);
+      }
+      return { response, sentAt };
+    }
+    if (now() >= deadline) return { response, sentAt };
+  }
+}
+
+/**
+ * The abort may have crossed a grant on the wire: the server granted, the answer never arrived.
+ * Re-sending the same `requestId` without waiting answers that token if it exists, and we release
+ * it. If the abandoned request had already left the queues, the probe is a fresh try that may
+ * acquire at once, and it is released all the same. Runs in the background; never throws.
+ */
+function releaseRacingGrant(
+  service: LockService,
+  namespace: string,
+  request: Parameters<LockService["lock"]>[1],
+  release: (tokens: readonly string[]) => void,
+): void {
+  service.lock(namespace, { ...request, acquireTimeoutMs: 0 }).then(
+    (answer) => {
+      if (answer.status === "acquired") release([answer.token]);
+    },
+    () => undefined,
+  );
+}
+
+function cancelled(signal: AbortSignal): LeaseholdError {
+  return new LeaseholdError("CANCELLED", "lock was aborted by its signal; nothing is held", {}, { cause: signal.reason });
+}

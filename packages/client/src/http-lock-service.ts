@@ -1,0 +1,199 @@
+import {
+  LeaseholdError,
+  operationPath,
+  responseValidators,
+  type CallOptions,
+  type HealthResponse,
+  type ImmutableTimestampRequest,
+  type ImmutableTimestampResponse,
+  type LockRequest,
+  type LockResponse,
+  type LockService,
+  type Operation,
+  type RefreshRequest,
+  type RefreshResponse,
+  type StartTransactionsRequest,
+  type StartTransactionsResponse,
+  type TimestampsRequest,
+  type TimestampsResponse,
+  type UnlockRequest,
+  type UnlockResponse,
+  type Validator,
+} from "@leasehold/protocol";
+import { Agent, RetryAgent, request, type Dispatcher } from "undici";
+import { errorFromAnswer, transportError } from "./transport-error.js";
+
+/** How the transport retries; see {@link HttpLockServiceOptions.retry}. */
+export interface RetryOptions {
+  /** Retries after the first attempt. Default 5: with the default backoff, about 3 s of outage. */
+  readonly maxRetries?: number;
+  /** First backoff, in ms; doubles each retry. Default 100: a restarting server is back quickly. */
+  readonly minTimeoutMs?: number;
+  /** Longest backoff, in ms. Default 2,000. */
+  readonly maxTimeoutMs?: number;
+}
+
+/** Options of {@link HttpLockService}. */
+export interface HttpLockServiceOptions {
+  /** Where the server listens, e.g. `http://127.0.0.1:7878`; a path prefix is kept. */
+  readonly baseUrl: string | URL;
+  /**
+   * The undici dispatcher requests go through, as in undici itself. Default: a keep-alive `Agent`
+   * owned (and closed) by this transport. A dispatcher you pass is wrapped for retries but never
+   * closed by `close()`: it is yours.
+   */
+  readonly dispatcher?: Dispatcher;
+  /**
+   * Retries of connection failures and `503` answers, with exponential backoff, by undici's
+   * `RetryAgent`. `4xx` answers are never retried; a `lock` is retried only when it carries a
+   * `requestId` (the server then never acquires twice); `transactions/start`, which a retry could
+   * repeat, only when the connection was refused or the server answered 503. `false` turns retries
+   * off. Default: {@link RetryOptions}' defaults.
+   */
+  readonly retry?: RetryOptions | false;
+  /** Headers sent with every request, e.g. `authorization`. Default: none. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Longest wait for the answer's headers of any call but `lock`, in ms. Default 10,000: long
+   * enough for a loaded server, short enough that a hung one does not stall the refresher for
+   * long. A `lock` waits its own `acquireTimeoutMs` plus this.
+   */
+  readonly requestTimeoutMs?: number;
+}
+
+const CONNECTION_ERRORS = ["ECONNRESET", "ECONNREFUSED", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET"];
+
+/**
+ * The leasehold protocol over HTTP/1.1 with undici: keep-alive connections, JSON bodies, answers
+ * checked against the protocol's schemas (`BAD_RESPONSE` otherwise), error bodies turned back into
+ * `LeaseholdError`s, and network failures into `UNAVAILABLE` / `CANCELLED`.
+ */
+export class HttpLockService implements LockService {
+  readonly #base: URL;
+  readonly #headers: Record<string, string>;
+  readonly #timeoutMs: number;
+  readonly #owned: Dispatcher | undefined;
+  readonly #retrying: Dispatcher;
+  readonly #onlyWhenUnsent: Dispatcher;
+  readonly #plain: Dispatcher;
+
+  constructor(options: HttpLockServiceOptions) {
+    this.#base = new URL(options.baseUrl);
+    this.#headers = { "content-type": "application/json", ...options.headers };
+    this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.#owned = options.dispatcher === undefined ? new Agent({ keepAliveTimeout: 30_000, connections: 128 }) : undefined;
+    const base = options.dispatcher ?? this.#owned!;
+    this.#plain = base;
+    if (options.retry === false) {
+      this.#retrying = base;
+      this.#onlyWhenUnsent = base;
+    } else {
+      const backoff = {
+        maxRetries: options.retry?.maxRetries ?? 5,
+        minTimeout: options.retry?.minTimeoutMs ?? 100,
+        maxTimeout: options.retry?.maxTimeoutMs ?? 2_000,
+        timeoutFactor: 2,
+        methods: ["POST", "GET"] as Dispatcher.HttpMethod[],
+        statusCodes: [503],
+        // Let the last answer through, so its error body (not a generic retry error) reaches us.
+        throwOnError: false,
+      };
+      this.#retrying = new RetryAgent(base, { ...backoff, errorCodes: CONNECTION_ERRORS });
+      this.#onlyWhenUnsent = new RetryAgent(base, { ...backoff, errorCodes: ["ECONNREFUSED"] });
+    }
+  }
+
+  lock(namespace: string, body: LockRequest, options?: CallOptions): Promise<LockResponse> {
+    const dispatcher = body.requestId === undefined ? this.#plain : this.#retrying;
+    const timeout = (body.acquireTimeoutMs ?? 0) + this.#timeoutMs;
+    return this.#call(namespace, "lock", body, responseValidators.lock, options, dispatcher, timeout);
+  }
+
+  unlock(namespace: string, body: UnlockRequest, options?: CallOptions): Promise<UnlockResponse> {
+    return this.#call(namespace, "unlock", body, responseValidators.unlock, options);
+  }
+
+  refresh(namespace: string, body: RefreshRequest, options?: CallOptions): Promise<RefreshResponse> {
+    return this.#call(namespace, "refresh", body, responseValidators.refresh, options);
+  }
+
+  timestamps(namespace: string, body: TimestampsRequest, options?: CallOptions): Promise<TimestampsResponse> {
+    return this.#call(namespace, "timestamps", body, responseValidators.timestamps, options);
+  }
+
+  startTransactions(namespace: string, body: StartTransactionsRequest, options?: CallOptions): Promise<StartTransactionsResponse> {
+    return this.#call(namespace, "transactions/start", body, responseValidators["transactions/start"], options, this.#onlyWhenUnsent);
+  }
+
+  immutableTimestamp(namespace: string, body: ImmutableTimestampRequest, options?: CallOptions): Promise<ImmutableTimestampResponse> {
+    return this.#call(namespace, "immutable-timestamp", body, responseValidators["immutable-timestamp"], options);
+  }
+
+  health(options?: CallOptions): Promise<HealthResponse> {
+    return this.#send("GET", "/v1/health", "health", undefined, responseValidators.health, options, this.#retrying, this.#timeoutMs);
+  }
+
+  /** Close the connections this transport opened (a dispatcher passed in stays open). */
+  async close(): Promise<void> {
+    await this.#owned?.close();
+  }
+
+  #call<T>(
+    namespace: string,
+    operation: Operation,
+    body: unknown,
+    validator: Validator<T>,
+    options: CallOptions | undefined,
+    dispatcher: Dispatcher = this.#retrying,
+    timeoutMs: number = this.#timeoutMs,
+  ): Promise<T> {
+    return this.#send("POST", operationPath(namespace, operation), operation, body, validator, options, dispatcher, timeoutMs);
+  }
+
+  async #send<T>(
+    method: "GET" | "POST",
+    path: string,
+    operation: string,
+    body: unknown,
+    validator: Validator<T>,
+    options: CallOptions | undefined,
+    dispatcher: Dispatcher,
+    timeoutMs: number,
+  ): Promise<T> {
+    const signal = options?.signal;
+    const url = new URL(this.#base.pathname.replace(/\/$/, "") + path, this.#base);
+    let status: number;
+    let text: string;
+    try {
+      const answer = await request(url, {
+        method,
+        dispatcher,
+        headers: method === "POST" ? this.#headers : withoutContentType(this.#headers),
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+        ...(signal !== undefined && { signal }),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      status = answer.statusCode;
+      text = await answer.body.text();
+    } catch (err) {
+      throw transportError(err, operation, signal);
+    }
+    if (status < 200 || status >= 300) throw errorFromAnswer(status, text, operation);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new LeaseholdError("BAD_RESPONSE", `${operation}: the answer is not JSON`, { status, body: text.slice(0, 200) });
+    }
+    if (!validator.check(parsed)) {
+      throw new LeaseholdError("BAD_RESPONSE", `${operation}: the answer does not match the protocol`, { status });
+    }
+    return parsed;
+  }
+}
+
+function withoutContentType(headers: Record<string, string>): Record<string, string> {
+  const { "content-type": _ignored, ...rest } = headers;
+  return rest;
+}

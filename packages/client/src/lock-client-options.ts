@@ -1,0 +1,38 @@
+import type { Logger } from "pino";
+import type { HttpLockServiceOptions } from "./http-lock-service.js";
+
+/** Options every {@link LockClient} takes, whatever its transport. */
+export interface LockClientOptions {
+  /** The namespace every call of this client goes to (its own locks, timestamps and fencing). */
+  readonly namespace: string;
+  /**
+   * Where warnings go (failed unlocks and refreshes, lost locks, leaked locks), as pino JSON.
+   * Token text is never logged. Default: a pino logger at level `warn` on stderr.
+   */
+  readonly logger?: Logger;
+  /**
+   * Longest a lock is kept alive by the refresher, in ms. Default 15 minutes: a guard against
+   * leaked locks (a token nobody will ever unlock would otherwise be refreshed for ever); such a
+   * token is dropped with a warning, reported on `lostLocks`, and lapses.
+   */
+  readonly maxTenureMs?: number;
+  /**
+   * Longest time between refreshes of a held lock, in ms. Default: half of the lease's
+   * `validForMs`, as the server answers it (a smaller value here wins): a refresh then has half a
+   * lease to land.
+   */
+  readonly refreshIntervalMs?: number;
+  /**
+   * How often the refresher wakes up to see what is due (only while something is held), in ms.
+   * Default 100: it bounds how late a due refresh is sent and a lapsed lease is reported.
+   */
+  readonly refreshTickMs?: number;
+  /**
+   * Monotonic clock in ms, for leases. Default `performance.now`: wall-clock jumps must not
+   * stretch a lease. Tests may inject a fake one.
+   */
+  readonly now?: () => number;
+}
+
+/** Options of `LockClient.http`: the client's and the transport's. */
+export interface HttpLockClientOptions extends LockClientOptions, HttpLockServiceOptions {}

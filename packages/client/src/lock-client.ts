@@ -1,0 +1,272 @@
+import {
+  LeaseholdError,
+  LIMITS,
+  validateNamespace,
+  type LockAcquiredResponse,
+  type LockResponse,
+  type LockService,
+  type LockSpec,
+  type RefreshResponse,
+  type StartedTransaction,
+  type StartTransactionsResponse,
+  type TimestampsResponse,
+} from "@leasehold/protocol";
+import { pino, type Logger } from "pino";
+import type { Observable } from "rxjs";
+import { acquireLocks } from "./acquire-locks.js";
+import { AsyncUnlocker } from "./async-unlocker.js";
+import { Autobatcher } from "./autobatcher.js";
+import { refreshBatch, startTransactionsBatch, timestampsBatch } from "./batch-functions.js";
+import { chunks } from "./chunks.js";
+import { ClientStats, type ClientStatsSnapshot } from "./client-stats.js";
+import { HttpLockService } from "./http-lock-service.js";
+import type { HttpLockClientOptions, LockClientOptions } from "./lock-client-options.js";
+import type { LockOptions } from "./lock-options.js";
+import type { LostLock } from "./lost-lock.js";
+import { Refresher } from "./refresher.js";
+import { runWithLock, type WithLockOptions, type WithLockResult } from "./with-lock.js";
+
+/** Options of calls that only take a signal. */
+export interface SignalOptions {
+  /** Abandons the caller's wait (`CANCELLED`). Default: none. */
+  readonly signal?: AbortSignal;
+}
+
+/** One started transaction with what the server answered around it. */
+export interface StartedTransactionInfo extends StartedTransaction {
+  /** The namespace's immutable timestamp when it started (≤ `startTimestamp`). */
+  readonly immutableTimestamp: number;
+}
+
+function positiveCount(n: number, max: number, what: string): void {
+  if (!Number.isSafeInteger(n) || n < 1 || n > max) {
+    throw new LeaseholdError("INVALID_ARGUMENT", `${what}: count must be an integer between 1 and ${max} (got ${String(n)})`, { path: "count" });
+  }
+}
+
+/**
+ * A leasehold client bound to one namespace, over any {@link LockService}. It keeps held locks
+ * alive (the refresher), releases them off the caller's path (`tryUnlock`, batched), and
+ * coalesces concurrent timestamp, transaction and refresh calls into one call at a time.
+ */
+export class LockClient {
+  /** The namespace every call goes to. */
+  readonly namespace: string;
+  readonly #service: LockService;
+  readonly #onClose: () => Promise<void>;
+  readonly #logger: Logger;
+  readonly #stats = new ClientStats();
+  readonly #now: () => number;
+  readonly #refresher: Refresher;
+  readonly #unlocker: AsyncUnlocker;
+  readonly #timestamps: Autobatcher<number, TimestampsResponse>;
+  readonly #transactions: Autobatcher<number, StartTransactionsResponse>;
+  readonly #refresh: Autobatcher<readonly string[], RefreshResponse>;
+  #closed: Promise<void> | undefined;
+
+  /** A client over the HTTP protocol (undici). `close()` closes its connections. */
+  static http(options: HttpLockClientOptions): LockClient {
+    const service = new HttpLockService(options);
+    return new LockClient(service, options, () => service.close());
+  }
+
+  /** A client over any `LockService`, e.g. the server's `createLockService()` in the same process. */
+  static embedded(service: LockService, options: LockClientOptions): LockClient {
+    return new LockClient(service, options, async () => undefined);
+  }
+
+  private constructor(service: LockService, options: LockClientOptions, onClose: () => Promise<void>) {
+    this.namespace = validateNamespace(options.namespace);
+    this.#service = service;
+    this.#onClose = onClose;
+    this.#logger = options.logger ?? pino({ name: "leasehold-client", level: "warn" }, process.stderr);
+    this.#now = options.now ?? (() => performance.now());
+    const ns = this.namespace;
+    this.#timestamps = new Autobatcher(timestampsBatch(service, ns));
+    this.#transactions = new Autobatcher(startTransactionsBatch(service, ns));
+    this.#refresh = new Autobatcher(refreshBatch(service, ns, () => this.#stats.refreshCalls++));
+    this.#refresher = new Refresher({
+      refresh: (tokens) => this.#refresh.submit(tokens),
+      logger: this.#logger,
+      stats: this.#stats,
+      now: this.#now,
+      maxTenureMs: options.maxTenureMs ?? 15 * 60_000,
+      refreshIntervalMs: options.refreshIntervalMs,
+      tickMs: options.refreshTickMs ?? 100,
+    });
+    this.#unlocker = new AsyncUnlocker({
+      service,
+      logger: this.#logger,
+      stats: this.#stats,
+      forget: (_namespace, tokens) => this.#refresher.forget(tokens),
+    });
+  }
+
+  /**
+   * Tokens the client learns it no longer holds, with the reason: a refresh did not return them
+   * (the server released them), the server restarted (new `leaderId`), their lease ran out while
+   * refreshes failed, or they outstayed `maxTenureMs`. Completes on `close()`.
+   */
+  get lostLocks(): Observable<LostLock> {
+    return this.#refresher.lost;
+  }
+
+  /**
+   * Acquire `locks`. Resolves with the protocol's answer: `{ status: "acquired", token, lease,
+   * acquired }` (each acquired lock with its fencing token) or `{ status: "timeout" }` when the
+   * wait ended without a grant; a timeout is an answer, not an error. A granted token is refreshed
+   * until `unlock`/`tryUnlock`. Rejects with `CANCELLED` when `signal` aborts (nothing stays held).
+   */
+  async lock(locks: readonly LockSpec[], options: LockOptions = {}): Promise<LockResponse> {
+    this.#checkOpen();
+    const { response, sentAt } = await acquireLocks(this.#service, this.namespace, locks, options, this.#now, (tokens) =>
+      this.tryUnlock(tokens),
+    );
+    if (response.status === "acquired") this.#refresher.track(response.token, response.lease, sentAt);
+    return response;
+  }
+
+  /**
+   * Release `tokens` and wait for the answer: the tokens that were held and are now released.
+   * They stop being refreshed first, whatever the outcome. Prefer {@link tryUnlock} on hot paths.
+   */
+  async unlock(tokens: readonly string[], options: SignalOptions = {}): Promise<readonly string[]> {
+    this.#checkOpen();
+    this.#refresher.forget(tokens);
+    const unlocked: string[] = [];
+    for (const part of chunks(tokens, LIMITS.maxTokensPerRequest)) {
+      const answer = await this.#service.unlock(this.namespace, { tokens: part }, options);
+      unlocked.push(...answer.unlocked);
+    }
+    return unlocked;
+  }
+
+  /**
+   * Release `tokens` in the background and return at once; never throws, even for bad input.
+   * They stop being refreshed before this returns. Concurrent calls are batched into one `unlock`
+   * call at a time; a failed call is logged (token count only) and not retried: the locks then
+   * lapse with their lease. `close()` waits for every release queued here to be sent.
+   */
+  tryUnlock(tokens: readonly string[]): void {
+    this.#unlocker.tryUnlock(this.namespace, tokens);
+  }
+
+  /**
+   * Renew the leases of `tokens` now (the refresher does this on its own for held locks). Resolves
+   * with the tokens still held and the new lease. Concurrent calls share one `refresh` call.
+   */
+  async refresh(tokens: readonly string[], options: SignalOptions = {}): Promise<RefreshResponse> {
+    this.#checkOpen();
+    if (tokens.length === 0) throw new LeaseholdError("INVALID_ARGUMENT", "refresh: tokens must not be empty", { path: "tokens" });
+    return this.#refresh.submit([...tokens], options);
+  }
+
+  /** One fresh timestamp: greater than every timestamp and fencing token handed out before. */
+  async freshTimestamp(options: SignalOptions = {}): Promise<number> {
+    return (await this.freshTimestamps(1, options)).start;
+  }
+
+  /**
+   * `count` (1..10,000) fresh timestamps as the range `{ start, count }`: the values `start`,
+   * `start + 1`, …, `start + count - 1`. Concurrent calls share one `timestamps` call.
+   */
+  async freshTimestamps(count: number, options: SignalOptions = {}): Promise<TimestampsResponse> {
+    this.#checkOpen();
+    positiveCount(count, LIMITS.maxTimestampCount, "freshTimestamps");
+    return this.#timestamps.submit(count, options);
+  }
+
+  /**
+   * Start one transaction: its start timestamp and the token of its immutable-timestamp lock,
+   * which the refresher keeps alive until you `tryUnlock` it (at commit or abort).
+   */
+  async startTransaction(options: SignalOptions = {}): Promise<StartedTransactionInfo> {
+    const answer = await this.startTransactions(1, options);
+    const first = answer.transactions[0];
+    if (first === undefined) throw new LeaseholdError("BAD_RESPONSE", "transactions/start answered no transaction");
+    return { ...first, immutableTimestamp: answer.immutableTimestamp };
+  }
+
+  /** Start `count` (1..1,000) transactions; see {@link startTransaction}. Concurrent calls share one call. */
+  async startTransactions(count: number, options: SignalOptions = {}): Promise<StartTransactionsResponse> {
+    this.#checkOpen();
+    positiveCount(count, LIMITS.maxTransactionCount, "startTransactions");
+    const sentAt = this.#now();
+    const answer = await this.#transactions.submit(count, options);
+    for (const txn of answer.transactions) this.#refresher.track(txn.token, answer.lease, sentAt);
+    return answer;
+  }
+
+  /** The namespace's immutable timestamp: below it, no running or future transaction reads. */
+  async immutableTimestamp(options: SignalOptions = {}): Promise<number> {
+    this.#checkOpen();
+    return (await this.#service.immutableTimestamp(this.namespace, {}, options)).immutableTimestamp;
+  }
+
+  /**
+   * Run `fn` while holding `locks`, then release them with `tryUnlock` (whether `fn` resolves or
+   * throws). Resolves `{ status: "acquired", value, lock }` with `fn`'s result, or
+   * `{ status: "timeout" }` when the locks were not granted in time (then `fn` never ran); `fn`'s
+   * errors are rethrown.
+   *
+   * **A lock can be lost while `fn` is still running**: a long GC pause, a network partition or a
+   * server restart can end the lease, and another holder may then be granted the lock. `fn`
+   * receives an `AbortSignal` that fires as soon as the client learns the lock is lost, or a
+   * safety margin (`leaseMarginMs`) before the lease would lapse because refreshes failed, never
+   * after; stop working when it fires. The signal cannot stop a write already on its way, so
+   * protect the resource itself with the fencing token: it only ever grows, and a store that keeps
+   * the highest token it has seen can refuse a stale holder:
+   *
+   * ```ts
+   * const result = await client.withLock([{ descriptor: "report", mode: "exclusive" }], { acquireTimeoutMs: 5_000 },
+   *   async (signal, lock) => {
+   *     const fence = lock.acquired[0]!.fencingToken;
+   *     const data = await compute({ signal });
+   *     // UPDATE reports SET body = $1, fence = $2 WHERE id = 'report' AND fence < $2
+   *     await store.writeIfNewer("report", data, fence);
+   *   });
+   * if (result.status === "timeout") console.log("someone else holds the report");
+   * ```
+   */
+  withLock<T>(
+    locks: readonly LockSpec[],
+    options: WithLockOptions,
+    fn: (signal: AbortSignal, lock: LockAcquiredResponse) => Promise<T> | T,
+  ): Promise<WithLockResult<T>> {
+    return runWithLock(
+      {
+        lock: (l, o) => this.lock(l, o),
+        tryUnlock: (t) => this.tryUnlock(t),
+        lostLocks: this.lostLocks,
+        leaseEnd: (token) => this.#refresher.expiresAt(token),
+        now: this.#now,
+      },
+      locks,
+      options,
+      fn,
+    );
+  }
+
+  /** Counters: unlock batching, failures, refreshes, lost locks. */
+  stats(): ClientStatsSnapshot {
+    return this.#stats.snapshot();
+  }
+
+  /**
+   * Stop the refresher (held locks are reported `client-closed` and lapse with their lease), send
+   * every release queued by `tryUnlock` and wait for those calls, then close the transport's
+   * connections. Idempotent. Other calls afterwards reject with `UNAVAILABLE`.
+   */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.#refresher.close();
+      await this.#unlocker.flushed();
+      await this.#onClose();
+    })();
+    return this.#closed;
+  }
+
+  #checkOpen(): void {
+    if (this.#closed !== undefined) throw new LeaseholdError("UNAVAILABLE", "the LockClient is closed");
+  }
+}

@@ -1,0 +1,167 @@
+import type { Lease, RefreshResponse } from "@leasehold/protocol";
+import type { Logger } from "pino";
+import { Subject, exhaustMap, filter, from, interval, type Observable, type Subscription, tap } from "rxjs";
+import type { ClientStats } from "./client-stats.js";
+import type { LostLock, LostLockReason } from "./lost-lock.js";
+
+/** What the {@link Refresher} needs; `LockClient` supplies it. */
+export interface RefresherOptions {
+  /** The batched refresh of the client (shared with `refresh()`). */
+  readonly refresh: (tokens: readonly string[]) => Promise<RefreshResponse>;
+  readonly logger: Logger;
+  readonly stats: ClientStats;
+  /** Monotonic milliseconds. */
+  readonly now: () => number;
+  /** Longest a token is refreshed before it is dropped as leaked. */
+  readonly maxTenureMs: number;
+  /** Longest gap between refreshes of a token; the lease may make it shorter (half of `validForMs`). */
+  readonly refreshIntervalMs: number | undefined;
+  /** How often the refresher wakes to check what is due. */
+  readonly tickMs: number;
+}
+
+interface Held {
+  readonly leaderId: string;
+  readonly acquiredAt: number;
+  /** Lease end, measured from before the request that granted or renewed it was sent. */
+  expiresAt: number;
+  /** When to renew: half the lease (or the configured interval) after the last renewal was sent. */
+  renewAt: number;
+}
+
+/**
+ * Keeps held tokens alive: wakes every `tickMs` (only while something is held, so an idle client
+ * never keeps the process alive), drops what lapsed or outstayed its tenure, and when any token is
+ * due sends one batched refresh for all of them (`exhaustMap`: never two at once). Tokens the
+ * answer leaves out, or whose answer comes from another leader, are dropped and reported.
+ */
+export class Refresher {
+  readonly #options: RefresherOptions;
+  readonly #held = new Map<string, Held>();
+  readonly #lost = new Subject<LostLock>();
+  #ticking: Subscription | undefined;
+  #closed = false;
+
+  constructor(options: RefresherOptions) {
+    this.#options = options;
+  }
+
+  /** Every token given up, with the reason. */
+  get lost(): Observable<LostLock> {
+    return this.#lost.asObservable();
+  }
+
+  /** Start refreshing `token`, granted with `lease` by a request sent at `sentAt`. */
+  track(token: string, lease: Lease, sentAt: number): void {
+    if (this.#closed) return;
+    this.#held.set(token, {
+      leaderId: lease.leaderId,
+      acquiredAt: sentAt,
+      expiresAt: sentAt + lease.validForMs,
+      renewAt: sentAt + this.#renewAfter(lease.validForMs),
+    });
+    this.#startTicking();
+  }
+
+  /** Stop refreshing `tokens`, synchronously; they are not reported as lost. */
+  forget(tokens: readonly string[]): void {
+    for (const token of tokens) this.#held.delete(token);
+    if (this.#held.size === 0) this.#stopTicking();
+  }
+
+  /** The lease end of a held token (monotonic ms), or undefined once it is no longer held. */
+  expiresAt(token: string): number | undefined {
+    return this.#held.get(token)?.expiresAt;
+  }
+
+  /** Stop for good: every held token is reported `client-closed` and `lost` completes. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stopTicking();
+    for (const token of [...this.#held.keys()]) this.#drop(token, "client-closed");
+    this.#lost.complete();
+  }
+
+  #renewAfter(validForMs: number): number {
+    return Math.min(this.#options.refreshIntervalMs ?? Infinity, validForMs / 2);
+  }
+
+  #startTicking(): void {
+    if (this.#ticking !== undefined) return;
+    this.#ticking = interval(this.#options.tickMs)
+      .pipe(
+        tap(() => this.#sweep()),
+        filter(() => this.#due()),
+        exhaustMap(() => from(this.#refreshAll())),
+      )
+      .subscribe();
+  }
+
+  #stopTicking(): void {
+    this.#ticking?.unsubscribe();
+    this.#ticking = undefined;
+  }
+
+  #sweep(): void {
+    const now = this.#options.now();
+    for (const [token, held] of this.#held) {
+      if (now - held.acquiredAt >= this.#options.maxTenureMs) {
+        this.#options.logger.warn(
+          { maxTenureMs: this.#options.maxTenureMs },
+          "leasehold: a lock was held longer than maxTenureMs; it is no longer refreshed (leaked?)",
+        );
+        this.#drop(token, "max-tenure");
+      } else if (now >= held.expiresAt) this.#drop(token, "lease-expired");
+    }
+  }
+
+  #due(): boolean {
+    const now = this.#options.now();
+    for (const held of this.#held.values()) if (now >= held.renewAt) return true;
+    return false;
+  }
+
+  async #refreshAll(): Promise<void> {
+    const tokens = [...this.#held.keys()];
+    if (tokens.length === 0) return;
+    const sentAt = this.#options.now();
+    let answer: RefreshResponse;
+    try {
+      answer = await this.#options.refresh(tokens);
+    } catch (err) {
+      const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "UNKNOWN";
+      this.#options.logger.warn({ tokenCount: tokens.length, code }, "leasehold: refresh failed; will retry");
+      // Back off a little: the transport already retried, and every tick would hammer a sick server.
+      const retryAt = this.#options.now() + 2 * this.#options.tickMs;
+      for (const token of tokens) {
+        const held = this.#held.get(token);
+        if (held !== undefined) held.renewAt = Math.max(held.renewAt, retryAt);
+      }
+      return;
+    }
+    const refreshed = new Set(answer.refreshed);
+    const renewAt = sentAt + this.#renewAfter(answer.lease.validForMs);
+    for (const token of tokens) {
+      const held = this.#held.get(token);
+      if (held === undefined) continue; // unlocked while the refresh was in flight
+      if (held.leaderId !== answer.lease.leaderId) this.#drop(token, "leader-changed");
+      else if (!refreshed.has(token)) this.#drop(token, "not-refreshed");
+      else {
+        held.expiresAt = Math.max(held.expiresAt, sentAt + answer.lease.validForMs);
+        held.renewAt = renewAt;
+      }
+    }
+  }
+
+  #drop(token: string, reason: LostLockReason): void {
+    if (!this.#held.delete(token)) return;
+    this.#options.stats.lostLocks++;
+    if (reason !== "max-tenure" && reason !== "client-closed") {
+      // The token is a bearer credential: it goes to subscribers, never to logs.
+      this.#options.logger.warn({ reason }, "leasehold: lost a lock");
+    }
+    this.#lost.next({ token, reason });
+    if (this.#held.size === 0) this.#stopTicking();
+  }
+}
