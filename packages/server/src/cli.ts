@@ -1,7 +1,97 @@
 #!/usr/bin/env node
+/**
+ * `leasehold-server`: the standalone lock server. Parses flags, starts {@link startServer}, logs
+ * pino JSON lines to stdout, and stops gracefully on SIGTERM or SIGINT (exit 0).
+ */
+import { parseArgs } from "node:util";
 import { pino } from "pino";
-import { HELP, parseCliOptions, UsageError, type CliOptions } from "./cli-options.js";
 import { startServer } from "./start-server.js";
+
+/** Default TCP port of the standalone server (the embedding API defaults to an ephemeral port). */
+const DEFAULT_CLI_PORT = 7878;
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+/** Settings parsed from the command line. */
+interface CliOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string | undefined;
+  readonly leaseMs: number;
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+  readonly help: boolean;
+}
+
+/** A command-line mistake: printed to stderr, exit code 2. */
+class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** The `--help` text: every option with its default. */
+const HELP = `leasehold-server: the leasehold reference lock server (protocol v1 over HTTP/1.1)
+
+Usage: leasehold-server [options]
+
+Options:
+  --host <address>      interface to bind (default: 127.0.0.1, loopback only; use 0.0.0.0 to serve other hosts)
+  --port <n>            TCP port, 0 for an ephemeral one (default: ${DEFAULT_CLI_PORT})
+  --data-dir <dir>      directory for the durable timestamp bound (default: none: timestamps and
+                        fencing tokens then restart at 1 with the process; give one in production)
+  --lease-ms <ms>       release a token this long after its last refresh (default: 10000)
+  --log-level <level>   ${LOG_LEVELS.join(", ")} (default: info); pino JSON lines on stdout
+  -h, --help            print this help and exit
+
+Signals: SIGTERM or SIGINT stops gracefully: waiting lock requests are answered 503, the
+timestamp bound is persisted, the process exits 0.
+`;
+
+function integer(flag: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`--${flag} must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`);
+  }
+  return n;
+}
+
+function parseFlags(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        host: { type: "string", default: "127.0.0.1" },
+        port: { type: "string", default: String(DEFAULT_CLI_PORT) },
+        "data-dir": { type: "string" },
+        "lease-ms": { type: "string", default: "10000" },
+        "log-level": { type: "string", default: "info" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }).values;
+  } catch (err) {
+    // parseArgs names the offending flag; keep its words.
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** Parse `argv` (without the node and script paths). Throws {@link UsageError} on any mistake. */
+function parseCliOptions(argv: readonly string[]): CliOptions {
+  const values = parseFlags(argv);
+  const logLevel = LOG_LEVELS.find((level) => level === values["log-level"]);
+  if (logLevel === undefined) {
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(", ")} (got ${JSON.stringify(values["log-level"])})`);
+  }
+  if (values.host === "") throw new UsageError("--host must not be empty");
+  if (values["data-dir"] === "") throw new UsageError("--data-dir must not be empty");
+  return {
+    host: values.host,
+    port: integer("port", values.port, 0, 65_535),
+    dataDir: values["data-dir"],
+    leaseMs: integer("lease-ms", values["lease-ms"], 1, 24 * 60 * 60 * 1000),
+    logLevel,
+    help: values.help,
+  };
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   let options: CliOptions;
