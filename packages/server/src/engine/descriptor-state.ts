@@ -1,0 +1,92 @@
+import { EXCLUSIVE, NO_MODE, SHARED } from "./lock-mode-codes.js";
+import type { LockRequestState } from "./lock-request-state.js";
+
+/**
+ * One descriptor in use: who holds it (as a mode and a count: the holders themselves are only
+ * needed by snapshots, which find them through the tokens) and who waits for it. It exists while
+ * it has holders, queued requests or watchers, and is dropped from its namespace when it has none.
+ */
+export class DescriptorState {
+  /** The descriptor. */
+  readonly key: string;
+  /** Mode of the current holders, {@link NO_MODE} when none. */
+  holderMode = NO_MODE;
+  /** Number of current holders. */
+  holderCount = 0;
+  /** Live permit limit: set by the newest request with a permit on this descriptor. */
+  limit = 1;
+  /** First all-or-none request queued here (FIFO, intrusive links in the requests). */
+  queueHead: LockRequestState | null = null;
+  /** Last queued request. */
+  queueTail: LockRequestState | null = null;
+  /** as-many-as-possible requests waiting for this descriptor to be grantable, with their mode. */
+  watchers: Map<LockRequestState, number> | null = null;
+
+  constructor(key: string) {
+    this.key = key;
+  }
+
+  /** True when a request in `mode` may join the current holders (the queue not considered). */
+  compatible(mode: number): boolean {
+    const count = this.holderCount;
+    if (count === 0) return true;
+    if (mode !== this.holderMode || mode === EXCLUSIVE) return false;
+    return mode === SHARED || count < this.limit;
+  }
+
+  /** True when a new request in `mode` may take it now: compatible and nobody queued ahead. */
+  grantableNow(mode: number): boolean {
+    return this.queueHead === null && this.compatible(mode);
+  }
+
+  /** True when nothing refers to it any more, so its namespace can forget it. */
+  isIdle(): boolean {
+    return this.holderCount === 0 && this.queueHead === null && this.watchers === null;
+  }
+
+  /** Record one more holder in `mode`. */
+  addHolder(mode: number): void {
+    this.holderMode = mode;
+    this.holderCount++;
+  }
+
+  /** Record one holder fewer. */
+  removeHolder(): void {
+    if (--this.holderCount === 0) this.holderMode = NO_MODE;
+  }
+
+  /** Queue a request at the back, waiting for this descriptor in `mode`. */
+  enqueue(request: LockRequestState, mode: number): void {
+    request.queuedOn = this;
+    request.queueMode = mode;
+    request.queueNext = null;
+    request.queuePrev = this.queueTail;
+    if (this.queueTail === null) this.queueHead = request;
+    else this.queueTail.queueNext = request;
+    this.queueTail = request;
+  }
+
+  /** Take a queued request out of the queue, wherever it is. */
+  dequeue(request: LockRequestState): void {
+    const prev = request.queuePrev;
+    const next = request.queueNext;
+    if (prev === null) this.queueHead = next;
+    else prev.queueNext = next;
+    if (next === null) this.queueTail = prev;
+    else next.queuePrev = prev;
+    request.queuePrev = null;
+    request.queueNext = null;
+    request.queuedOn = null;
+  }
+
+  /** Start watching for `request`, which wants this descriptor in `mode`. */
+  watch(request: LockRequestState, mode: number): void {
+    (this.watchers ??= new Map()).set(request, mode);
+  }
+
+  /** Stop watching for `request`. */
+  unwatch(request: LockRequestState): void {
+    const watchers = this.watchers;
+    if (watchers !== null && watchers.delete(request) && watchers.size === 0) this.watchers = null;
+  }
+}

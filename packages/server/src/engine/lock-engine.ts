@@ -1,0 +1,543 @@
+import {
+  LeaseholdError,
+  type ImmutableTimestampResponse,
+  type Lease,
+  type LockAcquiredResponse,
+  type LockRequest,
+  type LockResponse,
+  type LockSpec,
+  type LockTimeoutResponse,
+  type RefreshRequest,
+  type RefreshResponse,
+  type StartTransactionsRequest,
+  type StartTransactionsResponse,
+  type StartedTransaction,
+  type TimestampsRequest,
+  type TimestampsResponse,
+  type UnlockRequest,
+  type UnlockResponse,
+} from "@leasehold/protocol";
+import type { LockTableSnapshot, ServiceMetrics } from "../service/embedded-lock-service.js";
+import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
+import { DeadlineHeap } from "./deadline-heap.js";
+import { DescriptorState } from "./descriptor-state.js";
+import { LeaseQueue } from "./lease-queue.js";
+import { PERMIT, modeCode } from "./lock-mode-codes.js";
+import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
+import { NamespaceState } from "./namespace-state.js";
+import { PendingLock } from "./pending-lock.js";
+import { sameIdentity, sortedSpecs } from "./request-identity.js";
+import { snapshotNamespace } from "./snapshot-namespace.js";
+import { createRandomTokenSource, type TokenSource } from "./token-source.js";
+
+/** Options of {@link LockEngine}; every field is optional. */
+export interface LockEngineOptions {
+  /** Monotonic clock in milliseconds. Default `performance.now()`; tests inject a fake one. */
+  readonly clock?: () => number;
+  /**
+   * How long a token lives without a refresh. Default 10,000 ms (see `LockServiceOptions.leaseMs`).
+   * It is the same for every token, which is what keeps the lease queue sorted for free.
+   */
+  readonly leaseMs?: number;
+  /** `validForMs` of every lease answered. Default `floor(leaseMs / 2)`, leaving half as margin. */
+  readonly validForMs?: number;
+  /** Leader id put in every lease. Default: a random UUID, so leases of another engine say nothing. */
+  readonly leaderId?: string;
+  /** Where tokens come from. Default: 144 random bits each, from a pooled CSPRNG. */
+  readonly tokenSource?: TokenSource;
+  /** Durable bound of the counters. Default: none (counters start at 1 in every process). */
+  readonly reserver?: TimestampReserver;
+  /**
+   * Called, synchronously, when a request that had to wait is granted, times out, or is failed by
+   * {@link LockEngine.close}. Never called for an abandoned request (its caller is gone).
+   * Default: nothing. The hook must not call back into the engine.
+   */
+  readonly onSettled?: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
+  /**
+   * Called, synchronously, for each token released because its lease lapsed, with how many
+   * descriptors it held (0 for an immutable-timestamp lock). The token itself is never passed:
+   * it is a secret and must not reach logs. Default: nothing.
+   */
+  readonly onLeaseLapse?: (namespace: string, descriptorCount: number) => void;
+}
+
+/** What {@link LockEngine.lock} answers: the final answer, or a handle when the request waits. */
+export type LockAttempt = LockResponse | PendingLock;
+
+const TIMEOUT: LockTimeoutResponse = Object.freeze({ status: "timeout" });
+const noop = (): void => undefined;
+
+/**
+ * The lock table: pure and synchronous, with an injected clock and no timers or I/O of its own.
+ * Inputs must already be valid (the service validates); the engine trusts them for speed, and keeps
+ * references to the request objects it is given, so callers must not mutate them afterwards.
+ * Time passes through {@link advance} (the host calls it when {@link nextDeadline} is due); every
+ * operation also catches up first, so answers never depend on when a timer happened to fire.
+ */
+export class LockEngine {
+  /** The leader id in every lease. */
+  readonly leaderId: string;
+  /** Lease duration in milliseconds. */
+  readonly leaseMs: number;
+  /** The lease answered with every grant and refresh (immutable, so one object serves all). */
+  readonly lease: Lease;
+  /** Lease entries inspected by reaping since start: a diagnostic that reaping stays proportional. */
+  reapVisits = 0;
+
+  private readonly clock: () => number;
+  private readonly tokens: TokenSource;
+  private readonly reserver: TimestampReserver;
+  private readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
+  private readonly onLeaseLapse: (namespace: string, descriptorCount: number) => void;
+  private readonly namespaces = new Map<string, NamespaceState>();
+  private readonly leases = new LeaseQueue<LockRequestState>();
+  private readonly deadlines = new DeadlineHeap<LockRequestState>();
+  private lastNamespace: NamespaceState | null = null;
+  private now = 0;
+  private closed = false;
+  private heldLocks = 0;
+  private grantsTotal = 0;
+  private timeoutsTotal = 0;
+  private leaseLapsesTotal = 0;
+  private unlocksTotal = 0;
+  private abandonedTotal = 0;
+
+  constructor(options: LockEngineOptions = {}) {
+    const leaseMs = options.leaseMs ?? 10_000;
+    const validForMs = options.validForMs ?? Math.floor(leaseMs / 2);
+    if (!(leaseMs > 0) || !Number.isFinite(leaseMs)) throw new RangeError(`leaseMs must be a positive number (got ${leaseMs})`);
+    if (!Number.isSafeInteger(validForMs) || validForMs < 0 || validForMs >= leaseMs) {
+      throw new RangeError(`validForMs must be an integer in [0, leaseMs) (got ${validForMs}, leaseMs ${leaseMs})`);
+    }
+    this.leaseMs = leaseMs;
+    this.leaderId = options.leaderId ?? globalThis.crypto.randomUUID();
+    this.lease = Object.freeze({ leaderId: this.leaderId, validForMs });
+    this.clock = options.clock ?? (() => performance.now());
+    this.tokens = options.tokenSource ?? createRandomTokenSource();
+    this.reserver = options.reserver ?? createMemoryTimestampReserver();
+    this.onSettled = options.onSettled ?? noop;
+    this.onLeaseLapse = options.onLeaseLapse ?? noop;
+  }
+
+  /**
+   * Acquire locks. Answers `acquired` or `timeout` at once when it can, otherwise a
+   * {@link PendingLock} whose outcome arrives through `onSettled`. Throws `REQUEST_ID_CONFLICT`
+   * when `requestId` names a live request with a different identity.
+   */
+  lock(namespace: string, request: LockRequest): LockAttempt {
+    const now = this.catchUp();
+    const ns = this.namespace(namespace);
+    const locks = request.locks;
+    const specs = locks.length === 1 ? locks : sortedSpecs(locks);
+    const allOrNone = request.behavior !== "as-many-as-possible";
+    const max = allOrNone ? specs.length : Math.min(request.max ?? specs.length, specs.length);
+    const timeoutMs = request.acquireTimeoutMs ?? 0;
+    const requestId = request.requestId;
+    if (requestId !== undefined) {
+      const existing = ns.requests.get(requestId);
+      if (existing !== undefined) return this.retry(existing, specs, allOrNone, max, now + timeoutMs);
+    }
+    ns.ensureHeadroom(max);
+    this.applyLimits(ns, specs);
+    if (allOrNone && timeoutMs === 0 && !allGrantableNow(ns, specs)) return this.timeoutAtOnce(ns, specs);
+    const req = new LockRequestState(ns, specs, requestId, allOrNone, max);
+    if (allOrNone ? this.advanceAllOrNone(req) : this.takeAvailable(req)) {
+      if (requestId !== undefined) ns.requests.set(requestId, req);
+      return this.grant(req);
+    }
+    if (timeoutMs === 0) return this.timeoutAtOnce(ns, specs);
+    if (!allOrNone) this.watch(req);
+    req.deadline = now + timeoutMs;
+    this.deadlines.push(req);
+    ns.waiting.add(req);
+    if (requestId !== undefined) ns.requests.set(requestId, req);
+    return (req.pending = new PendingLock(req));
+  }
+
+  /** Release tokens; answers those that were held, in request order, each once. */
+  unlock(namespace: string, request: UnlockRequest): UnlockResponse {
+    this.catchUp();
+    const ns = this.namespaces.get(namespace);
+    const unlocked: string[] = [];
+    if (ns === undefined) return { unlocked };
+    for (const token of request.tokens) {
+      const req = ns.tokens.get(token);
+      if (req === undefined) continue;
+      this.releaseToken(req);
+      this.unlocksTotal++;
+      unlocked.push(token);
+    }
+    return { unlocked };
+  }
+
+  /** Renew the leases of tokens still held; a lapsed or unknown token is ignored, never revived. */
+  refresh(namespace: string, request: RefreshRequest): RefreshResponse {
+    const now = this.catchUp();
+    const ns = this.namespaces.get(namespace);
+    const refreshed: string[] = [];
+    if (ns !== undefined) {
+      const seen = request.tokens.length > 1 ? new Set<string>() : null;
+      for (const token of request.tokens) {
+        const req = ns.tokens.get(token);
+        if (req === undefined || seen?.has(token) === true) continue;
+        seen?.add(token);
+        this.leases.renew(req, now + this.leaseMs);
+        refreshed.push(token);
+      }
+    }
+    return { refreshed, lease: this.lease };
+  }
+
+  /** A range of fresh timestamps `[start, start + count)`. */
+  timestamps(namespace: string, request: TimestampsRequest): TimestampsResponse {
+    this.catchUp();
+    return { start: this.namespace(namespace).take(request.count), count: request.count };
+  }
+
+  /** Start `count` transactions, each with a token holding an immutable-timestamp lock. */
+  startTransactions(namespace: string, request: StartTransactionsRequest): StartTransactionsResponse {
+    const now = this.catchUp();
+    const ns = this.namespace(namespace);
+    const first = ns.take(request.count);
+    const transactions: StartedTransaction[] = new Array<StartedTransaction>(request.count);
+    for (let i = 0; i < request.count; i++) {
+      const lock = new LockRequestState(ns, null, undefined, true, 0);
+      lock.startTimestamp = first + i;
+      lock.status = HELD;
+      lock.token = this.tokens.next();
+      ns.tokens.set(lock.token, lock);
+      ns.addImmutable(lock);
+      this.leases.append(lock, now + this.leaseMs);
+      transactions[i] = { startTimestamp: lock.startTimestamp, token: lock.token };
+    }
+    return { immutableTimestamp: ns.minImmutable() ?? first, transactions, lease: this.lease };
+  }
+
+  /** The smallest start timestamp held by an immutable-timestamp lock, or a fresh timestamp. */
+  immutableTimestamp(namespace: string): ImmutableTimestampResponse {
+    this.catchUp();
+    const ns = this.namespace(namespace);
+    return { immutableTimestamp: ns.minImmutable() ?? ns.take(1) };
+  }
+
+  /**
+   * Abandon a waiting request (its caller is gone): it leaves every queue and watch list, what it
+   * acquired is released and waiters behind it are granted. `onSettled` is not called. Returns
+   * false when the request was no longer waiting.
+   */
+  abandon(pending: PendingLock): boolean {
+    const req = pending.request;
+    if (req.status !== WAITING || this.closed) return false;
+    this.catchUp();
+    if (req.status !== WAITING) return false;
+    this.abandonedTotal++;
+    this.endWaiting(req);
+    return true;
+  }
+
+  /** When the engine next needs {@link advance}: the earliest lease expiry or waiter deadline. */
+  nextDeadline(): number {
+    return Math.min(this.leases.nextExpiry(), this.deadlines.nextDeadline());
+  }
+
+  /** Let time pass: reap lapsed leases, then time out waiters whose deadline has come. */
+  advance(): void {
+    if (!this.closed) this.catchUp();
+  }
+
+  /**
+   * Stop: every waiting request settles with `error` (through `onSettled`), and every later call
+   * throws `UNAVAILABLE`. Idempotent.
+   */
+  close(error: LeaseholdError = new LeaseholdError("UNAVAILABLE", "the lock server is shutting down")): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.deadlines.clear();
+    for (const ns of this.namespaces.values()) {
+      for (const req of ns.waiting) {
+        req.status = DONE;
+        if (req.pending !== null) this.onSettled(req.pending, error);
+      }
+      ns.waiting.clear();
+    }
+  }
+
+  /** Counters and gauges. */
+  metrics(): ServiceMetrics {
+    let waiting = 0;
+    for (const ns of this.namespaces.values()) waiting += ns.waiting.size;
+    return {
+      namespaces: this.namespaces.size,
+      heldLocks: this.heldLocks,
+      heldTokens: this.leases.size,
+      waitingRequests: this.closed ? 0 : waiting,
+      grantsTotal: this.grantsTotal,
+      timeoutsTotal: this.timeoutsTotal,
+      leaseLapsesTotal: this.leaseLapsesTotal,
+      unlocksTotal: this.unlocksTotal,
+      abandonedTotal: this.abandonedTotal,
+    };
+  }
+
+  /** A token-free picture of one namespace (an empty one, without creating it, if never used). */
+  snapshot(namespace: string): LockTableSnapshot {
+    const ns = this.namespaces.get(namespace);
+    if (ns === undefined) {
+      return { descriptors: [], heldTokens: 0, waitingRequests: 0, immutableLocks: [], nextTimestamp: this.reserver.floor(namespace) + 1 };
+    }
+    return snapshotNamespace(ns);
+  }
+
+  private catchUp(): number {
+    if (this.closed) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
+    const now = this.clock();
+    this.now = now;
+    const head = this.leases.head;
+    if ((head !== null && head.expiresAt <= now) || this.deadlines.nextDeadline() <= now) this.reap(now);
+    return now;
+  }
+
+  private reap(now: number): void {
+    for (let head = this.leases.head; head !== null && head.expiresAt <= now; head = this.leases.head) {
+      this.reapVisits++;
+      const ns = head.namespace;
+      const count = head.heldCount;
+      this.releaseToken(head);
+      this.leaseLapsesTotal++;
+      this.onLeaseLapse(ns.name, count);
+    }
+    this.reapVisits++;
+    for (let top = this.deadlines.peek(); top !== undefined && top.deadline <= now; top = this.deadlines.peek()) {
+      this.timeoutsTotal++;
+      this.endWaiting(top);
+      if (top.pending !== null) this.onSettled(top.pending, TIMEOUT);
+    }
+  }
+
+  private namespace(name: string): NamespaceState {
+    const last = this.lastNamespace;
+    if (last !== null && last.name === name) return last;
+    let ns = this.namespaces.get(name);
+    if (ns === undefined) {
+      ns = new NamespaceState(name, this.reserver);
+      this.namespaces.set(name, ns);
+    }
+    return (this.lastNamespace = ns);
+  }
+
+  /** The live permit limit: the newest request's limit applies on arrival, whatever its outcome. */
+  private applyLimits(ns: NamespaceState, specs: readonly LockSpec[]): void {
+    for (let i = 0; i < specs.length; i++) {
+      const spec = specs[i] as LockSpec;
+      if (spec.limit === undefined) continue;
+      let d = ns.descriptors.get(spec.descriptor);
+      if (d === undefined) {
+        d = new DescriptorState(spec.descriptor);
+        ns.descriptors.set(spec.descriptor, d);
+      }
+      const raised = spec.limit > d.limit;
+      d.limit = spec.limit;
+      if (raised && d.holderMode === PERMIT) this.pump(ns, d);
+    }
+  }
+
+  private timeoutAtOnce(ns: NamespaceState, specs: readonly LockSpec[]): LockTimeoutResponse {
+    // Descriptors created only to record a permit limit must not linger.
+    for (let i = 0; i < specs.length; i++) {
+      const spec = specs[i] as LockSpec;
+      if (spec.limit === undefined) continue;
+      const d = ns.descriptors.get(spec.descriptor);
+      if (d !== undefined && d.isIdle()) ns.descriptors.delete(d.key);
+    }
+    this.timeoutsTotal++;
+    return TIMEOUT;
+  }
+
+  private retry(req: LockRequestState, specs: readonly LockSpec[], allOrNone: boolean, max: number, deadline: number): LockAttempt {
+    if (!sameIdentity(req, specs, allOrNone, max)) {
+      throw new LeaseholdError(
+        "REQUEST_ID_CONFLICT",
+        `requestId ${JSON.stringify(req.requestId)} is in use by a request with different locks, behavior or max`,
+        { path: "requestId" },
+      );
+    }
+    this.applyLimits(req.namespace, specs);
+    if (req.status === HELD) {
+      this.leases.renew(req, this.now + this.leaseMs);
+      return this.answer(req);
+    }
+    if (deadline > req.deadline) {
+      req.deadline = deadline;
+      this.deadlines.update(req);
+    }
+    return req.pending as PendingLock;
+  }
+
+  /** All-or-none: take descriptors in ascending order until one is not grantable; queue there. */
+  private advanceAllOrNone(req: LockRequestState): boolean {
+    const specs = req.specs as readonly LockSpec[];
+    const descriptors = req.namespace.descriptors;
+    while (req.nextIndex < specs.length) {
+      const spec = specs[req.nextIndex] as LockSpec;
+      const mode = modeCode(spec.mode);
+      let d = descriptors.get(spec.descriptor);
+      if (d === undefined) {
+        d = new DescriptorState(spec.descriptor);
+        descriptors.set(spec.descriptor, d);
+      } else if (!d.grantableNow(mode)) {
+        d.enqueue(req, mode);
+        return false;
+      }
+      this.take(req, d, spec, mode);
+      req.nextIndex++;
+    }
+    return true;
+  }
+
+  /** as-many-as-possible: take every descriptor grantable now, in ascending order, up to max. */
+  private takeAvailable(req: LockRequestState): boolean {
+    const specs = req.specs as readonly LockSpec[];
+    const descriptors = req.namespace.descriptors;
+    for (let i = 0; i < specs.length && req.heldCount < req.max; i++) {
+      const spec = specs[i] as LockSpec;
+      const mode = modeCode(spec.mode);
+      let d = descriptors.get(spec.descriptor);
+      if (d === undefined) {
+        d = new DescriptorState(spec.descriptor);
+        descriptors.set(spec.descriptor, d);
+      } else if (!d.grantableNow(mode)) continue;
+      this.take(req, d, spec, mode);
+    }
+    return req.heldCount > 0;
+  }
+
+  private take(req: LockRequestState, d: DescriptorState, spec: LockSpec, mode: number): void {
+    d.addHolder(mode);
+    const i = req.heldCount++;
+    req.held[i] = d;
+    req.acquired[i] = { descriptor: spec.descriptor, mode: spec.mode, fencingToken: req.namespace.take(1) };
+    this.heldLocks++;
+    this.grantsTotal++;
+  }
+
+  /** Turn a request that holds everything it gets into a live token. */
+  private grant(req: LockRequestState): LockAcquiredResponse {
+    const ns = req.namespace;
+    if (req.heldCount < req.held.length) {
+      req.held.length = req.heldCount;
+      req.acquired.length = req.heldCount;
+    }
+    req.status = HELD;
+    const token = (req.token = this.tokens.next());
+    ns.tokens.set(token, req);
+    this.leases.append(req, this.now + this.leaseMs);
+    if (req.requestId === undefined) req.specs = null;
+    return { status: "acquired", token, lease: this.lease, acquired: req.acquired };
+  }
+
+  private answer(req: LockRequestState): LockAcquiredResponse {
+    return { status: "acquired", token: req.token, lease: this.lease, acquired: req.acquired };
+  }
+
+  private grantWaiting(req: LockRequestState): void {
+    this.deadlines.remove(req);
+    req.namespace.waiting.delete(req);
+    if (req.watching) this.unwatch(req);
+    const answer = this.grant(req);
+    if (req.pending !== null) this.onSettled(req.pending, answer);
+  }
+
+  private watch(req: LockRequestState): void {
+    const specs = req.specs as readonly LockSpec[];
+    const descriptors = req.namespace.descriptors;
+    for (let i = 0; i < specs.length; i++) {
+      const spec = specs[i] as LockSpec;
+      let d = descriptors.get(spec.descriptor);
+      if (d === undefined) {
+        d = new DescriptorState(spec.descriptor);
+        descriptors.set(spec.descriptor, d);
+      }
+      d.watch(req, modeCode(spec.mode));
+    }
+    req.watching = true;
+  }
+
+  private unwatch(req: LockRequestState): void {
+    req.watching = false;
+    const specs = req.specs as readonly LockSpec[];
+    const descriptors = req.namespace.descriptors;
+    for (let i = 0; i < specs.length; i++) {
+      const d = descriptors.get((specs[i] as LockSpec).descriptor);
+      if (d === undefined) continue;
+      d.unwatch(req);
+      if (d.isIdle()) descriptors.delete(d.key);
+    }
+  }
+
+  /**
+   * Grant what a descriptor can now give: successive queue heads while compatible (FIFO, no
+   * overtaking), then, once nobody is queued, the watchers it has become grantable for.
+   */
+  private pump(ns: NamespaceState, d: DescriptorState): void {
+    for (let head = d.queueHead; head !== null && d.compatible(head.queueMode); head = d.queueHead) {
+      const mode = head.queueMode;
+      d.dequeue(head);
+      this.take(head, d, (head.specs as readonly LockSpec[])[head.nextIndex] as LockSpec, mode);
+      head.nextIndex++;
+      if (this.advanceAllOrNone(head)) this.grantWaiting(head);
+    }
+    if (d.queueHead === null && d.watchers !== null) {
+      for (const [watcher, mode] of d.watchers) {
+        if (d.compatible(mode) && this.takeAvailable(watcher)) this.grantWaiting(watcher);
+      }
+    }
+    if (d.isIdle()) ns.descriptors.delete(d.key);
+  }
+
+  private releaseHolds(req: LockRequestState): void {
+    const ns = req.namespace;
+    const held = req.held;
+    const n = req.heldCount;
+    this.heldLocks -= n;
+    for (let i = 0; i < n; i++) {
+      const d = held[i] as DescriptorState;
+      d.removeHolder();
+      this.pump(ns, d);
+    }
+  }
+
+  private releaseToken(req: LockRequestState): void {
+    const ns = req.namespace;
+    req.status = DONE;
+    ns.tokens.delete(req.token);
+    this.leases.remove(req);
+    if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
+    if (req.startTimestamp !== 0) ns.releasedImmutable();
+    else this.releaseHolds(req);
+  }
+
+  /** Take a waiting request out of everything (timeout, abandonment) and release what it holds. */
+  private endWaiting(req: LockRequestState): void {
+    const ns = req.namespace;
+    req.status = DONE;
+    this.deadlines.remove(req);
+    ns.waiting.delete(req);
+    if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
+    const queuedOn = req.queuedOn;
+    if (queuedOn !== null) {
+      queuedOn.dequeue(req);
+      this.pump(ns, queuedOn);
+    }
+    if (req.watching) this.unwatch(req);
+    this.releaseHolds(req);
+  }
+}
+
+function allGrantableNow(ns: NamespaceState, specs: readonly LockSpec[]): boolean {
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i] as LockSpec;
+    const d = ns.descriptors.get(spec.descriptor);
+    if (d !== undefined && !d.grantableNow(modeCode(spec.mode))) return false;
+  }
+  return true;
+}

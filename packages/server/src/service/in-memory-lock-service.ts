@@ -1,0 +1,195 @@
+import { readFileSync } from "node:fs";
+import {
+  LeaseholdError,
+  requestValidators,
+  validateNamespace,
+  type CallOptions,
+  type HealthResponse,
+  type ImmutableTimestampResponse,
+  type LockResponse,
+  type RefreshResponse,
+  type StartTransactionsResponse,
+  type TimestampsResponse,
+  type UnlockResponse,
+} from "@leasehold/protocol";
+import { pino, type Logger } from "pino";
+import { LockEngine } from "../engine/lock-engine.js";
+import type { PendingLock } from "../engine/pending-lock.js";
+import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserver.js";
+import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
+import { DeadlineTimer } from "./deadline-timer.js";
+import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, ServiceMetrics } from "./embedded-lock-service.js";
+
+/** One caller attached to a waiting request (a retry with the same requestId adds another). */
+interface Caller {
+  readonly resolve: (answer: LockResponse) => void;
+  readonly reject: (error: LeaseholdError) => void;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
+}
+
+const PACKAGE_VERSION = readPackageVersion();
+
+/**
+ * The embedded lock service: validates every request (it is the one place that does), drives a
+ * {@link LockEngine} with real timers, and turns waits into promises that follow AbortSignals.
+ */
+export class InMemoryLockService implements EmbeddedLockService {
+  readonly leaderId: string;
+  private readonly engine: LockEngine;
+  private readonly timer: DeadlineTimer;
+  private readonly reserver: TimestampReserver;
+  private readonly version: string;
+  private readonly waiting = new Map<PendingLock, Set<Caller>>();
+  private closing: Promise<void> | null = null;
+
+  constructor(options: LockServiceOptions = {}) {
+    const logger: Logger = options.logger ?? pino({ level: "silent" });
+    const clock = options.clock ?? (() => performance.now());
+    this.version = options.version ?? PACKAGE_VERSION;
+    this.reserver =
+      options.dataDir === undefined
+        ? createMemoryTimestampReserver()
+        : createFileTimestampReserver({ dataDir: options.dataDir, reserve: options.timestampReserve });
+    this.engine = new LockEngine({
+      clock,
+      leaseMs: options.leaseMs,
+      validForMs: options.validForMs,
+      leaderId: options.leaderId,
+      reserver: this.reserver,
+      onSettled: (pending, outcome) => this.settle(pending, outcome),
+      onLeaseLapse: (namespace, descriptors) =>
+        logger.warn({ namespace, descriptors }, "lease lapsed: released a token nobody refreshed in time"),
+    });
+    this.leaderId = this.engine.leaderId;
+    this.timer = new DeadlineTimer(clock, () => {
+      if (this.closing !== null) return;
+      this.engine.advance();
+      this.timer.arm(this.engine.nextDeadline());
+    });
+  }
+
+  async lock(namespace: string, request: unknown, options?: CallOptions): Promise<LockResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    const body = requestValidators.lock.parse(request);
+    const signal = options?.signal;
+    if (signal?.aborted === true) throw cancelled();
+    const attempt = this.engine.lock(ns, body);
+    this.timer.arm(this.engine.nextDeadline());
+    if (attempt.status !== "waiting") return attempt;
+    return new Promise<LockResponse>((resolve, reject) => {
+      let callers = this.waiting.get(attempt);
+      if (callers === undefined) this.waiting.set(attempt, (callers = new Set()));
+      const group = callers;
+      const caller: Caller = {
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          group.delete(caller);
+          reject(cancelled());
+          if (group.size === 0 && this.waiting.get(attempt) === group) {
+            this.waiting.delete(attempt);
+            if (this.closing === null) {
+              this.engine.abandon(attempt);
+              this.timer.arm(this.engine.nextDeadline());
+            }
+          }
+        },
+      };
+      group.add(caller);
+      signal?.addEventListener("abort", caller.onAbort, { once: true });
+    });
+  }
+
+  async unlock(namespace: string, request: unknown, _options?: CallOptions): Promise<UnlockResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    return this.engine.unlock(ns, requestValidators.unlock.parse(request));
+  }
+
+  async refresh(namespace: string, request: unknown, _options?: CallOptions): Promise<RefreshResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    return this.engine.refresh(ns, requestValidators.refresh.parse(request));
+  }
+
+  async timestamps(namespace: string, request: unknown, _options?: CallOptions): Promise<TimestampsResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    return this.engine.timestamps(ns, requestValidators.timestamps.parse(request));
+  }
+
+  async startTransactions(namespace: string, request: unknown, _options?: CallOptions): Promise<StartTransactionsResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    const answer = this.engine.startTransactions(ns, requestValidators["transactions/start"].parse(request));
+    this.timer.arm(this.engine.nextDeadline());
+    return answer;
+  }
+
+  async immutableTimestamp(namespace: string, request: unknown, _options?: CallOptions): Promise<ImmutableTimestampResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    requestValidators["immutable-timestamp"].parse(request);
+    return this.engine.immutableTimestamp(ns);
+  }
+
+  async health(_options?: CallOptions): Promise<HealthResponse> {
+    this.checkOpen();
+    return { status: "ok", leaderId: this.leaderId, version: this.version };
+  }
+
+  metrics(): ServiceMetrics {
+    return this.engine.metrics();
+  }
+
+  snapshot(namespace: string): LockTableSnapshot {
+    return this.engine.snapshot(validateNamespace(namespace));
+  }
+
+  close(): Promise<void> {
+    if (this.closing === null) {
+      // Synchronous, so no call or timer can slip in between "closing" and "waiters answered".
+      this.timer.clear();
+      this.engine.close(new LeaseholdError("UNAVAILABLE", "the lock server is shutting down"));
+      try {
+        this.reserver.persist();
+        this.closing = Promise.resolve();
+      } catch (err) {
+        this.closing = Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+    return this.closing;
+  }
+
+  private checkOpen(): void {
+    if (this.closing !== null) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
+  }
+
+  private settle(pending: PendingLock, outcome: LockResponse | LeaseholdError): void {
+    const callers = this.waiting.get(pending);
+    if (callers === undefined) return;
+    this.waiting.delete(pending);
+    for (const caller of callers) {
+      caller.signal?.removeEventListener("abort", caller.onAbort);
+      if (outcome instanceof LeaseholdError) caller.reject(outcome);
+      else caller.resolve(outcome);
+    }
+  }
+}
+
+function cancelled(): LeaseholdError {
+  return new LeaseholdError("CANCELLED", "the lock request was abandoned: its caller aborted or disconnected");
+}
+
+function readPackageVersion(): string {
+  try {
+    const text = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
+    const version = (JSON.parse(text) as { version?: unknown }).version;
+    return typeof version === "string" ? version : "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
