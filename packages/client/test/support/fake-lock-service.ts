@@ -26,7 +26,7 @@ export type Behavior = "ok" | "fail" | "hang";
  * every call so properties about what the client sent can be checked.
  */
 export class FakeLockService implements LockService {
-  leaderId = randomUUID();
+  leaderId: string = randomUUID();
   validForMs = 5_000;
   unlockBehavior: Behavior = "ok";
   refreshBehavior: Behavior = "ok";
