@@ -1,4 +1,5 @@
 import { LeaseholdError } from "@leasehold/protocol";
+import { locateJsonError } from "./locate-json-error.js";
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -17,8 +18,8 @@ function lineAndColumn(text: string, position: number): { line: number; column: 
 
 /**
  * Decode a request body as UTF-8 and parse it as JSON. Failures are `INVALID_ARGUMENT` with a
- * message that says where parsing stopped (character position, line and column), because
- * "invalid JSON" alone sends people hunting through a large body.
+ * message that says where parsing stopped (line, column and character offset) and what was
+ * expected there, because "invalid JSON" alone sends people hunting through a large body.
  */
 export function parseJsonBody(body: Buffer): unknown {
   let text: string;
@@ -30,15 +31,13 @@ export function parseJsonBody(body: Buffer): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    // V8 reports "... at position N" for most failures and "Unexpected end of JSON input" for truncation.
-    const match = /position (\d+)/.exec(reason);
-    const position = match ? Number(match[1]) : text.length;
+    const located = locateJsonError(text);
+    const position = located?.position ?? text.length;
+    const problem = located?.problem ?? (err instanceof Error ? err.message : String(err));
     const { line, column } = lineAndColumn(text, position);
-    const cleaned = reason.replace(/\s*\(line \d+ column \d+\)$/, "");
     throw new LeaseholdError(
       "INVALID_ARGUMENT",
-      `request body is not valid JSON: ${cleaned} (line ${line}, column ${column})`,
+      `request body is not valid JSON at line ${line}, column ${column} (character ${position}): ${problem}`,
       { path: "(body)", position, line, column },
     );
   }
