@@ -108,6 +108,8 @@ export function locateJsonError(text: string): JsonErrorLocation | undefined {
     return undefined;
   } catch (err) {
     if (err instanceof Stop) return err.location;
+    // Nesting deep enough to exhaust the stack: give up locating rather than fail the request.
+    if (err instanceof RangeError) return undefined;
     throw err;
   }
 }

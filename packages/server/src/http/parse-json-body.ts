@@ -16,6 +16,26 @@ function lineAndColumn(text: string, position: number): { line: number; column: 
   return { line, column: position - lineStart + 1 };
 }
 
+/** Deepest nesting accepted; protocol bodies nest 3 levels, so this only stops abuse. */
+export const MAX_JSON_DEPTH = 32;
+
+/** The deepest `[`/`{` nesting of a JSON text, counted without recursion (strings skipped). */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+}
+
 /**
  * Decode a request body as UTF-8 and parse it as JSON. Failures are `INVALID_ARGUMENT` with a
  * message that says where parsing stopped (line, column and character offset) and what was
@@ -27,6 +47,16 @@ export function parseJsonBody(body: Buffer): unknown {
     text = decoder.decode(body);
   } catch {
     throw new LeaseholdError("INVALID_ARGUMENT", "request body is not valid UTF-8", { path: "(body)" });
+  }
+  // Deep nesting is never a valid request, and recursive code downstream (validation messages,
+  // error location) could exhaust the stack on it: refuse it before parsing.
+  const depth = nestingDepth(text);
+  if (depth > MAX_JSON_DEPTH) {
+    throw new LeaseholdError(
+      "INVALID_ARGUMENT",
+      `request body nests arrays and objects ${depth} levels deep; the limit is ${MAX_JSON_DEPTH} (protocol bodies need 3)`,
+      { path: "(body)", depth },
+    );
   }
   try {
     return JSON.parse(text) as unknown;

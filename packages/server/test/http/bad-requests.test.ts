@@ -37,6 +37,7 @@ const cases: Case[] = [
   { what: "JSON broken on a later line", path: `/v1/namespaces/${NS}/lock`, options: { body: '{\n  "locks": [\n    {"descriptor": "d",}\n  ]\n}', headers: json }, status: 400, code: "INVALID_ARGUMENT", says: ["line 3"] },
   { what: "truncated JSON", path: `/v1/namespaces/${NS}/lock`, options: { body: '{"locks": [', headers: json }, status: 400, code: "INVALID_ARGUMENT", says: ["not valid JSON"] },
   { what: "invalid UTF-8", path: `/v1/namespaces/${NS}/lock`, options: { body: Buffer.from([0x7b, 0xff, 0x7d]), headers: json }, status: 400, code: "INVALID_ARGUMENT", says: ["UTF-8"] },
+  { what: "JSON nested 100,000 levels deep", path: `/v1/namespaces/${NS}/lock`, options: { body: `{"locks":[{"descriptor":"d","mode":${"[".repeat(100_000)}${"]".repeat(100_000)}}]}`, headers: json }, status: 400, code: "INVALID_ARGUMENT", says: ["levels deep"] },
   { what: "an empty lock body", path: `/v1/namespaces/${NS}/lock`, options: { body: "", headers: json }, status: 400, code: "INVALID_ARGUMENT", says: ["empty"] },
   { what: "a JSON array body", path: `/v1/namespaces/${NS}/lock`, options: { body: "[]", headers: json }, status: 400, code: "INVALID_ARGUMENT", says: ["(body)"] },
   { what: "a JSON null body", path: `/v1/namespaces/${NS}/timestamps`, options: { body: "null", headers: json }, status: 400, code: "INVALID_ARGUMENT", says: ["(body)"] },
