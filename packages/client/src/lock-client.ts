@@ -122,7 +122,14 @@ export class LockClient {
     const { response, sentAt } = await acquireLocks(this.#service, this.namespace, locks, options, this.#now, (tokens) =>
       this.tryUnlock(tokens),
     );
-    if (response.status === "acquired") this.#refresher.track(response.token, response.lease, sentAt);
+    if (response.status === "acquired") {
+      if (this.#closed !== undefined) {
+        // Nobody would refresh it: give it back rather than let it block others for a lease.
+        this.tryUnlock([response.token]);
+        throw new LeaseholdError("UNAVAILABLE", "the LockClient was closed while the lock was being acquired; it was released");
+      }
+      this.#refresher.track(response.token, response.lease, sentAt);
+    }
     return response;
   }
 

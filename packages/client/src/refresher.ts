@@ -79,7 +79,7 @@ export class Refresher {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopTicking();
-    for (const token of [...this.#held.keys()]) this.#drop(token, "client-closed");
+    this.#dropAll([...this.#held.keys()], "client-closed");
     this.#lost.complete();
   }
 
@@ -105,15 +105,20 @@ export class Refresher {
 
   #sweep(): void {
     const now = this.#options.now();
+    const leaked: string[] = [];
+    const lapsed: string[] = [];
     for (const [token, held] of this.#held) {
-      if (now - held.acquiredAt >= this.#options.maxTenureMs) {
-        this.#options.logger.warn(
-          { maxTenureMs: this.#options.maxTenureMs },
-          "leasehold: a lock was held longer than maxTenureMs; it is no longer refreshed (leaked?)",
-        );
-        this.#drop(token, "max-tenure");
-      } else if (now >= held.expiresAt) this.#drop(token, "lease-expired");
+      if (now - held.acquiredAt >= this.#options.maxTenureMs) leaked.push(token);
+      else if (now >= held.expiresAt) lapsed.push(token);
     }
+    if (leaked.length > 0) {
+      this.#options.logger.warn(
+        { count: leaked.length, maxTenureMs: this.#options.maxTenureMs },
+        "leasehold: locks held longer than maxTenureMs are no longer refreshed (leaked?)",
+      );
+      this.#dropAll(leaked, "max-tenure");
+    }
+    this.#dropAll(lapsed, "lease-expired");
   }
 
   #due(): boolean {
@@ -142,25 +147,34 @@ export class Refresher {
     }
     const refreshed = new Set(answer.refreshed);
     const renewAt = sentAt + this.#renewAfter(answer.lease.validForMs);
+    const otherLeader: string[] = [];
+    const gone: string[] = [];
     for (const token of tokens) {
       const held = this.#held.get(token);
       if (held === undefined) continue; // unlocked while the refresh was in flight
-      if (held.leaderId !== answer.lease.leaderId) this.#drop(token, "leader-changed");
-      else if (!refreshed.has(token)) this.#drop(token, "not-refreshed");
+      if (held.leaderId !== answer.lease.leaderId) otherLeader.push(token);
+      else if (!refreshed.has(token)) gone.push(token);
       else {
         held.expiresAt = Math.max(held.expiresAt, sentAt + answer.lease.validForMs);
         held.renewAt = renewAt;
       }
     }
+    this.#dropAll(otherLeader, "leader-changed");
+    this.#dropAll(gone, "not-refreshed");
+  }
+
+  /** Drop and report `tokens`, with one warning for all of them (counts only: tokens are credentials). */
+  #dropAll(tokens: readonly string[], reason: LostLockReason): void {
+    if (tokens.length === 0) return;
+    if (reason !== "max-tenure" && reason !== "client-closed") {
+      this.#options.logger.warn({ count: tokens.length, reason }, "leasehold: lost locks");
+    }
+    for (const token of tokens) this.#drop(token, reason);
   }
 
   #drop(token: string, reason: LostLockReason): void {
     if (!this.#held.delete(token)) return;
     this.#options.stats.lostLocks++;
-    if (reason !== "max-tenure" && reason !== "client-closed") {
-      // The token is a bearer credential: it goes to subscribers, never to logs.
-      this.#options.logger.warn({ reason }, "leasehold: lost a lock");
-    }
     this.#lost.next({ token, reason });
     if (this.#held.size === 0) this.#stopTicking();
   }

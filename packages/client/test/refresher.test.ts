@@ -59,13 +59,19 @@ describe("refresher (fake time)", () => {
     await client.close();
   });
 
-  it("a new leaderId voids held tokens", async () => {
-    const { service, client, lost } = setup();
-    const r = await client.lock([{ descriptor: "a", mode: "exclusive" }]);
-    if (r.status !== "acquired") throw new Error("not acquired");
-    service.leaderId = "another-leader"; // the token is still in its table: the lease says nothing
+  it("a new leaderId voids every held token, with one warning for all of them", async () => {
+    const { service, client, lost, log } = setup();
+    const tokens: string[] = [];
+    for (const d of ["a", "b", "c"]) {
+      const r = await client.lock([{ descriptor: d, mode: "exclusive" }]);
+      if (r.status === "acquired") tokens.push(r.token);
+    }
+    service.leaderId = "another-leader"; // the tokens are still in its table: the lease says nothing
     await vi.advanceTimersByTimeAsync(600);
-    expect(lost).toEqual([{ token: r.token, reason: "leader-changed" }]);
+    expect(lost).toEqual(tokens.map((token) => ({ token, reason: "leader-changed" })));
+    const warnings = log.lines.filter((l) => l.reason === "leader-changed");
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ count: 3 });
     await client.close();
   });
 
