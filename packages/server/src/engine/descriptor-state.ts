@@ -14,7 +14,7 @@ export class DescriptorState {
   /** Number of current holders. */
   holderCount = 0;
   /** Live permit limit: set by the newest request with a permit on this descriptor. */
-  limit = 1;
+  limit: number;
   /** First all-or-none request queued here (FIFO, intrusive links in the requests). */
   queueHead: LockRequestState | null = null;
   /** Last queued request. */
@@ -22,8 +22,13 @@ export class DescriptorState {
   /** as-many-as-possible requests waiting for this descriptor to be grantable, with their mode. */
   watchers: Map<LockRequestState, number> | null = null;
 
-  constructor(key: string) {
+  /**
+   * @param key The descriptor.
+   * @param limit The permit limit of the request that brings it into use (1 for other modes).
+   */
+  constructor(key: string, limit = 1) {
     this.key = key;
+    this.limit = limit;
   }
 
   /** True when a request in `mode` may join the current holders (the queue not considered). */

@@ -138,15 +138,17 @@ export class LockEngine {
       if (existing !== undefined) return this.retry(existing, specs, allOrNone, max, now + timeoutMs);
     }
     ns.ensureHeadroom(max);
-    this.applyLimits(ns, specs);
+    const createdForLimits = this.applyLimits(ns, specs);
     if (allOrNone && timeoutMs === 0 && !allGrantableNow(ns, specs)) return this.timeoutAtOnce(ns, specs);
     const req = new LockRequestState(ns, specs, requestId, allOrNone, max);
     if (allOrNone ? this.advanceAllOrNone(req) : this.takeAvailable(req)) {
+      if (createdForLimits) forgetIdle(ns, specs);
       if (requestId !== undefined) ns.requests.set(requestId, req);
       return this.grant(req);
     }
     if (timeoutMs === 0) return this.timeoutAtOnce(ns, specs);
     if (!allOrNone) this.watch(req);
+    else if (createdForLimits) forgetIdle(ns, specs);
     req.deadline = now + timeoutMs;
     this.deadlines.push(req);
     ns.waiting.add(req);
@@ -325,30 +327,31 @@ export class LockEngine {
     return (this.lastNamespace = ns);
   }
 
-  /** The live permit limit: the newest request's limit applies on arrival, whatever its outcome. */
-  private applyLimits(ns: NamespaceState, specs: readonly LockSpec[]): void {
+  /**
+   * The live permit limit: the newest request's limit applies on arrival, whatever its outcome.
+   * Returns true when it brought a descriptor into use just to record a limit; the caller must
+   * then drop those that stay idle, or they would linger.
+   */
+  private applyLimits(ns: NamespaceState, specs: readonly LockSpec[]): boolean {
+    let created = false;
     for (let i = 0; i < specs.length; i++) {
       const spec = specs[i] as LockSpec;
       if (spec.limit === undefined) continue;
       let d = ns.descriptors.get(spec.descriptor);
       if (d === undefined) {
-        d = new DescriptorState(spec.descriptor);
+        d = new DescriptorState(spec.descriptor, spec.limit);
         ns.descriptors.set(spec.descriptor, d);
+        created = true;
       }
       const raised = spec.limit > d.limit;
       d.limit = spec.limit;
       if (raised && d.holderMode === PERMIT) this.pump(ns, d);
     }
+    return created;
   }
 
   private timeoutAtOnce(ns: NamespaceState, specs: readonly LockSpec[]): LockTimeoutResponse {
-    // Descriptors created only to record a permit limit must not linger.
-    for (let i = 0; i < specs.length; i++) {
-      const spec = specs[i] as LockSpec;
-      if (spec.limit === undefined) continue;
-      const d = ns.descriptors.get(spec.descriptor);
-      if (d !== undefined && d.isIdle()) ns.descriptors.delete(d.key);
-    }
+    forgetIdle(ns, specs);
     this.timeoutsTotal++;
     return TIMEOUT;
   }
@@ -361,7 +364,7 @@ export class LockEngine {
         { path: "requestId" },
       );
     }
-    this.applyLimits(req.namespace, specs);
+    if (this.applyLimits(req.namespace, specs)) forgetIdle(req.namespace, specs);
     if (req.status === HELD) {
       this.leases.renew(req, this.now + this.leaseMs);
       return this.answer(req);
@@ -382,7 +385,7 @@ export class LockEngine {
       const mode = modeCode(spec.mode);
       let d = descriptors.get(spec.descriptor);
       if (d === undefined) {
-        d = new DescriptorState(spec.descriptor);
+        d = new DescriptorState(spec.descriptor, spec.limit);
         descriptors.set(spec.descriptor, d);
       } else if (!d.grantableNow(mode)) {
         d.enqueue(req, mode);
@@ -403,7 +406,7 @@ export class LockEngine {
       const mode = modeCode(spec.mode);
       let d = descriptors.get(spec.descriptor);
       if (d === undefined) {
-        d = new DescriptorState(spec.descriptor);
+        d = new DescriptorState(spec.descriptor, spec.limit);
         descriptors.set(spec.descriptor, d);
       } else if (!d.grantableNow(mode)) continue;
       this.take(req, d, spec, mode);
@@ -454,7 +457,7 @@ export class LockEngine {
       const spec = specs[i] as LockSpec;
       let d = descriptors.get(spec.descriptor);
       if (d === undefined) {
-        d = new DescriptorState(spec.descriptor);
+        d = new DescriptorState(spec.descriptor, spec.limit);
         descriptors.set(spec.descriptor, d);
       }
       d.watch(req, modeCode(spec.mode));
@@ -530,6 +533,16 @@ export class LockEngine {
     }
     if (req.watching) this.unwatch(req);
     this.releaseHolds(req);
+  }
+}
+
+/** Drop the permit descriptors of `specs` that nothing holds, queues on or watches. */
+function forgetIdle(ns: NamespaceState, specs: readonly LockSpec[]): void {
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i] as LockSpec;
+    if (spec.limit === undefined) continue;
+    const d = ns.descriptors.get(spec.descriptor);
+    if (d !== undefined && d.isIdle()) ns.descriptors.delete(d.key);
   }
 }
 

@@ -1,0 +1,101 @@
+import fc from "fast-check";
+import type { LockResponse, LockSpec } from "@leasehold/protocol";
+import { describe, expect, it } from "vitest";
+import type { LockAttempt } from "../../src/engine/lock-engine.js";
+import { makeEngine } from "./engine-fixture.js";
+
+const descriptor = fc.constantFrom("a", "b", "c", "d");
+const spec = fc.oneof(
+  descriptor.map((d): LockSpec => ({ descriptor: d, mode: "exclusive" })),
+  descriptor.map((d): LockSpec => ({ descriptor: d, mode: "shared" })),
+  fc.tuple(descriptor, fc.integer({ min: 1, max: 3 })).map(([d, limit]): LockSpec => ({ descriptor: d, mode: "permit", limit })),
+);
+const op = fc.oneof(
+  fc.record({
+    kind: fc.constant("lock" as const),
+    locks: fc.uniqueArray(spec, { minLength: 1, maxLength: 3, selector: (s) => s.descriptor }),
+    timeout: fc.constantFrom(0, 5, 20),
+    amap: fc.boolean(),
+    requestId: fc.option(fc.constantFrom("r1", "r2"), { nil: undefined }),
+  }),
+  fc.record({ kind: fc.constant("unlock" as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant("abandon" as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant("tick" as const), ms: fc.constantFrom(1, 5, 300) }),
+  fc.record({ kind: fc.constant("txn" as const) }),
+);
+
+describe("engine invariants under random operations", () => {
+  it("never lets conflicting holders coexist, never leaves a grantable queue head waiting, and cleans up", () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+        const t = makeEngine();
+        const tokens: string[] = [];
+        const pending: LockAttempt[] = [];
+        const fencing = new Set<number>();
+        const abandoned = new Set<LockAttempt>();
+        const record = (answer: LockResponse | undefined) => {
+          if (answer?.status !== "acquired") return;
+          tokens.push(answer.token);
+          const names = answer.acquired.map((a) => a.descriptor);
+          expect(names).toEqual([...names].sort());
+          for (const a of answer.acquired) fencing.add(a.fencingToken);
+        };
+        for (const o of ops) {
+          if (o.kind === "lock") {
+            try {
+              const attempt = t.engine.lock("ns", {
+                locks: o.locks,
+                acquireTimeoutMs: o.timeout,
+                ...(o.amap ? { behavior: "as-many-as-possible" as const } : {}),
+                ...(o.requestId === undefined ? {} : { requestId: o.requestId }),
+              });
+              if (attempt.status === "waiting") pending.push(attempt);
+              else {
+                if (attempt.status === "acquired" && !o.amap) expect(attempt.acquired).toHaveLength(o.locks.length);
+                record(attempt);
+              }
+            } catch (err) {
+              expect((err as { code?: string }).code).toBe("REQUEST_ID_CONFLICT");
+            }
+          } else if (o.kind === "unlock" && tokens.length > 0) {
+            t.engine.unlock("ns", { tokens: [tokens[o.pick % tokens.length]!] });
+          } else if (o.kind === "abandon" && pending.length > 0) {
+            const p = pending[o.pick % pending.length]!;
+            if (p.status === "waiting" && t.outcome(p) === undefined && t.engine.abandon(p)) abandoned.add(p);
+          } else if (o.kind === "tick") t.tick(o.ms);
+          else if (o.kind === "txn") t.engine.startTransactions("ns", { count: 1 });
+          for (const p of pending) {
+            const outcome = t.outcome(p);
+            if (outcome !== undefined && !(outcome instanceof Error)) record(outcome);
+          }
+          const snap = t.engine.snapshot("ns");
+          for (const d of snap.descriptors) {
+            const modes = new Set(d.holders.map((h) => h.mode));
+            expect(modes.size).toBeLessThanOrEqual(1);
+            if (modes.has("exclusive")) expect(d.holders).toHaveLength(1);
+            const head = d.queue[0];
+            if (head !== undefined) {
+              expect(d.holders.length).toBeGreaterThan(0);
+              const blocked =
+                head.mode !== d.holders[0]!.mode || head.mode === "exclusive" || (head.mode === "permit" && d.holders.length >= (d.limit ?? 1));
+              expect(blocked).toBe(true);
+            }
+            for (const h of d.holders) expect(h.fencingToken).toBeLessThan(snap.nextTimestamp);
+          }
+        }
+        // Everything ends: leases lapse, waits time out, and nothing is left behind.
+        t.tick(2_000);
+        t.tick(2_000);
+        const end = t.engine.snapshot("ns");
+        expect(end.descriptors).toEqual([]);
+        expect(end.waitingRequests).toBe(0);
+        expect(end.heldTokens).toBe(0);
+        expect(t.engine.metrics().heldLocks).toBe(0);
+        for (const p of pending) expect(t.outcome(p) !== undefined || abandoned.has(p)).toBe(true);
+        // Private check: no idle descriptor lingers (watch lists, limits).
+        expect((t.engine as unknown as { namespaces: Map<string, { descriptors: Map<string, unknown> }> }).namespaces.get("ns")?.descriptors.size ?? 0).toBe(0);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
