@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli-process.js";
+
+describe("CLI flags", () => {
+  it("--help prints every option with its default and exits 0", async () => {
+    const { code, stdout } = await runCli(["--help"]);
+    expect(code).toBe(0);
+    for (const option of ["--host", "--port", "--data-dir", "--lease-ms", "--log-level", "--help"]) expect(stdout).toContain(option);
+    for (const fallback of ["127.0.0.1", "7878", "10000", "info"]) expect(stdout).toContain(`default: ${fallback}`);
+    expect(stdout).toMatch(/SIGTERM/);
+  });
+
+  it.each([
+    [["--port", "abc"], "--port"],
+    [["--port", "70000"], "--port"],
+    [["--lease-ms", "0"], "--lease-ms"],
+    [["--lease-ms", "1.5"], "--lease-ms"],
+    [["--log-level", "loud"], "--log-level"],
+    [["--bogus"], "--bogus"],
+    [["--port"], "--port"],
+    [["serve"], "serve"],
+  ])("refuses %j with a clear message on stderr and exit code 2", async (args, mentions) => {
+    const { code, stdout, stderr } = await runCli(args);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain(mentions);
+    expect(stderr).toContain("--help");
+  });
+});
