@@ -78,7 +78,11 @@ export class HttpLockService implements LockService {
   readonly #plain: Dispatcher;
 
   constructor(options: HttpLockServiceOptions) {
-    this.#base = new URL(options.baseUrl);
+    try {
+      this.#base = new URL(options.baseUrl);
+    } catch (err) {
+      throw new LeaseholdError("INVALID_ARGUMENT", `baseUrl ${JSON.stringify(String(options.baseUrl))} is not a URL`, { path: "baseUrl" }, { cause: err });
+    }
     this.#headers = { "content-type": "application/json", ...options.headers };
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
     this.#owned = options.dispatcher === undefined ? new Agent({ keepAliveTimeout: 30_000, connections: 128 }) : undefined;

@@ -66,6 +66,7 @@ export class LockClient {
 
   /** A client over the HTTP protocol (undici). `close()` closes its connections. */
   static http(options: HttpLockClientOptions): LockClient {
+    validateNamespace(options.namespace); // before opening any connection
     const service = new HttpLockService(options);
     return new LockClient(service, options, () => service.close());
   }
