@@ -68,11 +68,12 @@ describe("asynchronous batched unlocker", () => {
     const { service, client } = setup((s) => (s.unlockDelayMs = 2));
     let stop = false;
     let n = 0;
+    // Every producer enqueues a few tokens per turn of the event loop: there is always an enqueuer
+    // between any two flushes, so an unfair lock would let them starve the flusher.
     const producers = Array.from({ length: 16 }, async () => {
       while (!stop) {
-        client.tryUnlock([`s-${n++}`]);
-        await Promise.resolve();
-        if (n % 50 === 0) await sleep(0);
+        for (let i = 0; i < 5; i++) client.tryUnlock([`s-${n++}`]);
+        await new Promise((r) => setImmediate(r));
       }
     });
     const seen: number[] = [];
