@@ -263,7 +263,8 @@ export class LockClient {
   /**
    * Stop the refresher (held locks are reported `client-closed` and lapse with their lease), send
    * every release queued by `tryUnlock` and wait for those calls, then close the transport's
-   * connections. Idempotent. Other calls afterwards reject with `UNAVAILABLE`.
+   * connections. Idempotent. Other calls afterwards reject with `UNAVAILABLE`. A service that never
+   * answers holds `close()` up for as long as the transport waits (`requestTimeoutMs` over HTTP).
    */
   close(): Promise<void> {
     this.#closed ??= (async () => {

@@ -8,7 +8,9 @@ import type { LostLock, LostLockReason } from "./lost-lock.js";
 export interface RefresherOptions {
   /** The batched refresh of the client (shared with `refresh()`). */
   readonly refresh: (tokens: readonly string[]) => Promise<RefreshResponse>;
+  /** Receives failed refreshes and lost locks, as counts (tokens never reach logs). */
   readonly logger: Logger;
+  /** Counts lost locks for `stats()`. */
   readonly stats: ClientStats;
   /** Monotonic milliseconds. */
   readonly now: () => number;
