@@ -30,6 +30,34 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
       "lock then unlock pairs per second from 64 keep-alive connections in the benchmark process to the CLI server in a child process over loopback. Each pair is two HTTP requests, so the request rate is twice this.",
     target: { op: ">=", value: 10_000 },
   },
+  tryunlock_ns_p50: {
+    section: "Client",
+    meaning:
+      "What one `tryUnlock` call costs its caller (median), timed around the synchronous call on a client over HTTP while the background flusher runs. This is what a commit pays to release its locks.",
+  },
+  tryunlock_ns_p99: {
+    section: "Client",
+    meaning: "The 99th percentile of the same: the occasional call that also allocates a new pending set or schedules the flush.",
+  },
+  unlock_calls_per_1000_tokens_c1: {
+    section: "Client",
+    meaning:
+      "Unlock calls the client sent per 1,000 tokens given to `tryUnlock`, with one committer doing lock then tryUnlock over HTTP. Alone, nearly every token goes in its own call (nothing to batch with), so expect close to 1,000.",
+  },
+  unlock_calls_per_1000_tokens_c8: {
+    section: "Client",
+    meaning: "The same with 8 concurrent committers on one client: tokens that arrive while a call is in flight share the next one.",
+  },
+  unlock_calls_per_1000_tokens_c64: {
+    section: "Client",
+    meaning: "The same with 64 concurrent committers: the batch size grows with load, so unlock calls stop scaling with commits.",
+  },
+  http_lock_tryunlock_pairs_per_s_c64: {
+    section: "Client",
+    meaning:
+      "lock then tryUnlock pairs per second from 64 concurrent callers sharing one LockClient, to the CLI server in a child process over loopback. Unlocks travel batched, so each pair costs about one request.",
+    target: { op: ">=", value: 15_000 },
+  },
 };
 
 /** True, false, or undefined when the figure has no target. */

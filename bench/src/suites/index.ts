@@ -1,7 +1,8 @@
 import type { Suite } from "../figures.js";
+import { clientSuite } from "./client.js";
 import { engineSuite } from "./engine.js";
 import { httpSuite } from "./http.js";
 import { memorySuite } from "./memory.js";
 
 /** Every suite, in the order `pnpm bench` runs them. */
-export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite];
+export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite];

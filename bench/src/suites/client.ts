@@ -1,0 +1,87 @@
+import { LockClient } from "@leasehold/client";
+import type { Figure, Suite } from "../figures.js";
+import { startServerProcess } from "../server-process.js";
+import { nowMs, nowNs, quantile, round } from "../stats.js";
+import { silentLogger } from "../silent-logger.js";
+
+/** Committers doing lock then tryUnlock for `ms`; returns pairs and the client's unlock stats. */
+async function committers(baseUrl: string, concurrency: number, ms: number, namespace: string) {
+  const client = LockClient.http({ baseUrl, namespace, logger: silentLogger() });
+  let pairs = 0;
+  const end = nowMs() + ms;
+  const start = nowMs();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, i) => {
+      let n = 0;
+      while (nowMs() < end) {
+        const res = await client.lock([{ descriptor: `c${i}-k${n++ % 4}`, mode: "exclusive" }]);
+        if (res.status !== "acquired") throw new Error("uncontended lock was not granted");
+        client.tryUnlock([res.token]);
+        pairs++;
+      }
+    }),
+  );
+  const elapsed = (nowMs() - start) / 1000;
+  await client.close();
+  const stats = client.stats();
+  return { pairs, elapsed, unlockCalls: stats.unlockCalls, tokens: stats.tokensEnqueued, failures: stats.unlockFailures };
+}
+
+/** The caller's cost of `tryUnlock`, lock by lock, with the flusher running in the background. */
+async function tryUnlockCost(baseUrl: string, samples: number): Promise<number[]> {
+  const client = LockClient.http({ baseUrl, namespace: "bench-tryunlock", logger: silentLogger() });
+  const costs: number[] = [];
+  const tokens: string[] = [];
+  for (let i = 0; i < samples; i++) {
+    const res = await client.lock([{ descriptor: `t-${i}`, mode: "exclusive" }]);
+    if (res.status !== "acquired") throw new Error("lock was not granted");
+    tokens.push(res.token);
+  }
+  for (const token of tokens) {
+    const t0 = nowNs();
+    client.tryUnlock([token]);
+    costs.push(nowNs() - t0);
+    // Let the flusher run between calls, as between real commits.
+    if (costs.length % 64 === 0) await new Promise((r) => setImmediate(r));
+  }
+  await client.close();
+  return costs;
+}
+
+/**
+ * Client figures over loopback HTTP to a server in a child process: the caller's cost of
+ * `tryUnlock`, unlock calls per 1,000 tokens at 1, 8 and 64 committers, and lock+tryUnlock
+ * throughput at 64 callers.
+ */
+export const clientSuite: Suite = {
+  name: "client",
+  description: "LockClient over HTTP: tryUnlock cost, unlock batching, lock+tryUnlock throughput",
+  async run(ctx) {
+    const server = await startServerProcess();
+    const figures: Figure[] = [];
+    const base = { command: ctx.command, quick: ctx.quick };
+    try {
+      const costs = await tryUnlockCost(server.url, ctx.quick ? 5_000 : 20_000);
+      figures.push(
+        { name: "tryunlock_ns_p50", value: round(quantile(costs, 0.5), 0), unit: "ns", ...base, note: `${costs.length} calls, each timed around the synchronous call` },
+        { name: "tryunlock_ns_p99", value: round(quantile(costs, 0.99), 0), unit: "ns", ...base, note: `${costs.length} calls` },
+      );
+      ctx.progress(`tryUnlock: p50 ${quantile(costs, 0.5)} ns, p99 ${quantile(costs, 0.99)} ns`);
+      const ms = ctx.quick ? 2_000 : 8_000;
+      for (const c of [1, 8, 64]) {
+        await committers(server.url, c, ctx.quick ? 300 : 1000, `bench-warm-${c}`);
+        const r = await committers(server.url, c, ms, `bench-c${c}`);
+        const per1000 = (r.unlockCalls / r.tokens) * 1000;
+        figures.push({ name: `unlock_calls_per_1000_tokens_c${c}`, value: round(per1000, 1), unit: "calls", ...base, note: `${c} committers doing lock then tryUnlock for ${ms / 1000} s: ${r.tokens} tokens in ${r.unlockCalls} unlock calls` });
+        ctx.progress(`c${c}: ${round(per1000, 1)} unlock calls per 1000 tokens, ${Math.round(r.pairs / r.elapsed)} pairs/s`);
+        if (c === 64) {
+          figures.push({ name: "http_lock_tryunlock_pairs_per_s_c64", value: round(r.pairs / r.elapsed, 0), unit: "pairs/s", ...base, note: `64 concurrent callers on one LockClient, lock then tryUnlock, ${ms / 1000} s` });
+        }
+        if (r.failures > 0) throw new Error(`${r.failures} unlock calls failed during the benchmark`);
+      }
+      return figures;
+    } finally {
+      await server.stop();
+    }
+  },
+};
