@@ -2,7 +2,6 @@ import {
   LeaseholdError,
   type ImmutableTimestampResponse,
   type Lease,
-  type LockAcquiredResponse,
   type LockRequest,
   type LockResponse,
   type LockSpec,
@@ -19,11 +18,8 @@ import {
 } from "@leasehold/protocol";
 import type { LockTableSnapshot, ServiceMetrics } from "../service/embedded-lock-service.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
-import { DeadlineHeap } from "./deadline-heap.js";
-import { DescriptorState } from "./descriptor-state.js";
-import { LeaseQueue } from "./lease-queue.js";
-import { PERMIT, modeCode } from "./lock-mode-codes.js";
 import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
+import { LockTable, allGrantableNow, forgetIdle } from "./lock-table.js";
 import { NamespaceState } from "./namespace-state.js";
 import { PendingLock } from "./pending-lock.js";
 import { sameIdentity, sortedSpecs } from "./request-identity.js";
@@ -90,13 +86,9 @@ export class LockEngine {
   private readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
   private readonly onLeaseLapse: (namespace: string, descriptorCount: number) => void;
   private readonly namespaces = new Map<string, NamespaceState>();
-  private readonly leases = new LeaseQueue<LockRequestState>();
-  private readonly deadlines = new DeadlineHeap<LockRequestState>();
+  private readonly table: LockTable;
   private lastNamespace: NamespaceState | null = null;
-  private now = 0;
   private closed = false;
-  private heldLocks = 0;
-  private grantsTotal = 0;
   private timeoutsTotal = 0;
   private leaseLapsesTotal = 0;
   private unlocksTotal = 0;
@@ -117,6 +109,7 @@ export class LockEngine {
     this.reserver = options.reserver ?? createMemoryTimestampReserver();
     this.onSettled = options.onSettled ?? noop;
     this.onLeaseLapse = options.onLeaseLapse ?? noop;
+    this.table = new LockTable(this.tokens, this.lease, leaseMs, this.onSettled);
   }
 
   /**
@@ -138,19 +131,19 @@ export class LockEngine {
       if (existing !== undefined) return this.retry(existing, specs, allOrNone, max, now + timeoutMs);
     }
     ns.ensureHeadroom(max);
-    const createdForLimits = this.applyLimits(ns, specs);
+    const createdForLimits = this.table.applyLimits(ns, specs);
     if (allOrNone && timeoutMs === 0 && !allGrantableNow(ns, specs)) return this.timeoutAtOnce(ns, specs);
     const req = new LockRequestState(ns, specs, requestId, allOrNone, max);
-    if (allOrNone ? this.advanceAllOrNone(req) : this.takeAvailable(req)) {
+    if (allOrNone ? this.table.advanceAllOrNone(req) : this.table.takeAvailable(req)) {
       if (createdForLimits) forgetIdle(ns, specs);
       if (requestId !== undefined) ns.requests.set(requestId, req);
-      return this.grant(req);
+      return this.table.grant(req);
     }
     if (timeoutMs === 0) return this.timeoutAtOnce(ns, specs);
-    if (!allOrNone) this.watch(req);
+    if (!allOrNone) this.table.watch(req);
     else if (createdForLimits) forgetIdle(ns, specs);
     req.deadline = now + timeoutMs;
-    this.deadlines.push(req);
+    this.table.deadlines.push(req);
     ns.waiting.add(req);
     if (requestId !== undefined) ns.requests.set(requestId, req);
     return (req.pending = new PendingLock(req));
@@ -165,7 +158,7 @@ export class LockEngine {
     for (const token of request.tokens) {
       const req = ns.tokens.get(token);
       if (req === undefined) continue;
-      this.releaseToken(req);
+      this.table.releaseToken(req);
       this.unlocksTotal++;
       unlocked.push(token);
     }
@@ -183,7 +176,7 @@ export class LockEngine {
         const req = ns.tokens.get(token);
         if (req === undefined || seen?.has(token) === true) continue;
         seen?.add(token);
-        this.leases.renew(req, now + this.leaseMs);
+        this.table.leases.renew(req, now + this.leaseMs);
         refreshed.push(token);
       }
     }
@@ -209,7 +202,7 @@ export class LockEngine {
       lock.token = this.tokens.next();
       ns.tokens.set(lock.token, lock);
       ns.addImmutable(lock);
-      this.leases.append(lock, now + this.leaseMs);
+      this.table.leases.append(lock, now + this.leaseMs);
       transactions[i] = { startTimestamp: lock.startTimestamp, token: lock.token };
     }
     return { immutableTimestamp: ns.minImmutable() ?? first, transactions, lease: this.lease };
@@ -233,13 +226,13 @@ export class LockEngine {
     this.catchUp();
     if (req.status !== WAITING) return false;
     this.abandonedTotal++;
-    this.endWaiting(req);
+    this.table.endWaiting(req);
     return true;
   }
 
   /** When the engine next needs {@link advance}: the earliest lease expiry or waiter deadline. */
   nextDeadline(): number {
-    return Math.min(this.leases.nextExpiry(), this.deadlines.nextDeadline());
+    return Math.min(this.table.leases.nextExpiry(), this.table.deadlines.nextDeadline());
   }
 
   /** Let time pass: reap lapsed leases, then time out waiters whose deadline has come. */
@@ -254,7 +247,7 @@ export class LockEngine {
   close(error: LeaseholdError = new LeaseholdError("UNAVAILABLE", "the lock server is shutting down")): void {
     if (this.closed) return;
     this.closed = true;
-    this.deadlines.clear();
+    this.table.deadlines.clear();
     for (const ns of this.namespaces.values()) {
       for (const req of ns.waiting) {
         req.status = DONE;
@@ -270,10 +263,10 @@ export class LockEngine {
     for (const ns of this.namespaces.values()) waiting += ns.waiting.size;
     return {
       namespaces: this.namespaces.size,
-      heldLocks: this.heldLocks,
-      heldTokens: this.leases.size,
+      heldLocks: this.table.heldLocks,
+      heldTokens: this.table.leases.size,
       waitingRequests: this.closed ? 0 : waiting,
-      grantsTotal: this.grantsTotal,
+      grantsTotal: this.table.grantsTotal,
       timeoutsTotal: this.timeoutsTotal,
       leaseLapsesTotal: this.leaseLapsesTotal,
       unlocksTotal: this.unlocksTotal,
@@ -293,25 +286,25 @@ export class LockEngine {
   private catchUp(): number {
     if (this.closed) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
     const now = this.clock();
-    this.now = now;
-    const head = this.leases.head;
-    if ((head !== null && head.expiresAt <= now) || this.deadlines.nextDeadline() <= now) this.reap(now);
+    this.table.now = now;
+    const head = this.table.leases.head;
+    if ((head !== null && head.expiresAt <= now) || this.table.deadlines.nextDeadline() <= now) this.reap(now);
     return now;
   }
 
   private reap(now: number): void {
-    for (let head = this.leases.head; head !== null && head.expiresAt <= now; head = this.leases.head) {
+    for (let head = this.table.leases.head; head !== null && head.expiresAt <= now; head = this.table.leases.head) {
       this.reapVisits++;
       const ns = head.namespace;
       const count = head.heldCount;
-      this.releaseToken(head);
+      this.table.releaseToken(head);
       this.leaseLapsesTotal++;
       this.onLeaseLapse(ns.name, count);
     }
     this.reapVisits++;
-    for (let top = this.deadlines.peek(); top !== undefined && top.deadline <= now; top = this.deadlines.peek()) {
+    for (let top = this.table.deadlines.peek(); top !== undefined && top.deadline <= now; top = this.table.deadlines.peek()) {
       this.timeoutsTotal++;
-      this.endWaiting(top);
+      this.table.endWaiting(top);
       if (top.pending !== null) this.onSettled(top.pending, TIMEOUT);
     }
   }
@@ -325,29 +318,6 @@ export class LockEngine {
       this.namespaces.set(name, ns);
     }
     return (this.lastNamespace = ns);
-  }
-
-  /**
-   * The live permit limit: the newest request's limit applies on arrival, whatever its outcome.
-   * Returns true when it brought a descriptor into use just to record a limit; the caller must
-   * then drop those that stay idle, or they would linger.
-   */
-  private applyLimits(ns: NamespaceState, specs: readonly LockSpec[]): boolean {
-    let created = false;
-    for (let i = 0; i < specs.length; i++) {
-      const spec = specs[i] as LockSpec;
-      if (spec.limit === undefined) continue;
-      let d = ns.descriptors.get(spec.descriptor);
-      if (d === undefined) {
-        d = new DescriptorState(spec.descriptor, spec.limit);
-        ns.descriptors.set(spec.descriptor, d);
-        created = true;
-      }
-      const raised = spec.limit > d.limit;
-      d.limit = spec.limit;
-      if (raised && d.holderMode === PERMIT) this.pump(ns, d);
-    }
-    return created;
   }
 
   private timeoutAtOnce(ns: NamespaceState, specs: readonly LockSpec[]): LockTimeoutResponse {
@@ -364,193 +334,16 @@ export class LockEngine {
         { path: "requestId" },
       );
     }
-    if (this.applyLimits(req.namespace, specs)) forgetIdle(req.namespace, specs);
+    if (this.table.applyLimits(req.namespace, specs)) forgetIdle(req.namespace, specs);
     if (req.status === HELD) {
-      this.leases.renew(req, this.now + this.leaseMs);
-      return this.answer(req);
+      this.table.leases.renew(req, this.table.now + this.leaseMs);
+      return this.table.answer(req);
     }
     if (deadline > req.deadline) {
       req.deadline = deadline;
-      this.deadlines.update(req);
+      this.table.deadlines.update(req);
     }
     return req.pending as PendingLock;
   }
 
-  /** All-or-none: take descriptors in ascending order until one is not grantable; queue there. */
-  private advanceAllOrNone(req: LockRequestState): boolean {
-    const specs = req.specs as readonly LockSpec[];
-    const descriptors = req.namespace.descriptors;
-    while (req.nextIndex < specs.length) {
-      const spec = specs[req.nextIndex] as LockSpec;
-      const mode = modeCode(spec.mode);
-      let d = descriptors.get(spec.descriptor);
-      if (d === undefined) {
-        d = new DescriptorState(spec.descriptor, spec.limit);
-        descriptors.set(spec.descriptor, d);
-      } else if (!d.grantableNow(mode)) {
-        d.enqueue(req, mode);
-        return false;
-      }
-      this.take(req, d, spec, mode);
-      req.nextIndex++;
-    }
-    return true;
-  }
-
-  /** as-many-as-possible: take every descriptor grantable now, in ascending order, up to max. */
-  private takeAvailable(req: LockRequestState): boolean {
-    const specs = req.specs as readonly LockSpec[];
-    const descriptors = req.namespace.descriptors;
-    for (let i = 0; i < specs.length && req.heldCount < req.max; i++) {
-      const spec = specs[i] as LockSpec;
-      const mode = modeCode(spec.mode);
-      let d = descriptors.get(spec.descriptor);
-      if (d === undefined) {
-        d = new DescriptorState(spec.descriptor, spec.limit);
-        descriptors.set(spec.descriptor, d);
-      } else if (!d.grantableNow(mode)) continue;
-      this.take(req, d, spec, mode);
-    }
-    return req.heldCount > 0;
-  }
-
-  private take(req: LockRequestState, d: DescriptorState, spec: LockSpec, mode: number): void {
-    d.addHolder(mode);
-    const i = req.heldCount++;
-    req.held[i] = d;
-    req.acquired[i] = { descriptor: spec.descriptor, mode: spec.mode, fencingToken: req.namespace.take(1) };
-    this.heldLocks++;
-    this.grantsTotal++;
-  }
-
-  /** Turn a request that holds everything it gets into a live token. */
-  private grant(req: LockRequestState): LockAcquiredResponse {
-    const ns = req.namespace;
-    if (req.heldCount < req.held.length) {
-      req.held.length = req.heldCount;
-      req.acquired.length = req.heldCount;
-    }
-    req.status = HELD;
-    const token = (req.token = this.tokens.next());
-    ns.tokens.set(token, req);
-    this.leases.append(req, this.now + this.leaseMs);
-    if (req.requestId === undefined) req.specs = null;
-    return { status: "acquired", token, lease: this.lease, acquired: req.acquired };
-  }
-
-  private answer(req: LockRequestState): LockAcquiredResponse {
-    return { status: "acquired", token: req.token, lease: this.lease, acquired: req.acquired };
-  }
-
-  private grantWaiting(req: LockRequestState): void {
-    this.deadlines.remove(req);
-    req.namespace.waiting.delete(req);
-    if (req.watching) this.unwatch(req);
-    const answer = this.grant(req);
-    if (req.pending !== null) this.onSettled(req.pending, answer);
-  }
-
-  private watch(req: LockRequestState): void {
-    const specs = req.specs as readonly LockSpec[];
-    const descriptors = req.namespace.descriptors;
-    for (let i = 0; i < specs.length; i++) {
-      const spec = specs[i] as LockSpec;
-      let d = descriptors.get(spec.descriptor);
-      if (d === undefined) {
-        d = new DescriptorState(spec.descriptor, spec.limit);
-        descriptors.set(spec.descriptor, d);
-      }
-      d.watch(req, modeCode(spec.mode));
-    }
-    req.watching = true;
-  }
-
-  private unwatch(req: LockRequestState): void {
-    req.watching = false;
-    const specs = req.specs as readonly LockSpec[];
-    const descriptors = req.namespace.descriptors;
-    for (let i = 0; i < specs.length; i++) {
-      const d = descriptors.get((specs[i] as LockSpec).descriptor);
-      if (d === undefined) continue;
-      d.unwatch(req);
-      if (d.isIdle()) descriptors.delete(d.key);
-    }
-  }
-
-  /**
-   * Grant what a descriptor can now give: successive queue heads while compatible (FIFO, no
-   * overtaking), then, once nobody is queued, the watchers it has become grantable for.
-   */
-  private pump(ns: NamespaceState, d: DescriptorState): void {
-    for (let head = d.queueHead; head !== null && d.compatible(head.queueMode); head = d.queueHead) {
-      const mode = head.queueMode;
-      d.dequeue(head);
-      this.take(head, d, (head.specs as readonly LockSpec[])[head.nextIndex] as LockSpec, mode);
-      head.nextIndex++;
-      if (this.advanceAllOrNone(head)) this.grantWaiting(head);
-    }
-    if (d.queueHead === null && d.watchers !== null) {
-      for (const [watcher, mode] of d.watchers) {
-        if (d.compatible(mode) && this.takeAvailable(watcher)) this.grantWaiting(watcher);
-      }
-    }
-    if (d.isIdle()) ns.descriptors.delete(d.key);
-  }
-
-  private releaseHolds(req: LockRequestState): void {
-    const ns = req.namespace;
-    const held = req.held;
-    const n = req.heldCount;
-    this.heldLocks -= n;
-    for (let i = 0; i < n; i++) {
-      const d = held[i] as DescriptorState;
-      d.removeHolder();
-      this.pump(ns, d);
-    }
-  }
-
-  private releaseToken(req: LockRequestState): void {
-    const ns = req.namespace;
-    req.status = DONE;
-    ns.tokens.delete(req.token);
-    this.leases.remove(req);
-    if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
-    if (req.startTimestamp !== 0) ns.releasedImmutable();
-    else this.releaseHolds(req);
-  }
-
-  /** Take a waiting request out of everything (timeout, abandonment) and release what it holds. */
-  private endWaiting(req: LockRequestState): void {
-    const ns = req.namespace;
-    req.status = DONE;
-    this.deadlines.remove(req);
-    ns.waiting.delete(req);
-    if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
-    const queuedOn = req.queuedOn;
-    if (queuedOn !== null) {
-      queuedOn.dequeue(req);
-      this.pump(ns, queuedOn);
-    }
-    if (req.watching) this.unwatch(req);
-    this.releaseHolds(req);
-  }
-}
-
-/** Drop the permit descriptors of `specs` that nothing holds, queues on or watches. */
-function forgetIdle(ns: NamespaceState, specs: readonly LockSpec[]): void {
-  for (let i = 0; i < specs.length; i++) {
-    const spec = specs[i] as LockSpec;
-    if (spec.limit === undefined) continue;
-    const d = ns.descriptors.get(spec.descriptor);
-    if (d !== undefined && d.isIdle()) ns.descriptors.delete(d.key);
-  }
-}
-
-function allGrantableNow(ns: NamespaceState, specs: readonly LockSpec[]): boolean {
-  for (let i = 0; i < specs.length; i++) {
-    const spec = specs[i] as LockSpec;
-    const d = ns.descriptors.get(spec.descriptor);
-    if (d !== undefined && !d.grantableNow(modeCode(spec.mode))) return false;
-  }
-  return true;
 }

@@ -1,0 +1,236 @@
+import type { Lease, LeaseholdError, LockAcquiredResponse, LockResponse, LockSpec } from "@leasehold/protocol";
+import { DeadlineHeap } from "./deadline-heap.js";
+import { DescriptorState } from "./descriptor-state.js";
+import { LeaseQueue } from "./lease-queue.js";
+import { PERMIT, modeCode } from "./lock-mode-codes.js";
+import { DONE, HELD, type LockRequestState } from "./lock-request-state.js";
+import type { NamespaceState } from "./namespace-state.js";
+import type { PendingLock } from "./pending-lock.js";
+import type { TokenSource } from "./token-source.js";
+
+/**
+ * The grant machinery behind {@link LockEngine}: taking descriptors, queueing, watching, granting
+ * waiters when something is released, and releasing. It owns the lease queue and the waiters'
+ * deadline heap because granting and releasing must keep both in step; the engine owns the
+ * operations, time and namespaces.
+ */
+export class LockTable {
+  /** Every live token, in lease-expiry order. */
+  readonly leases = new LeaseQueue<LockRequestState>();
+  /** Every waiting request, by deadline. */
+  readonly deadlines = new DeadlineHeap<LockRequestState>();
+  /** The current time, set by the engine at the start of every operation. */
+  now = 0;
+  /** Descriptor holds right now (waiting all-or-none requests' partial holds included). */
+  heldLocks = 0;
+  /** Descriptor grants since start. */
+  grantsTotal = 0;
+
+  constructor(
+    private readonly tokens: TokenSource,
+    private readonly lease: Lease,
+    private readonly leaseMs: number,
+    private readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void,
+  ) {}
+
+  /**
+   * The live permit limit: the newest request's limit applies on arrival, whatever its outcome.
+   * Returns true when it brought a descriptor into use just to record a limit; the caller must
+   * then drop those that stay idle, or they would linger.
+   */
+  applyLimits(ns: NamespaceState, specs: readonly LockSpec[]): boolean {
+    let created = false;
+    for (let i = 0; i < specs.length; i++) {
+      const spec = specs[i] as LockSpec;
+      if (spec.limit === undefined) continue;
+      let d = ns.descriptors.get(spec.descriptor);
+      if (d === undefined) {
+        d = new DescriptorState(spec.descriptor, spec.limit);
+        ns.descriptors.set(spec.descriptor, d);
+        created = true;
+      }
+      const raised = spec.limit > d.limit;
+      d.limit = spec.limit;
+      if (raised && d.holderMode === PERMIT) this.pump(ns, d);
+    }
+    return created;
+  }
+
+  /** All-or-none: take descriptors in ascending order until one is not grantable; queue there. */
+  advanceAllOrNone(req: LockRequestState): boolean {
+    const specs = req.specs as readonly LockSpec[];
+    const descriptors = req.namespace.descriptors;
+    while (req.nextIndex < specs.length) {
+      const spec = specs[req.nextIndex] as LockSpec;
+      const mode = modeCode(spec.mode);
+      let d = descriptors.get(spec.descriptor);
+      if (d === undefined) {
+        d = new DescriptorState(spec.descriptor, spec.limit);
+        descriptors.set(spec.descriptor, d);
+      } else if (!d.grantableNow(mode)) {
+        d.enqueue(req, mode);
+        return false;
+      }
+      this.take(req, d, spec, mode);
+      req.nextIndex++;
+    }
+    return true;
+  }
+
+  /** as-many-as-possible: take every descriptor grantable now, in ascending order, up to max. */
+  takeAvailable(req: LockRequestState): boolean {
+    const specs = req.specs as readonly LockSpec[];
+    const descriptors = req.namespace.descriptors;
+    for (let i = 0; i < specs.length && req.heldCount < req.max; i++) {
+      const spec = specs[i] as LockSpec;
+      const mode = modeCode(spec.mode);
+      let d = descriptors.get(spec.descriptor);
+      if (d === undefined) {
+        d = new DescriptorState(spec.descriptor, spec.limit);
+        descriptors.set(spec.descriptor, d);
+      } else if (!d.grantableNow(mode)) continue;
+      this.take(req, d, spec, mode);
+    }
+    return req.heldCount > 0;
+  }
+
+  take(req: LockRequestState, d: DescriptorState, spec: LockSpec, mode: number): void {
+    d.addHolder(mode);
+    const i = req.heldCount++;
+    req.held[i] = d;
+    req.acquired[i] = { descriptor: spec.descriptor, mode: spec.mode, fencingToken: req.namespace.take(1) };
+    this.heldLocks++;
+    this.grantsTotal++;
+  }
+
+  /** Turn a request that holds everything it gets into a live token. */
+  grant(req: LockRequestState): LockAcquiredResponse {
+    const ns = req.namespace;
+    if (req.heldCount < req.held.length) {
+      req.held.length = req.heldCount;
+      req.acquired.length = req.heldCount;
+    }
+    req.status = HELD;
+    const token = (req.token = this.tokens.next());
+    ns.tokens.set(token, req);
+    this.leases.append(req, this.now + this.leaseMs);
+    if (req.requestId === undefined) req.specs = null;
+    return { status: "acquired", token, lease: this.lease, acquired: req.acquired };
+  }
+
+  answer(req: LockRequestState): LockAcquiredResponse {
+    return { status: "acquired", token: req.token, lease: this.lease, acquired: req.acquired };
+  }
+
+  grantWaiting(req: LockRequestState): void {
+    this.deadlines.remove(req);
+    req.namespace.waiting.delete(req);
+    if (req.watching) this.unwatch(req);
+    const answer = this.grant(req);
+    if (req.pending !== null) this.onSettled(req.pending, answer);
+  }
+
+  watch(req: LockRequestState): void {
+    const specs = req.specs as readonly LockSpec[];
+    const descriptors = req.namespace.descriptors;
+    for (let i = 0; i < specs.length; i++) {
+      const spec = specs[i] as LockSpec;
+      let d = descriptors.get(spec.descriptor);
+      if (d === undefined) {
+        d = new DescriptorState(spec.descriptor, spec.limit);
+        descriptors.set(spec.descriptor, d);
+      }
+      d.watch(req, modeCode(spec.mode));
+    }
+    req.watching = true;
+  }
+
+  unwatch(req: LockRequestState): void {
+    req.watching = false;
+    const specs = req.specs as readonly LockSpec[];
+    const descriptors = req.namespace.descriptors;
+    for (let i = 0; i < specs.length; i++) {
+      const d = descriptors.get((specs[i] as LockSpec).descriptor);
+      if (d === undefined) continue;
+      d.unwatch(req);
+      if (d.isIdle()) descriptors.delete(d.key);
+    }
+  }
+
+  /**
+   * Grant what a descriptor can now give: successive queue heads while compatible (FIFO, no
+   * overtaking), then, once nobody is queued, the watchers it has become grantable for.
+   */
+  pump(ns: NamespaceState, d: DescriptorState): void {
+    for (let head = d.queueHead; head !== null && d.compatible(head.queueMode); head = d.queueHead) {
+      const mode = head.queueMode;
+      d.dequeue(head);
+      this.take(head, d, (head.specs as readonly LockSpec[])[head.nextIndex] as LockSpec, mode);
+      head.nextIndex++;
+      if (this.advanceAllOrNone(head)) this.grantWaiting(head);
+    }
+    if (d.queueHead === null && d.watchers !== null) {
+      for (const [watcher, mode] of d.watchers) {
+        if (d.compatible(mode) && this.takeAvailable(watcher)) this.grantWaiting(watcher);
+      }
+    }
+    if (d.isIdle()) ns.descriptors.delete(d.key);
+  }
+
+  releaseHolds(req: LockRequestState): void {
+    const ns = req.namespace;
+    const held = req.held;
+    const n = req.heldCount;
+    this.heldLocks -= n;
+    for (let i = 0; i < n; i++) {
+      const d = held[i] as DescriptorState;
+      d.removeHolder();
+      this.pump(ns, d);
+    }
+  }
+
+  releaseToken(req: LockRequestState): void {
+    const ns = req.namespace;
+    req.status = DONE;
+    ns.tokens.delete(req.token);
+    this.leases.remove(req);
+    if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
+    if (req.startTimestamp !== 0) ns.releasedImmutable();
+    else this.releaseHolds(req);
+  }
+
+  /** Take a waiting request out of everything (timeout, abandonment) and release what it holds. */
+  endWaiting(req: LockRequestState): void {
+    const ns = req.namespace;
+    req.status = DONE;
+    this.deadlines.remove(req);
+    ns.waiting.delete(req);
+    if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
+    const queuedOn = req.queuedOn;
+    if (queuedOn !== null) {
+      queuedOn.dequeue(req);
+      this.pump(ns, queuedOn);
+    }
+    if (req.watching) this.unwatch(req);
+    this.releaseHolds(req);
+  }
+}
+
+/** Drop the permit descriptors of `specs` that nothing holds, queues on or watches. */
+export function forgetIdle(ns: NamespaceState, specs: readonly LockSpec[]): void {
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i] as LockSpec;
+    if (spec.limit === undefined) continue;
+    const d = ns.descriptors.get(spec.descriptor);
+    if (d !== undefined && d.isIdle()) ns.descriptors.delete(d.key);
+  }
+}
+
+export function allGrantableNow(ns: NamespaceState, specs: readonly LockSpec[]): boolean {
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i] as LockSpec;
+    const d = ns.descriptors.get(spec.descriptor);
+    if (d !== undefined && !d.grantableNow(modeCode(spec.mode))) return false;
+  }
+  return true;
+}
