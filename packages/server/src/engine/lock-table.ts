@@ -94,6 +94,7 @@ export class LockTable {
     return req.heldCount > 0;
   }
 
+  /** Give `req` one descriptor; each grant takes the namespace's next number as its fencing token. */
   take(req: LockRequestState, d: DescriptorState, spec: LockSpec, mode: number): void {
     d.addHolder(mode);
     const i = req.heldCount++;
@@ -118,10 +119,12 @@ export class LockTable {
     return { status: "acquired", token, lease: this.lease, acquired: req.acquired };
   }
 
+  /** The answer of a granted request again (a requestId retry): same token, same fencing tokens. */
   answer(req: LockRequestState): LockAcquiredResponse {
     return { status: "acquired", token: req.token, lease: this.lease, acquired: req.acquired };
   }
 
+  /** Grant a request that was waiting and tell its caller through `onSettled`. */
   grantWaiting(req: LockRequestState): void {
     this.deadlines.remove(req);
     req.namespace.waiting.delete(req);
@@ -130,6 +133,7 @@ export class LockTable {
     if (req.pending !== null) this.onSettled(req.pending, answer);
   }
 
+  /** Make an as-many-as-possible request wait, outside every queue, for any of its descriptors. */
   watch(req: LockRequestState): void {
     const specs = req.specs as readonly LockSpec[];
     const descriptors = req.namespace.descriptors;
@@ -145,6 +149,7 @@ export class LockTable {
     req.watching = true;
   }
 
+  /** Take a watcher off every watch list, dropping descriptors only it kept in use. */
   unwatch(req: LockRequestState): void {
     req.watching = false;
     const specs = req.specs as readonly LockSpec[];
@@ -177,6 +182,7 @@ export class LockTable {
     if (d.isIdle()) ns.descriptors.delete(d.key);
   }
 
+  /** Release every descriptor `req` holds, granting whoever can go next on each. */
   releaseHolds(req: LockRequestState): void {
     const ns = req.namespace;
     const held = req.held;
@@ -189,6 +195,7 @@ export class LockTable {
     }
   }
 
+  /** End a live token (unlock or lapse): forget it, its requestId and its lease, and release its holds. */
   releaseToken(req: LockRequestState): void {
     const ns = req.namespace;
     req.status = DONE;

@@ -35,6 +35,7 @@ const PACKAGE_VERSION = readPackageVersion();
  * {@link LockEngine} with real timers, and turns waits into promises that follow AbortSignals.
  */
 export class InMemoryLockService implements EmbeddedLockService {
+  /** The leader id of this process, in every lease. */
   readonly leaderId: string;
   private readonly engine: LockEngine;
   private readonly timer: DeadlineTimer;
@@ -43,6 +44,7 @@ export class InMemoryLockService implements EmbeddedLockService {
   private readonly waiting = new Map<PendingLock, Set<Caller>>();
   private closing: Promise<void> | null = null;
 
+  /** See {@link LockServiceOptions} for every option and its default. */
   constructor(options: LockServiceOptions = {}) {
     const logger: Logger = options.logger ?? pino({ level: "silent" });
     const clock = options.clock ?? (() => performance.now());
@@ -69,6 +71,10 @@ export class InMemoryLockService implements EmbeddedLockService {
     });
   }
 
+  /**
+   * Validate and acquire. Requests that must wait resolve later; aborting `signal` before the answer
+   * abandons the request (released, rejected `CANCELLED`) once every caller sharing its requestId has gone.
+   */
   async lock(namespace: string, request: unknown, options?: CallOptions): Promise<LockResponse> {
     this.checkOpen();
     const ns = validateNamespace(namespace);
@@ -103,24 +109,28 @@ export class InMemoryLockService implements EmbeddedLockService {
     });
   }
 
+  /** Validate and release tokens; idempotent. */
   async unlock(namespace: string, request: unknown, _options?: CallOptions): Promise<UnlockResponse> {
     this.checkOpen();
     const ns = validateNamespace(namespace);
     return this.engine.unlock(ns, requestValidators.unlock.parse(request));
   }
 
+  /** Validate and renew the leases of tokens still held. */
   async refresh(namespace: string, request: unknown, _options?: CallOptions): Promise<RefreshResponse> {
     this.checkOpen();
     const ns = validateNamespace(namespace);
     return this.engine.refresh(ns, requestValidators.refresh.parse(request));
   }
 
+  /** Validate and hand out a range of fresh timestamps. */
   async timestamps(namespace: string, request: unknown, _options?: CallOptions): Promise<TimestampsResponse> {
     this.checkOpen();
     const ns = validateNamespace(namespace);
     return this.engine.timestamps(ns, requestValidators.timestamps.parse(request));
   }
 
+  /** Validate and start transactions, each holding an immutable-timestamp lock. */
   async startTransactions(namespace: string, request: unknown, _options?: CallOptions): Promise<StartTransactionsResponse> {
     this.checkOpen();
     const ns = validateNamespace(namespace);
@@ -129,6 +139,7 @@ export class InMemoryLockService implements EmbeddedLockService {
     return answer;
   }
 
+  /** Validate and answer the namespace's immutable timestamp. */
   async immutableTimestamp(namespace: string, request: unknown, _options?: CallOptions): Promise<ImmutableTimestampResponse> {
     this.checkOpen();
     const ns = validateNamespace(namespace);
@@ -136,19 +147,23 @@ export class InMemoryLockService implements EmbeddedLockService {
     return this.engine.immutableTimestamp(ns);
   }
 
+  /** `ok` with the leader id and version, until closed. */
   async health(_options?: CallOptions): Promise<HealthResponse> {
     this.checkOpen();
     return { status: "ok", leaderId: this.leaderId, version: this.version };
   }
 
+  /** Current counters and gauges. */
   metrics(): ServiceMetrics {
     return this.engine.metrics();
   }
 
+  /** A token-free picture of one namespace; throws `INVALID_ARGUMENT` for a bad namespace. */
   snapshot(namespace: string): LockTableSnapshot {
     return this.engine.snapshot(validateNamespace(namespace));
   }
 
+  /** Answer waiters `UNAVAILABLE`, refuse later calls, stop the timer and persist the bound. Idempotent. */
   close(): Promise<void> {
     if (this.closing === null) {
       // Synchronous, so no call or timer can slip in between "closing" and "waiters answered".
