@@ -91,3 +91,28 @@ describe("FIFO and all-or-none", () => {
     tokenOf(t.outcome(r));
   });
 });
+
+describe("large cascades", () => {
+  it("grants 20,000 queued shared readers in one release, iteratively", () => {
+    const t = makeEngine();
+    const writer = tokenOf(t.engine.lock("ns", req([x("d")])));
+    const readers = Array.from({ length: 20_000 }, () => t.engine.lock("ns", req([s("d")], { acquireTimeoutMs: 1_000 })));
+    expect(t.engine.metrics().waitingRequests).toBe(20_000);
+    t.engine.unlock("ns", { tokens: [writer] });
+    for (const r of readers) tokenOf(t.outcome(r));
+    expect(t.engine.metrics()).toMatchObject({ waitingRequests: 0, heldLocks: 20_000, heldTokens: 20_000 });
+  });
+
+  it("a waiter granted its first descriptor goes on to take 10,000 more in ascending order", () => {
+    const t = makeEngine();
+    const names = Array.from({ length: 10_000 }, (_, i) => `k${String(i).padStart(5, "0")}`);
+    const first = tokenOf(t.engine.lock("ns", req([x(names[0]!)])));
+    const blocker = tokenOf(t.engine.lock("ns", req([x(names[7_000]!)])));
+    const big = t.engine.lock("ns", req([...names].reverse().map(x), { acquireTimeoutMs: 1_000 }));
+    t.engine.unlock("ns", { tokens: [first] });
+    expect(t.outcome(big)).toBeUndefined();
+    expect(t.engine.metrics().heldLocks).toBe(7_001);
+    t.engine.unlock("ns", { tokens: [blocker] });
+    expect(descriptorsOf(t.outcome(big))).toEqual(names);
+  });
+});

@@ -82,3 +82,18 @@ describe("validation in the service", () => {
     service = createLockService();
   });
 });
+
+describe("snapshots", () => {
+  it("hold no tokens, and an unused namespace gives an empty picture without creating it", async () => {
+    service = createLockService();
+    const held = await service.lock("ns", { locks: [{ descriptor: "a", mode: "permit", limit: 2 }] });
+    const txn = await service.startTransactions("ns", { count: 1 });
+    const text = JSON.stringify(service.snapshot("ns"));
+    if (held.status === "acquired") expect(text).not.toContain(held.token);
+    expect(text).not.toContain(txn.transactions[0]!.token);
+    expect(service.snapshot("ns").descriptors).toEqual([{ descriptor: "a", limit: 2, holders: [{ mode: "permit", fencingToken: 1 }], queue: [] }]);
+    expect(service.snapshot("unused")).toEqual({ descriptors: [], heldTokens: 0, waitingRequests: 0, immutableLocks: [], nextTimestamp: 1 });
+    expect(service.metrics().namespaces).toBe(1);
+    expect(() => service.snapshot("bad/ns")).toThrow(LeaseholdError);
+  });
+});
