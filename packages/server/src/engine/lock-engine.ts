@@ -62,6 +62,10 @@ export type LockAttempt = LockResponse | PendingLock;
 
 const TIMEOUT: LockTimeoutResponse = Object.freeze({ status: "timeout" });
 const noop = (): void => undefined;
+// Node defines the global `performance` as a lazy getter; reading it once keeps that getter off
+// every operation.
+const perf = globalThis.performance;
+const monotonicNow = (): number => perf.now();
 
 /**
  * The lock table: pure and synchronous, with an injected clock and no timers or I/O of its own.
@@ -104,7 +108,7 @@ export class LockEngine {
     this.leaseMs = leaseMs;
     this.leaderId = options.leaderId ?? globalThis.crypto.randomUUID();
     this.lease = Object.freeze({ leaderId: this.leaderId, validForMs });
-    this.clock = options.clock ?? (() => performance.now());
+    this.clock = options.clock ?? monotonicNow;
     this.tokens = options.tokenSource ?? createRandomTokenSource();
     this.reserver = options.reserver ?? createMemoryTimestampReserver();
     this.onSettled = options.onSettled ?? noop;
