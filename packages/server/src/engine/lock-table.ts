@@ -96,10 +96,12 @@ export class LockTable {
 
   /** Give `req` one descriptor; each grant takes the namespace's next number as its fencing token. */
   take(req: LockRequestState, d: DescriptorState, spec: LockSpec, mode: number): void {
+    // The number first: if the reserver must run and fails, nothing has changed yet.
+    const fencingToken = req.namespace.take(1);
     d.addHolder(mode);
     const i = req.heldCount++;
     req.held[i] = d;
-    req.acquired[i] = { descriptor: spec.descriptor, mode: spec.mode, fencingToken: req.namespace.take(1) };
+    req.acquired[i] = { descriptor: spec.descriptor, mode: spec.mode, fencingToken };
     this.heldLocks++;
     this.grantsTotal++;
   }
@@ -168,9 +170,8 @@ export class LockTable {
    */
   pump(ns: NamespaceState, d: DescriptorState): void {
     for (let head = d.queueHead; head !== null && d.compatible(head.queueMode); head = d.queueHead) {
-      const mode = head.queueMode;
+      this.take(head, d, (head.specs as readonly LockSpec[])[head.nextIndex] as LockSpec, head.queueMode);
       d.dequeue(head);
-      this.take(head, d, (head.specs as readonly LockSpec[])[head.nextIndex] as LockSpec, mode);
       head.nextIndex++;
       if (this.advanceAllOrNone(head)) this.grantWaiting(head);
     }
