@@ -111,13 +111,14 @@ async function main(argv: readonly string[]): Promise<number> {
   if (options.dataDir === undefined) {
     logger.warn("no --data-dir: timestamps and fencing tokens restart at 1 with the process");
   }
-  const server = await startServer({
-    host: options.host,
-    port: options.port,
-    dataDir: options.dataDir,
-    leaseMs: options.leaseMs,
-    logger,
-  });
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({ host: options.host, port: options.port, dataDir: options.dataDir, leaseMs: options.leaseMs, logger });
+  } catch (err) {
+    // Port in use, unreadable data directory, corrupt bound file: say so in the log stream, exit 1.
+    logger.fatal({ err }, "could not start");
+    return 1;
+  }
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals): void => {

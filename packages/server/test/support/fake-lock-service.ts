@@ -1,0 +1,56 @@
+import type { LockRequest, LockResponse } from "@leasehold/protocol";
+import type { EmbeddedLockService, LockTableSnapshot, ServiceMetrics } from "../../src/service/embedded-lock-service.js";
+
+const EMPTY_METRICS: ServiceMetrics = {
+  namespaces: 0,
+  heldLocks: 0,
+  heldTokens: 0,
+  waitingRequests: 0,
+  grantsTotal: 0,
+  timeoutsTotal: 0,
+  leaseLapsesTotal: 0,
+  unlocksTotal: 0,
+  abandonedTotal: 0,
+};
+
+/**
+ * A scriptable stand-in for the lock service, for HTTP behaviours the real one cannot be made to
+ * show on demand: a grant that lands after its client left, or a bug that throws. `lock` answers
+ * whatever `onLock` returns and ignores the abort signal on purpose.
+ */
+export class FakeLockService implements EmbeddedLockService {
+  readonly leaderId = "fake-leader";
+  readonly unlocked: string[][] = [];
+  onLock: (request: LockRequest) => Promise<LockResponse> = () => Promise.resolve({ status: "timeout" });
+  onTimestamps: () => Promise<{ start: number; count: number }> = () => Promise.resolve({ start: 1, count: 1 });
+
+  lock(_namespace: string, request: LockRequest): Promise<LockResponse> {
+    return this.onLock(request);
+  }
+  async unlock(_namespace: string, request: { tokens: string[] }) {
+    this.unlocked.push(request.tokens);
+    return { unlocked: request.tokens };
+  }
+  async refresh() {
+    return { refreshed: [], lease: { leaderId: this.leaderId, validForMs: 1 } };
+  }
+  timestamps() {
+    return this.onTimestamps();
+  }
+  async startTransactions() {
+    return { immutableTimestamp: 1, transactions: [], lease: { leaderId: this.leaderId, validForMs: 1 } };
+  }
+  async immutableTimestamp() {
+    return { immutableTimestamp: 1 };
+  }
+  async health() {
+    return { status: "ok" as const, leaderId: this.leaderId, version: "test" };
+  }
+  metrics(): ServiceMetrics {
+    return EMPTY_METRICS;
+  }
+  snapshot(): LockTableSnapshot {
+    return { descriptors: [], heldTokens: 0, waitingRequests: 0, immutableLocks: [], nextTimestamp: 1 };
+  }
+  async close(): Promise<void> {}
+}
