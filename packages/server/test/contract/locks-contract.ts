@@ -90,6 +90,31 @@ export function locksContract(get: () => ContractTarget): void {
     });
   });
 
+  describe("mutual exclusion under load", () => {
+    it("100 concurrent workers on one exclusive descriptor never overlap, and each is granted once", async () => {
+      const { service, table } = get();
+      const ns = uniqueNamespace();
+      let inside = 0;
+      let most = 0;
+      const grants: number[] = [];
+      await Promise.all(
+        Array.from({ length: 100 }, async () => {
+          const res = granted(await service.lock(ns, { locks: [ex("crit"), sh(`side-${grants.length % 7}`)], acquireTimeoutMs: 60_000 }));
+          inside++;
+          most = Math.max(most, inside);
+          grants.push(res.acquired.find((l) => l.descriptor === "crit")!.fencingToken);
+          await sleep(1);
+          inside--;
+          await service.unlock(ns, { tokens: [res.token] });
+        }),
+      );
+      expect(most).toBe(1);
+      expect(grants).toHaveLength(100);
+      expect([...grants].sort((a, b) => a - b)).toEqual(grants);
+      expect(table.snapshot(ns)).toMatchObject({ heldTokens: 0, waitingRequests: 0, descriptors: [] });
+    });
+  });
+
   describe("behavior all-or-none", () => {
     it("holds what it acquired while waiting, and releases all of it on timeout", async () => {
       const target = get();
