@@ -40,16 +40,16 @@ function describe(e: ValueError): string {
     case ValueErrorType.Union: {
       const options = (schema.anyOf as { const?: unknown }[] | undefined)?.map((o) => o.const);
       return options && options.every((o) => typeof o === "string")
-        ? `must be one of ${options.join(", ")} (got ${JSON.stringify(e.value)})`
+        ? `must be one of ${options.join(", ")} (got ${shown(e.value)})`
         : "does not match any allowed shape";
     }
     case ValueErrorType.Literal:
       return `must be ${JSON.stringify(schema.const)}`;
     case ValueErrorType.Integer:
-      return `must be an integer (got ${JSON.stringify(e.value)})`;
+      return `must be an integer (got ${shown(e.value)})`;
     case ValueErrorType.IntegerMinimum:
     case ValueErrorType.IntegerMaximum:
-      return `must be between ${String(schema.minimum ?? "-∞")} and ${String(schema.maximum ?? "∞")} (got ${String(e.value)})`;
+      return `must be between ${String(schema.minimum ?? "-∞")} and ${String(schema.maximum ?? "∞")} (got ${shown(e.value)})`;
     case ValueErrorType.String:
       return `must be a string (got ${typeName(e.value)})`;
     case ValueErrorType.StringMinLength:
@@ -69,10 +69,22 @@ function describe(e: ValueError): string {
   }
 }
 
+/**
+ * A short, safe rendering of a client's value for an error message: never recursive on deep input
+ * (a 500,000-level array must not overflow the stack), never longer than 60 characters, and
+ * honest about numbers JSON turned into `Infinity`.
+ */
+export function shown(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : `${value > 0 ? "" : "-"}a number too large to represent`;
+  if (value === null || typeof value !== "object") return String(value);
+  return Array.isArray(value) ? `an array of ${value.length}` : "an object";
+}
+
 function typeName(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? "an object" : `${typeof value} ${JSON.stringify(value)}`;
+  return typeof value === "object" ? "an object" : `${typeof value} ${shown(value)}`;
 }
 
 /** Collect the schema problems of `value`, at most `limit` of them, most specific first. */
@@ -181,10 +193,9 @@ export const responseValidators = {
 /** Throw `INVALID_ARGUMENT` unless `namespace` matches {@link NAMESPACE_PATTERN}. */
 export function validateNamespace(namespace: unknown): string {
   if (typeof namespace !== "string" || !NAMESPACE_PATTERN.test(namespace)) {
-    const shown = typeof namespace === "string" ? JSON.stringify(namespace.slice(0, 80)) : typeName(namespace);
     throw new LeaseholdError(
       "INVALID_ARGUMENT",
-      `namespace ${shown} is invalid: it must be 1..64 characters of A-Z a-z 0-9 . _ - and start with a letter or digit`,
+      `namespace ${typeof namespace === "string" ? shown(namespace) : typeName(namespace)} is invalid: it must be 1..64 characters of A-Z a-z 0-9 . _ - and start with a letter or digit`,
       { path: "namespace" },
     );
   }

@@ -90,3 +90,25 @@ describe("namespace", () => {
     expect(err.details.path).toBe("namespace");
   });
 });
+
+describe("messages about hostile values", () => {
+  it("a deeply nested value is reported, not a stack overflow", () => {
+    let deep: unknown = "x";
+    for (let i = 0; i < 500_000; i++) deep = [deep];
+    const err = errorOf(() => lock({ locks: [{ descriptor: "a", mode: deep }] }));
+    expect(err.code).toBe("INVALID_ARGUMENT");
+    expect(err.details.path).toBe("locks[0].mode");
+    expect(err.message).toContain("an array of 1");
+  });
+
+  it("a number JSON turned into Infinity is named as too large, not null", () => {
+    const err = errorOf(() => requestValidators.timestamps.parse(JSON.parse('{"count":1e400}')));
+    expect(err.details.path).toBe("count");
+    expect(err.message).toMatch(/too large to represent/);
+  });
+
+  it("long strings are cut in messages", () => {
+    const err = errorOf(() => lock({ locks: [{ descriptor: "a", mode: "m".repeat(10_000) }] }));
+    expect(err.message.length).toBeLessThan(300);
+  });
+});
