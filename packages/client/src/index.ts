@@ -25,3 +25,16 @@ export type {
   TimestampsResponse,
   StartTransactionsResponse,
 } from "@leasehold/protocol";
+export { readLock, writeLock, documentDescriptor } from "./recipes/document-lock.js";
+export type { DocumentLockOptions, DocumentWork } from "./recipes/document-lock.js";
+export { HeldLock } from "./recipes/held-lock.js";
+export { JobSemaphore } from "./recipes/job-semaphore.js";
+export type { JobSemaphoreOptions, JobStartOptions, JobStart } from "./recipes/job-semaphore.js";
+export { WorkQueueClaims, TaskClaim } from "./recipes/work-queue-claims.js";
+export type { ClaimOptions } from "./recipes/work-queue-claims.js";
+export { Mutex } from "./recipes/mutex.js";
+export type { MutexOptions } from "./recipes/mutex.js";
+export { TimeoutLock } from "./recipes/timeout-lock.js";
+export type { TimeoutLockOptions } from "./recipes/timeout-lock.js";
+export { StateTransitions } from "./recipes/state-transition.js";
+export type { TaskState, TaskStateStore, StateTransitionOptions, CapturedTasks } from "./recipes/state-transition.js";
