@@ -11,6 +11,7 @@ export type {
   ServiceMetrics,
   LockTableSnapshot,
   DescriptorSnapshot,
+  WaitingLock,
 } from "./service/embedded-lock-service.js";
 export { createRequestHandler } from "./http/create-request-handler.js";
 export type { RequestHandler, RequestHandlerOptions } from "./http/create-request-handler.js";

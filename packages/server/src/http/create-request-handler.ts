@@ -29,8 +29,24 @@ export interface RequestHandlerOptions {
 /** A `node:http` request listener serving protocol v1, health and metrics. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
+const CLOSE: ExtraHeaders = Object.freeze({ connection: "close" });
+
 function routeLabel(route: Route): RouteLabel {
   return route.kind === "operation" ? route.operation : route.kind;
+}
+
+/**
+ * What the handler knows of one request's connection. A plain object rather than an
+ * AbortController: creating an AbortSignal per request cost more than the whole lock grant
+ * (profiled), and only a lock that has to wait ever needs to hear of a disconnect.
+ */
+interface Exchange {
+  /** The client left before the answer was finished. */
+  gone: boolean;
+  /** Called once if the client leaves while a lock waits. */
+  onGone: (() => void) | null;
+  /** Tokens the answer being written grants; released if the client leaves before it is finished. */
+  granted: { readonly namespace: string; readonly tokens: string[] } | null;
 }
 
 /** Headers an error answer needs besides its body. */
@@ -55,7 +71,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     res: ServerResponse,
     operation: Operation,
     rawNamespace: string,
-    signal: AbortSignal,
+    exchange: Exchange,
   ): Promise<void> {
     const namespace = decodeNamespace(rawNamespace);
     const emptyAllowed = operation === "immutable-timestamp";
@@ -70,19 +86,36 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
       }
       body = {};
     } else body = parseJsonBody(raw);
-    if (signal.aborted) return;
+    if (exchange.gone) return;
 
-    const answer = await callOperation(service, operation, namespace, body, { signal });
+    let answer: unknown;
+    if (operation === "lock") {
+      const begun = service.beginLock(namespace, body);
+      if ("abandon" in begun) {
+        // Only a waiting lock listens for the client leaving: it then leaves every queue.
+        exchange.onGone = begun.abandon;
+        answer = await begun.answer;
+        exchange.onGone = null;
+      } else answer = begun;
+    } else answer = await callOperation(service, operation, namespace, body, {});
     const tokens = undeliveredTokens(operation, body, answer);
-    const delivered = await sendJson(res, 200, answer, isClosing() ? { connection: "close" } : {});
-    if (!delivered && tokens.length > 0) {
-      // The client is gone and never saw these tokens, so nobody else could ever release them.
-      logger.warn({ namespace, operation, tokens: tokens.length }, "answer undelivered: releasing what it granted");
-      await service.unlock(namespace, { tokens });
+    if (tokens.length > 0) {
+      // The client may have left while the service worked: then 'close' has already been seen.
+      if (exchange.gone) return releaseUndelivered({ namespace, tokens });
+      exchange.granted = { namespace, tokens };
     }
+    sendJson(res, 200, answer, isClosing() ? CLOSE : undefined);
   }
 
-  async function serve(req: IncomingMessage, res: ServerResponse, route: Route, signal: AbortSignal): Promise<void> {
+  /** The client left before its answer was finished: nobody else could ever release these. */
+  function releaseUndelivered(granted: { readonly namespace: string; readonly tokens: string[] }): void {
+    logger.warn({ namespace: granted.namespace, tokens: granted.tokens.length }, "answer undelivered: releasing what it granted");
+    service.unlock(granted.namespace, { tokens: granted.tokens }).catch((err: unknown) => {
+      logger.error({ err }, "could not release the tokens of an undelivered answer; they will lapse with their lease");
+    });
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse, route: Route, exchange: Exchange): Promise<void> {
     if (route.kind === "unmatched") {
       const path = (req.url ?? "").split("?", 1)[0] ?? "";
       throw new LeaseholdError("NOT_FOUND", `no route ${req.method ?? "?"} ${JSON.stringify(path.slice(0, 200))}; operations are POST /v1/namespaces/{namespace}/{operation}`, {});
@@ -94,10 +127,10 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
         allow: allowed,
       });
     }
-    const closeHeader: ExtraHeaders = isClosing() ? { connection: "close" } : {};
+    const closeHeader: ExtraHeaders = isClosing() ? CLOSE : {};
     switch (route.kind) {
       case "health":
-        await sendJson(res, 200, await service.health({ signal }), closeHeader);
+        sendJson(res, 200, await service.health(), closeHeader);
         return;
       case "metrics": {
         const text = Buffer.from(metrics.render(), "utf8");
@@ -106,26 +139,26 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
         return;
       }
       case "operation":
-        await serveOperation(req, res, route.operation, route.rawNamespace, signal);
+        await serveOperation(req, res, route.operation, route.rawNamespace, exchange);
         return;
     }
   }
 
-  async function answerError(res: ServerResponse, err: unknown, clientGone: boolean): Promise<void> {
+  function answerError(res: ServerResponse, err: unknown, clientGone: boolean): void {
     // Whatever the service threw after an abort is the echo of that abort: nobody is left to tell.
     if (clientGone || err instanceof ClientGoneError) return;
     if (!canAnswer(res)) {
       if (!isLeaseholdError(err)) logger.error({ err }, "request failed after its answer had started");
       return;
     }
-    const closeHeader: ExtraHeaders = isClosing() ? { connection: "close" } : {};
+    const closeHeader: ExtraHeaders = isClosing() ? CLOSE : {};
     if (isLeaseholdError(err) && err.code !== "INTERNAL") {
-      await sendError(res, err, { ...closeHeader, ...errorHeaders(err) });
+      sendError(res, err, { ...closeHeader, ...errorHeaders(err) });
       return;
     }
     const incident = randomUUID();
     logger.error({ err, incident }, "internal error while serving a request");
-    await sendError(
+    sendError(
       res,
       new LeaseholdError("INTERNAL", "internal server error; the server logged the details under this incident id", { incident }),
       closeHeader,
@@ -135,15 +168,19 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
   return (req, res) => {
     const started = performance.now();
     const route = matchRoute(req.url);
-    const controller = new AbortController();
+    const exchange: Exchange = { gone: false, onGone: null, granted: null };
     res.on("close", () => {
       // 'close' also follows a finished answer; only an unfinished one means the client left.
       const finished = res.writableFinished;
-      if (!finished) controller.abort(new ClientGoneError());
+      if (!finished) {
+        exchange.gone = true;
+        exchange.onGone?.();
+        if (exchange.granted !== null) releaseUndelivered(exchange.granted);
+      }
       metrics.observeRequest(routeLabel(route), finished ? res.statusCode : 499, (performance.now() - started) / 1000);
     });
-    serve(req, res, route, controller.signal)
-      .catch((err: unknown) => answerError(res, err, controller.signal.aborted))
+    serve(req, res, route, exchange)
+      .catch((err: unknown) => answerError(res, err, exchange.gone))
       .catch((err: unknown) => {
         logger.error({ err }, "could not answer a request");
         res.destroy();

@@ -1,4 +1,4 @@
-import type { LockMode, LockService } from "@leasehold/protocol";
+import type { LockMode, LockResponse, LockService } from "@leasehold/protocol";
 import type { Logger } from "pino";
 
 /** Options of {@link createLockService}; every field is optional. */
@@ -84,12 +84,29 @@ export interface LockTableSnapshot {
 }
 
 /**
+ * A lock request that could not be answered at once. `answer` settles with the engine's outcome
+ * (`acquired`, `timeout`, or `UNAVAILABLE` at shutdown); `abandon()` gives the wait up: the caller's
+ * `answer` rejects `CANCELLED`, and once every caller sharing the request (retries with the same
+ * `requestId`) has abandoned it, it leaves every queue and releases what it had acquired.
+ * Abandoning after the answer settled does nothing.
+ */
+export interface WaitingLock {
+  readonly answer: Promise<LockResponse>;
+  abandon(): void;
+}
+
+/**
  * The embedded lock service: implements the protocol's {@link LockService} directly over the
  * in-memory lock table, plus what a host process needs to observe and stop it.
  */
 export interface EmbeddedLockService extends LockService {
   /** The leader id of this process; every lease answered carries it. */
   readonly leaderId: string;
+  /**
+   * `lock` for hosts that track cancellation themselves: the answer at once when the engine has
+   * one, otherwise a {@link WaitingLock}. Validation errors throw, as in `lock`.
+   */
+  beginLock(namespace: string, request: unknown): LockResponse | WaitingLock;
   /** Current counters and gauges. */
   metrics(): ServiceMetrics;
   /** A picture of one namespace's lock table (an empty one for a namespace never used). */

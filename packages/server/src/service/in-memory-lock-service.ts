@@ -19,14 +19,15 @@ import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserv
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import { DeadlineTimer } from "./deadline-timer.js";
 import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, ServiceMetrics } from "./embedded-lock-service.js";
+import { WaitingLockHandle } from "./waiting-lock-handle.js";
 
 /** One caller attached to a waiting request (a retry with the same requestId adds another). */
 interface Caller {
   readonly resolve: (answer: LockResponse) => void;
   readonly reject: (error: LeaseholdError) => void;
-  readonly signal: AbortSignal | undefined;
-  readonly onAbort: () => void;
 }
+
+const noop = (): void => undefined;
 
 const PACKAGE_VERSION = readPackageVersion();
 
@@ -76,36 +77,57 @@ export class InMemoryLockService implements EmbeddedLockService {
    * abandons the request (released, rejected `CANCELLED`) once every caller sharing its requestId has gone.
    */
   async lock(namespace: string, request: unknown, options?: CallOptions): Promise<LockResponse> {
+    const signal = options?.signal;
+    if (signal?.aborted === true) {
+      this.checkOpen();
+      validateNamespace(namespace);
+      requestValidators.lock.parse(request);
+      throw cancelled();
+    }
+    const begun = this.beginLock(namespace, request);
+    if (!(begun instanceof WaitingLockHandle)) return begun;
+    if (signal !== undefined) {
+      const onAbort = (): void => begun.abandon();
+      signal.addEventListener("abort", onAbort, { once: true });
+      begun.answer.then(
+        () => signal.removeEventListener("abort", onAbort),
+        () => signal.removeEventListener("abort", onAbort),
+      );
+    }
+    return begun.answer;
+  }
+
+  /**
+   * Validate and acquire, answering at once when the engine can, or a {@link WaitingLock} when the
+   * request must wait. A host that tracks cancellation itself (the HTTP server has a connection,
+   * not an AbortSignal) uses this to avoid creating an AbortController per request, which costs
+   * more than the whole grant.
+   */
+  beginLock(namespace: string, request: unknown): LockResponse | WaitingLockHandle {
     this.checkOpen();
     const ns = validateNamespace(namespace);
     const body = requestValidators.lock.parse(request);
-    const signal = options?.signal;
-    if (signal?.aborted === true) throw cancelled();
     const attempt = this.engine.lock(ns, body);
     this.timer.arm(this.engine.nextDeadline());
     if (attempt.status !== "waiting") return attempt;
-    return new Promise<LockResponse>((resolve, reject) => {
-      let callers = this.waiting.get(attempt);
-      if (callers === undefined) this.waiting.set(attempt, (callers = new Set()));
-      const group = callers;
-      const caller: Caller = {
-        resolve,
-        reject,
-        signal,
-        onAbort: () => {
-          group.delete(caller);
-          reject(cancelled());
-          if (group.size === 0 && this.waiting.get(attempt) === group) {
-            this.waiting.delete(attempt);
-            if (this.closing === null) {
-              this.engine.abandon(attempt);
-              this.timer.arm(this.engine.nextDeadline());
-            }
-          }
-        },
-      };
-      group.add(caller);
-      signal?.addEventListener("abort", caller.onAbort, { once: true });
+    let callers = this.waiting.get(attempt);
+    if (callers === undefined) this.waiting.set(attempt, (callers = new Set()));
+    const group = callers;
+    let caller: Caller = { resolve: noop, reject: noop };
+    const answer = new Promise<LockResponse>((resolve, reject) => {
+      caller = { resolve, reject };
+    });
+    group.add(caller);
+    return new WaitingLockHandle(answer, () => {
+      if (!group.delete(caller)) return;
+      caller.reject(cancelled());
+      if (group.size === 0 && this.waiting.get(attempt) === group) {
+        this.waiting.delete(attempt);
+        if (this.closing === null) {
+          this.engine.abandon(attempt);
+          this.timer.arm(this.engine.nextDeadline());
+        }
+      }
     });
   }
 
@@ -188,7 +210,6 @@ export class InMemoryLockService implements EmbeddedLockService {
     if (callers === undefined) return;
     this.waiting.delete(pending);
     for (const caller of callers) {
-      caller.signal?.removeEventListener("abort", caller.onAbort);
       if (outcome instanceof LeaseholdError) caller.reject(outcome);
       else caller.resolve(outcome);
     }

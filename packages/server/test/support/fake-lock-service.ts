@@ -1,5 +1,5 @@
 import type { LockRequest, LockResponse } from "@leasehold/protocol";
-import type { EmbeddedLockService, LockTableSnapshot, ServiceMetrics } from "../../src/service/embedded-lock-service.js";
+import type { EmbeddedLockService, LockTableSnapshot, ServiceMetrics, WaitingLock } from "../../src/service/embedded-lock-service.js";
 
 const EMPTY_METRICS: ServiceMetrics = {
   namespaces: 0,
@@ -26,6 +26,10 @@ export class FakeLockService implements EmbeddedLockService {
 
   lock(_namespace: string, request: LockRequest): Promise<LockResponse> {
     return this.onLock(request);
+  }
+  /** Every lock "waits" for `onLock`, and abandoning is ignored on purpose (see the class TSDoc). */
+  beginLock(_namespace: string, request: unknown): WaitingLock {
+    return { answer: this.onLock(request as LockRequest), abandon: () => undefined };
   }
   async unlock(_namespace: string, request: { tokens: string[] }) {
     this.unlocked.push(request.tokens);
