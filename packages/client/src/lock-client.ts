@@ -160,6 +160,20 @@ export class LockClient {
   }
 
   /**
+   * Whether this client still holds `token` by its lease, answered locally with no call: true
+   * while the token is tracked here (granted by `lock` or started by `startTransaction(s)`, not
+   * given to `unlock`/`tryUnlock`, not reported on `lostLocks`) and its lease, measured from
+   * before the request that granted or last renewed it, has not run out on this client's clock
+   * (`now`). A transaction asks this for its locks just before it commits, so a valid lease costs
+   * no round-trip. A true answer is a promise only until the lease ends: the lock can be lost
+   * right after, which is why the server keeps a token for `leaseMs`, longer than `validForMs`.
+   */
+  isHeld(token: string): boolean {
+    const end = this.#refresher.expiresAt(token);
+    return end !== undefined && this.#now() < end;
+  }
+
+  /**
    * Renew the leases of `tokens` now (the refresher does this on its own for held locks). Resolves
    * with the tokens still held and the new lease. Concurrent calls share one `refresh` call.
    */
