@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InMemoryKeyValueStore, TransactionConflictError, TransactionManager } from "../src/index.js";
+import { httpBackend, type Backend } from "./support/harness.js";
+
+const ACCOUNTS = 100;
+const WORKERS = 32;
+const TRANSFERS = 5_000;
+const INITIAL = 1_000;
+
+describe("bank transfers over HTTP", () => {
+  let backend: Backend;
+  beforeAll(async () => {
+    backend = await httpBackend();
+  });
+  afterAll(() => backend.close());
+
+  it(`${WORKERS} workers, ${TRANSFERS} transfers between ${ACCOUNTS} accounts: no update is lost and the total holds`, async () => {
+    const client = backend.client();
+    const store = new InMemoryKeyValueStore();
+    const manager = new TransactionManager({ client, store, tables: { accounts: "retry-on-write-write" }, retries: 200 });
+    const account = (i: number) => `acct-${i}`;
+    await manager.run((txn) => {
+      for (let i = 0; i < ACCOUNTS; i++) txn.put("accounts", account(i), "balance", String(INITIAL));
+    });
+
+    // What the committed transfers should have done, applied only when run() says it committed.
+    const expected = Array.from({ length: ACCOUNTS }, () => INITIAL);
+    let next = 0;
+    let applied = 0;
+    let gaveUp = 0;
+    await Promise.all(
+      Array.from({ length: WORKERS }, async () => {
+        while (next < TRANSFERS) {
+          const n = next++;
+          const from = (n * 7919) % ACCOUNTS;
+          const to = (from + 1 + ((n * 104_729) % (ACCOUNTS - 1))) % ACCOUNTS;
+          const amount = 1 + (n % 50);
+          try {
+            await manager.run(async (txn) => {
+              const a = Number(await txn.get("accounts", account(from), "balance"));
+              const b = Number(await txn.get("accounts", account(to), "balance"));
+              txn.put("accounts", account(from), "balance", String(a - amount));
+              txn.put("accounts", account(to), "balance", String(b + amount));
+            });
+            expected[from]! -= amount;
+            expected[to]! += amount;
+            applied++;
+          } catch (err) {
+            if (!(err instanceof TransactionConflictError)) throw err;
+            gaveUp++;
+          }
+        }
+      }),
+    );
+
+    const balances = await manager.run(async (txn) => {
+      const out: number[] = [];
+      for (let i = 0; i < ACCOUNTS; i++) out.push(Number(await txn.get("accounts", account(i), "balance")));
+      return out;
+    });
+    expect(applied + gaveUp).toBe(TRANSFERS);
+    expect(applied).toBeGreaterThan(TRANSFERS * 0.99);
+    expect(balances.reduce((s, v) => s + v, 0)).toBe(ACCOUNTS * INITIAL);
+    // Every committed transfer, and only those, is in the balances: a lost update would show here.
+    expect(balances).toEqual(expected);
+  });
+});
