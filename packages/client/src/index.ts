@@ -38,5 +38,5 @@ export { TimeoutLock } from "./recipes/timeout-lock.js";
 export type { TimeoutLockOptions } from "./recipes/timeout-lock.js";
 export { StateTransitions } from "./recipes/state-transition.js";
 export type { TaskState, TaskStateStore, StateTransitionOptions, CapturedTasks } from "./recipes/state-transition.js";
-export { runClaimWorker } from "./recipes/claim-worker.js";
-export type { ClaimWorkerOptions, ClaimWorkerStats } from "./recipes/claim-worker.js";
+export { runClaimWorker } from "./recipes/run-claim-worker.js";
+export type { ClaimWorkerOptions, ClaimWorkerStats } from "./recipes/run-claim-worker.js";

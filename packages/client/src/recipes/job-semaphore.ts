@@ -1,5 +1,6 @@
 import { LeaseholdError, LIMITS, type LockAcquiredResponse, type LockSpec } from "@leasehold/protocol";
 import type { LockClient } from "../lock-client.js";
+import type { LockOptions } from "../lock-options.js";
 import type { WithLockResult } from "../with-lock.js";
 import { HeldLock } from "./held-lock.js";
 
@@ -58,6 +59,7 @@ export class JobSemaphore {
   readonly #client: LockClient;
   #limit: number;
 
+  /** A semaphore for `job` (its permits live on the descriptor `job:<job>`) through `client`. */
   constructor(client: LockClient, job: string, options: JobSemaphoreOptions) {
     if (typeof job !== "string" || job.length === 0) throw new LeaseholdError("INVALID_ARGUMENT", "job must be a non-empty string", { path: "job" });
     this.#client = client;
@@ -106,7 +108,7 @@ export class JobSemaphore {
     return [{ descriptor: this.descriptor, mode: "permit", limit: this.#limit }];
   }
 
-  #lockOptions(options: JobStartOptions) {
+  #lockOptions(options: JobStartOptions): LockOptions {
     const { acquireTimeoutMs = 0, executionId, signal } = options;
     return { acquireTimeoutMs, ...(executionId !== undefined && { requestId: executionId }), ...(signal && { signal }), clientDescription: `job ${this.job}`.slice(0, 256) };
   }

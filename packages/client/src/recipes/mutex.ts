@@ -25,6 +25,7 @@ export class Mutex {
   readonly name: string;
   readonly #client: LockClient;
 
+  /** The mutex `name` (descriptor `mutex:<name>`), through `client`. */
   constructor(client: LockClient, name: string) {
     this.#client = client;
     this.name = name;

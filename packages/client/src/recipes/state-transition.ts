@@ -51,6 +51,7 @@ export class StateTransitions {
   readonly #store: TaskStateStore;
   readonly #startable: ReadonlySet<string>;
 
+  /** Transitions of the tasks in `store`, claimed through `claims` (whose name is the queue's). */
   constructor(claims: WorkQueueClaims, store: TaskStateStore, options: StateTransitionOptions = {}) {
     this.#claims = claims;
     this.#store = store;

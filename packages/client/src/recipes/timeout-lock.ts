@@ -29,6 +29,7 @@ export class TimeoutLock {
   readonly holdMs: number;
   readonly #client: LockClient;
 
+  /** The timeout lock `name` (descriptor `timeout:<name>`), through `client`. */
   constructor(client: LockClient, name: string, options: TimeoutLockOptions) {
     if (!Number.isFinite(options.holdMs) || options.holdMs <= 0) {
       throw new LeaseholdError("INVALID_ARGUMENT", `holdMs must be a positive number (got ${String(options.holdMs)})`, { path: "holdMs" });

@@ -25,6 +25,7 @@ export class TaskClaim extends HeldLock {
   readonly taskIds: readonly string[];
   readonly #fences: ReadonlyMap<string, number>;
 
+  /** Wraps a claim's answer; `idOf` maps each offered descriptor back to its task id. */
   constructor(client: LockClient, answer: LockAcquiredResponse, idOf: ReadonlyMap<string, string>) {
     super(client, answer);
     const fences = new Map<string, number>();
@@ -63,6 +64,7 @@ export class WorkQueueClaims {
   readonly queue: string;
   readonly #client: LockClient;
 
+  /** Claims on the tasks of `queue`, through `client`. */
   constructor(client: LockClient, queue: string) {
     this.#client = client;
     this.queue = queue;

@@ -78,7 +78,7 @@ describe("job semaphore over HTTP: concurrency limits for batch jobs", () => {
       child.kill("SIGKILL");
       const permit = granted(await next.start({ acquireTimeoutMs: 5 * LEASE_MS }));
       const reclaimedAfter = performance.now() - killedAt;
-      expect(reclaimedAfter).toBeLessThanOrEqual(LEASE_MS + 200);
+      expect(reclaimedAfter).toBeLessThanOrEqual(LEASE_MS + 300); // the lapse itself is at most one lease after the last refresh
       await permit.release();
     } finally {
       child.kill("SIGKILL");
