@@ -24,6 +24,19 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
       "Heap bytes per held lock with 1,000,000 single-descriptor locks held at once (heap after a forced GC, minus the heap before, divided by the count). Includes the token, the lease-queue entry, the descriptor's state and the idempotency-free token record.",
     target: { op: "<=", value: 1024 },
   },
+  engine_pairs_per_s_100k_held: {
+    section: "Lock engine (in process)",
+    meaning: "Exclusive lock+unlock throughput on 1,024 hot keys while 100,000 other locks are held. Lower than the uncontended figure: the tables no longer fit in the CPU caches and the collector has a large old generation to watch.",
+  },
+  engine_pairs_per_s_1m_held: {
+    section: "Lock engine (in process)",
+    meaning: "The same with 1,000,000 other locks held.",
+  },
+  engine_pairs_ratio_1m_over_100k_held: {
+    section: "Lock engine (in process)",
+    meaning:
+      "Grant and release cost must not grow with the lock table: ten times as many held locks should leave throughput about the same (O(1) per operation), where work proportional to what is held would divide it by ten. The first version of this benchmark found a twentyfold slowdown: V8's Map keeps deleted entries in their hash chain until the table is rebuilt, so a hot descriptor dropped and re-added next to a million held locks walked thousands of dead entries. Idle descriptors now stay in the map for a bounded window (`NamespaceState.retire`).",
+  },
   http_pairs_per_s_c64: {
     section: "HTTP server",
     meaning:

@@ -3,6 +3,7 @@ import { clientSuite } from "./client.js";
 import { engineSuite } from "./engine.js";
 import { httpSuite } from "./http.js";
 import { memorySuite } from "./memory.js";
+import { txnSuite } from "./txn.js";
 
 /** Every suite, in the order `pnpm bench` runs them. */
-export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite];
+export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite, txnSuite];

@@ -19,6 +19,8 @@ export class DescriptorState {
   queueHead: LockRequestState | null = null;
   /** Last queued request. */
   queueTail: LockRequestState | null = null;
+  /** True while it sits in its namespace's queue of idle descriptors (see `NamespaceState.retire`). */
+  retired = false;
   /** as-many-as-possible requests waiting for this descriptor to be grantable, with their mode. */
   watchers: Map<LockRequestState, number> | null = null;
 

@@ -160,7 +160,7 @@ export class LockTable {
       const d = descriptors.get((specs[i] as LockSpec).descriptor);
       if (d === undefined) continue;
       d.unwatch(req);
-      if (d.isIdle()) descriptors.delete(d.key);
+      if (d.isIdle()) req.namespace.retire(d);
     }
   }
 
@@ -180,7 +180,7 @@ export class LockTable {
         if (d.compatible(mode) && this.takeAvailable(watcher)) this.grantWaiting(watcher);
       }
     }
-    if (d.isIdle()) ns.descriptors.delete(d.key);
+    if (d.isIdle()) ns.retire(d);
   }
 
   /** Release every descriptor `req` holds, granting whoever can go next on each. */
@@ -230,7 +230,7 @@ export function forgetIdle(ns: NamespaceState, specs: readonly LockSpec[]): void
     const spec = specs[i] as LockSpec;
     if (spec.limit === undefined) continue;
     const d = ns.descriptors.get(spec.descriptor);
-    if (d !== undefined && d.isIdle()) ns.descriptors.delete(d.key);
+    if (d !== undefined && d.isIdle()) ns.retire(d);
   }
 }
 
