@@ -1,3 +1,5 @@
+import { copyFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Figure, Suite } from "./figures.js";
 import { writeReport } from "./report.js";
@@ -26,7 +28,12 @@ for (const suite of selected) {
   figures.push(...produced);
   console.log(`[bench] ${suite.name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
-const results = mergeResults(`${root}bench/results/latest.json`, figures);
-writeReport(`${root}docs`, results);
-console.log(`[bench] wrote bench/results/latest.json and docs/benchmarks.md (${figures.length} figures) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+// LEASEHOLD_BENCH_OUT redirects both outputs (CI's smoke run uses it to leave the committed ones alone).
+const out = process.env.LEASEHOLD_BENCH_OUT;
+const resultsPath = out ? join(out, "latest.json") : `${root}bench/results/latest.json`;
+const docsDir = out ? out : `${root}docs`;
+if (out && existsSync(`${root}bench/results/latest.json`)) copyFileSync(`${root}bench/results/latest.json`, resultsPath);
+const results = mergeResults(resultsPath, figures);
+writeReport(docsDir, results);
+console.log(`[bench] wrote ${resultsPath} and ${join(docsDir, "benchmarks.md")} (${figures.length} figures) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 for (const f of figures) console.log(`[bench] ${f.name} = ${f.value} ${f.unit}`);
