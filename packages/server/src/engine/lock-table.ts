@@ -189,11 +189,10 @@ export class LockTable {
     const held = req.held;
     const n = req.heldCount;
     this.heldLocks -= n;
-    for (let i = 0; i < n; i++) {
-      const d = held[i] as DescriptorState;
-      d.removeHolder();
-      this.pump(ns, d);
-    }
+    // Free everything first, then wake waiters: a waiting as-many-as-possible claim woken by the
+    // first descriptor must see all of them free ("takes what it can at that moment").
+    for (let i = 0; i < n; i++) (held[i] as DescriptorState).removeHolder();
+    for (let i = 0; i < n; i++) this.pump(ns, held[i] as DescriptorState);
   }
 
   /** End a live token (unlock or lapse): forget it, its requestId and its lease, and release its holds. */

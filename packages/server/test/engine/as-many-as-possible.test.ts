@@ -69,3 +69,26 @@ describe("as-many-as-possible", () => {
     expect(descriptorsOf(t.outcome(claim))).toEqual(["d"]);
   });
 });
+
+describe("as-many-as-possible wakes on a whole release", () => {
+  it("a waiting claim woken by an unlock takes every descriptor that unlock freed", async () => {
+    const { LockEngine } = await import("../../src/engine/lock-engine.js");
+    const settled: unknown[] = [];
+    const engine = new LockEngine({ clock: () => 0, onSettled: (_p, outcome) => settled.push(outcome) });
+    const held = engine.lock("ns", {
+      locks: ["t1", "t2", "t3"].map((descriptor) => ({ descriptor, mode: "exclusive" as const })),
+    });
+    if (held.status !== "acquired") throw new Error("not granted");
+    const claim = engine.lock("ns", {
+      locks: ["t1", "t2", "t3"].map((descriptor) => ({ descriptor, mode: "exclusive" as const })),
+      behavior: "as-many-as-possible",
+      acquireTimeoutMs: 1000,
+    });
+    expect(claim.status).toBe("waiting");
+    engine.unlock("ns", { tokens: [held.token] });
+    expect(settled).toHaveLength(1);
+    const answer = settled[0] as { status: string; acquired: { descriptor: string }[] };
+    expect(answer.status).toBe("acquired");
+    expect(answer.acquired.map((a) => a.descriptor)).toEqual(["t1", "t2", "t3"]);
+  });
+});
