@@ -1,3 +1,5 @@
+import { TXN_CATALOG } from "./txn-catalog.js";
+
 /** What a figure means, and the target an issue set for it, for the generated docs. */
 export interface FigureInfo {
   readonly section: string;
@@ -71,6 +73,7 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
       "lock then tryUnlock pairs per second from 64 concurrent callers sharing one LockClient, to the CLI server in a child process over loopback. Unlocks travel batched, so each pair costs about one request.",
     target: { op: ">=", value: 15_000 },
   },
+  ...TXN_CATALOG,
 };
 
 /** True, false, or undefined when the figure has no target. */

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { CATALOG, meetsTarget } from "./catalog.js";
 import type { Figure, Results } from "./figures.js";
 import { barChart } from "./svg-chart.js";
+import { groupedBarChart } from "./svg-grouped-chart.js";
 
 function formatValue(f: Figure): string {
   return Number.isInteger(f.value) ? f.value.toLocaleString("en-US") : String(f.value);
@@ -35,6 +36,21 @@ export function writeReport(docsDir: string, results: Results): void {
     mkdirSync(join(docsDir, dirname(file)), { recursive: true });
     writeFileSync(join(docsDir, file), barChart("Throughput (pairs per second, higher is better)", "pairs/s", throughput.map((f) => ({ label: f.name, value: f.value }))));
     charts.push(`![Throughput](${file})`);
+  }
+  const byName = new Map(results.figures.map((f) => [f.name, f.value]));
+  const levels = [1, 8, 64].filter((n) => byName.has(`commit_p50_ms_sync_c${n}`) || byName.has(`commit_p50_ms_async_c${n}`));
+  if (levels.length > 0) {
+    const file = "img/commit-latency.svg";
+    const groups = levels.flatMap((n) => [
+      { label: `p50, c${n}`, values: [byName.get(`commit_p50_ms_sync_c${n}`), byName.get(`commit_p50_ms_async_c${n}`)] },
+      { label: `p99, c${n}`, values: [byName.get(`commit_p99_ms_sync_c${n}`), byName.get(`commit_p99_ms_async_c${n}`)] },
+    ]);
+    mkdirSync(join(docsDir, dirname(file)), { recursive: true });
+    writeFileSync(
+      join(docsDir, file),
+      groupedBarChart("Commit latency by concurrent transactions (ms, lower is better; each row scaled on its own)", "ms", ["sync unlock (2 awaited calls)", "async unlock (tryUnlock)"], groups, { scalePerGroup: true }),
+    );
+    charts.push(`![Commit latency, sync against async unlock](${file})`);
   }
   const lines: string[] = [
     "# Benchmarks",

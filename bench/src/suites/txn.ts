@@ -5,11 +5,15 @@ import { measureCommitLatency, warmUp } from "../txn-commit-latency.js";
 import { measureLockHold } from "../txn-lock-hold.js";
 import { measureTimestamps } from "../txn-timestamps.js";
 
-/** Concurrency levels of the commit-latency comparison, and transactions per worker per round. */
+/**
+ * Concurrency levels of the commit-latency comparison: interleaved rounds and transactions per
+ * worker per round. Many short rounds rather than a few long ones, so a burst of load from
+ * elsewhere on a shared machine lands on both modes alike.
+ */
 const LEVELS = [
-  { c: 1, quick: 120, full: 400 },
-  { c: 8, quick: 40, full: 120 },
-  { c: 64, quick: 8, full: 25 },
+  { c: 1, quick: { rounds: 16, perWorker: 50 }, full: { rounds: 40, perWorker: 100 } },
+  { c: 8, quick: { rounds: 10, perWorker: 15 }, full: { rounds: 30, perWorker: 30 } },
+  { c: 64, quick: { rounds: 6, perWorker: 5 }, full: { rounds: 20, perWorker: 8 } },
 ] as const;
 
 /**
@@ -25,11 +29,10 @@ export const txnSuite: Suite = {
     const server = await startServerProcess();
     const figures: Figure[] = [];
     const base = { command: ctx.command, quick: ctx.quick };
-    const rounds = ctx.quick ? 4 : 10;
     try {
       await warmUp(server.url, ctx.quick ? 2_000 : 4_000);
       for (const level of LEVELS) {
-        const perWorker = ctx.quick ? level.quick : level.full;
+        const { rounds, perWorker } = ctx.quick ? level.quick : level.full;
         const { sync, async } = await measureCommitLatency(server.url, level.c, rounds, perWorker);
         const p = (s: number[], q: number) => round(quantile(s, q), 3);
         const note = `${level.c} concurrent read-modify-write transactions on own rows, ${rounds} interleaved rounds of ${perWorker} per worker per mode (${sync.transactions} sync, ${async.transactions} async)`;
