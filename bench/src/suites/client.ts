@@ -14,8 +14,10 @@ async function committers(baseUrl: string, concurrency: number, ms: number, name
     Array.from({ length: concurrency }, async (_, i) => {
       let n = 0;
       while (nowMs() < end) {
-        const res = await client.lock([{ descriptor: `c${i}-k${n++ % 4}`, mode: "exclusive" }]);
-        if (res.status !== "acquired") throw new Error("uncontended lock was not granted");
+        // Keys of its own, cycling over 256: an unlock sent in the background has long landed by
+        // the time a key comes round again; if not, the lock waits for it (as a committer would).
+        const res = await client.lock([{ descriptor: `c${i}-k${n++ % 256}`, mode: "exclusive" }], { acquireTimeoutMs: 5_000 });
+        if (res.status !== "acquired") throw new Error("lock on the caller's own key was not granted within 5 s");
         client.tryUnlock([res.token]);
         pairs++;
       }
