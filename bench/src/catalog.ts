@@ -76,6 +76,12 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
   ...TXN_CATALOG,
 };
 
+/** A paragraph shown under a section's heading: what the figures mean together. */
+export const SECTION_INTROS: Readonly<Record<string, string>> = {
+  "Transactions: commit latency, sync against async unlock":
+    "**Choosing between sync and async unlock.** Async (`tryUnlock`, the default) takes the two unlock round-trips off every commit: at one committer the commit takes a bit over half as long, and under load the lock server also receives a small fraction of the unlock calls, which shortens everyone's other calls. The price is that a commit's locks are released a moment after the commit returns (`lock_hold_extension_ms_async_c1`: a fraction of a millisecond here), and that a failed unlock is only logged and left to lapse with its lease. Choose sync only when code must know the locks are gone before it continues (a test, or a hand-off to a waiter you are about to signal); for a transaction commit, whose writes are already durable and whose conflicts are checked against the commit record, async is the right default.",
+};
+
 /** True, false, or undefined when the figure has no target. */
 export function meetsTarget(name: string, value: number): boolean | undefined {
   const target = CATALOG[name]?.target;

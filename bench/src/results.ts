@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Figure, Results } from "./figures.js";
+import { CATALOG } from "./catalog.js";
 import { describeMachine } from "./machine.js";
 
 /**
@@ -17,7 +18,8 @@ export function mergeResults(path: string, figures: readonly Figure[]): Results 
       previous = [];
     }
   }
-  const byName = new Map(previous.map((f) => [f.name, f]));
+  // A figure no suite produces any more (renamed or retired) is dropped rather than kept stale.
+  const byName = new Map(previous.filter((f) => Object.hasOwn(CATALOG, f.name)).map((f) => [f.name, f]));
   for (const f of figures) byName.set(f.name, f);
   const results: Results = {
     machine: describeMachine(),
