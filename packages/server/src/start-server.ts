@@ -1,7 +1,11 @@
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { pino, type Logger } from "pino";
+import { createAdmission } from "./http/admit-request.js";
+import type { AuthTable } from "./http/auth-table.js";
+import { createBearerAuth } from "./http/bearer-auth.js";
 import { handleClientError } from "./http/handle-client-error.js";
+import { createRateLimiter } from "./http/rate-limiter.js";
 import { createRequestHandler } from "./http/create-request-handler.js";
 import { createServerMetrics } from "./metrics/server-metrics.js";
 import { createLockService } from "./service/create-lock-service.js";
@@ -30,6 +34,30 @@ export interface StartServerOptions extends LockServiceOptions {
    * being written) before it cuts the remaining connections. Default 5,000 ms.
    */
   readonly closeTimeoutMs?: number;
+  /**
+   * Bearer tokens allowed per namespace, `"*"` for every namespace (see {@link AuthTable}). Default:
+   * none, authentication off, because the default bind is loopback. When set, every operation needs
+   * `authorization: Bearer <token>` with a token valid for its namespace or for `"*"`, `GET /metrics`
+   * needs one valid for `"*"`, and `GET /v1/health` stays open for load balancers. A refused request
+   * gets 401 `UNAUTHENTICATED` with `www-authenticate: Bearer`, the same answer for every namespace.
+   * The CLI reads the table from `--auth-file` or `LEASEHOLD_AUTH_TOKENS` (`loadAuthTable`).
+   */
+  readonly auth?: AuthTable;
+  /**
+   * Most client connections open at once. Default 10,000: far above any client pool, well below
+   * the file-descriptor limits of a typical host. A connection accepted beyond it has its first
+   * request answered 503 `UNAVAILABLE` (a JSON body, `retry-after: 1`, `connection: close`) and is
+   * then closed; one that sends nothing is closed after 10 s. Connections within the limit are
+   * never affected.
+   */
+  readonly maxConnections?: number;
+  /**
+   * Requests per second each client address may send, as a token bucket holding one second's
+   * worth (so bursts up to the rate pass). Default: none, no rate limit, because a lock service's
+   * clients are usually a handful of trusted application servers behind one address each. Over the
+   * rate: 429 `TOO_MANY_REQUESTS` with a `retry-after` header in whole seconds.
+   */
+  readonly rateLimit?: number;
 }
 
 /** A running server. */
@@ -66,13 +94,40 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
  */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const { host = "127.0.0.1", port = 0, closeTimeoutMs = 5_000 } = options;
+  // Options are checked before the service exists, so a bad one leaves nothing running.
+  const maxConnections = options.maxConnections ?? 10_000;
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) {
+    throw new RangeError(`maxConnections must be a positive integer (got ${maxConnections})`);
+  }
+  // Own accounting rather than server.maxConnections: node drops sockets over that limit without a
+  // word, while the protocol promises a JSON answer to every refused request.
+  const accepted = new Set<Socket>();
+  const overLimit = new WeakSet<Socket>();
+  const trackConnection = (socket: Socket): void => {
+    if (accepted.size >= maxConnections) {
+      overLimit.add(socket);
+      // A refused connection that never sends a request must not hold a descriptor for long.
+      socket.setTimeout(10_000, () => socket.destroy());
+      return;
+    }
+    accepted.add(socket);
+    socket.once("close", () => accepted.delete(socket));
+  };
+  const admit = createAdmission({
+    auth: options.auth !== undefined && Object.keys(options.auth).length > 0 ? createBearerAuth(options.auth) : undefined,
+    rateLimiter: options.rateLimit === undefined ? undefined : createRateLimiter({ requestsPerSecond: options.rateLimit }),
+    overConnectionLimit: (req) => overLimit.has(req.socket),
+    maxConnections,
+  });
+
   const logger = options.logger ?? pino({ level: "silent" });
   const service = createLockService({ ...options, logger });
   const { version } = await service.health();
   const metrics = createServerMetrics(() => service.metrics(), { version, leaderId: service.leaderId });
   let closing: Promise<void> | undefined;
 
-  const server = createServer(createRequestHandler({ service, metrics, logger, isClosing: () => closing !== undefined }));
+  const server = createServer(createRequestHandler({ service, metrics, logger, admit, isClosing: () => closing !== undefined }));
+  server.on("connection", trackConnection);
   server.on("clientError", handleClientError);
   // lock long-polls wait up to 60 s; leave headroom over that before node gives up on a request.
   server.requestTimeout = 120_000;

@@ -55,6 +55,12 @@ export interface LockEngineOptions {
    * it is a secret and must not reach logs. Default: nothing.
    */
   readonly onLeaseLapse?: (namespace: string, descriptorCount: number) => void;
+  /**
+   * Most lock requests one namespace may have waiting. Default 100,000 (see
+   * `LockServiceOptions.maxWaitingPerNamespace`). A request that would have to wait beyond it
+   * throws `TOO_MANY_REQUESTS` before it touches any state.
+   */
+  readonly maxWaitingPerNamespace?: number;
 }
 
 /** What {@link LockEngine.lock} answers: the final answer, or a handle when the request waits. */
@@ -97,6 +103,7 @@ export class LockEngine {
   private leaseLapsesTotal = 0;
   private unlocksTotal = 0;
   private abandonedTotal = 0;
+  private readonly maxWaitingPerNamespace: number;
 
   constructor(options: LockEngineOptions = {}) {
     const leaseMs = options.leaseMs ?? 10_000;
@@ -105,6 +112,11 @@ export class LockEngine {
     if (!Number.isSafeInteger(validForMs) || validForMs < 0 || validForMs >= leaseMs) {
       throw new RangeError(`validForMs must be an integer in [0, leaseMs) (got ${validForMs}, leaseMs ${leaseMs})`);
     }
+    const maxWaiting = options.maxWaitingPerNamespace ?? 100_000;
+    if (!Number.isSafeInteger(maxWaiting) || maxWaiting < 1) {
+      throw new RangeError(`maxWaitingPerNamespace must be a positive integer (got ${maxWaiting})`);
+    }
+    this.maxWaitingPerNamespace = maxWaiting;
     this.leaseMs = leaseMs;
     this.leaderId = options.leaderId ?? globalThis.crypto.randomUUID();
     this.lease = Object.freeze({ leaderId: this.leaderId, validForMs });
@@ -133,6 +145,15 @@ export class LockEngine {
     if (requestId !== undefined) {
       const existing = ns.requests.get(requestId);
       if (existing !== undefined) return this.retry(existing, specs, allOrNone, max, now + timeoutMs);
+    }
+    // Checked before anything is created or queued, so a refused request leaves no trace. Only a
+    // request that might wait is refused; one the table can grant whole right now always passes.
+    if (timeoutMs > 0 && ns.waiting.size >= this.maxWaitingPerNamespace && !allGrantableNow(ns, specs)) {
+      throw new LeaseholdError(
+        "TOO_MANY_REQUESTS",
+        `namespace ${JSON.stringify(namespace)} already has ${ns.waiting.size} waiting lock requests, the limit (maxWaitingPerNamespace ${this.maxWaitingPerNamespace}); retry later or with acquireTimeoutMs 0`,
+        { limit: "maxWaitingPerNamespace", value: this.maxWaitingPerNamespace },
+      );
     }
     ns.ensureHeadroom(max);
     const createdForLimits = this.table.applyLimits(ns, specs);

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { RouteLabel, ServerMetrics } from "../metrics/server-metrics.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../metrics/metric-registry.js";
 import type { EmbeddedLockService } from "../service/embedded-lock-service.js";
+import type { Admission } from "./admit-request.js";
 import { callOperation } from "./call-operation.js";
 import { checkContentType } from "./check-content-type.js";
 import { decodeNamespace } from "./decode-namespace.js";
@@ -24,6 +25,11 @@ export interface RequestHandlerOptions {
   readonly logger: Logger;
   /** True once the host is stopping: answers then carry `connection: close` so sockets drain. */
   readonly isClosing: () => boolean;
+  /**
+   * Connection limit, rate limit and authentication, checked before anything else about a request
+   * (see `createAdmission`). Default: none, every request is admitted.
+   */
+  readonly admit?: Admission;
 }
 
 /** A `node:http` request listener serving protocol v1, health and metrics. */
@@ -59,12 +65,13 @@ function errorHeaders(err: LeaseholdError): ExtraHeaders {
 }
 
 /**
- * Build the request listener. Checks run in the protocol's order of precedence: route (404),
+ * Build the request listener. Admission comes first (connection limit 503, rate 429, authentication
+ * 401), then checks run in the protocol's order of precedence: route (404),
  * method (405), namespace (400), content type (415), size (413), JSON syntax (400), then the
  * service's own validation (400/409). Only a bug in the server answers 500.
  */
 export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
-  const { service, metrics, logger, isClosing } = options;
+  const { service, metrics, logger, isClosing, admit } = options;
 
   async function serveOperation(
     req: IncomingMessage,
@@ -116,6 +123,16 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse, route: Route, exchange: Exchange): Promise<void> {
+    const refusal = admit?.(req, route);
+    if (refusal != null) {
+      // The body is never read: a refused client must not make the server parse or validate it.
+      // Unless it was empty, the connection cannot be reused, so it closes.
+      const unread = req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0";
+      const chunked = req.headers["transfer-encoding"] !== undefined;
+      const close = isClosing() || unread || chunked ? CLOSE : {};
+      sendError(res, refusal.error, { ...close, ...refusal.headers });
+      return;
+    }
     if (route.kind === "unmatched") {
       const path = (req.url ?? "").split("?", 1)[0] ?? "";
       throw new LeaseholdError("NOT_FOUND", `no route ${req.method ?? "?"} ${JSON.stringify(path.slice(0, 200))}; operations are POST /v1/namespaces/{namespace}/{operation}`, {});

@@ -34,6 +34,16 @@ export interface LockServiceOptions {
   readonly leaderId?: string;
   /** Version string reported by health. Default: this package's version. */
   readonly version?: string;
+  /**
+   * Most lock requests one namespace may have waiting at once. Default 100,000: far above any sane
+   * workload (each waiter is a held-open request), low enough that one runaway client cannot grow
+   * a namespace's queues without bound. A lock request that would have to wait while the namespace
+   * is at the limit fails `TOO_MANY_REQUESTS` (429) with `details: { limit: "maxWaitingPerNamespace",
+   * value }`, and nothing is queued or created for it; one that can be granted at once, one with
+   * `acquireTimeoutMs` 0, and a retry of a request already waiting (same `requestId`) always pass.
+   * Must be a positive integer.
+   */
+  readonly maxWaitingPerNamespace?: number;
 }
 
 /** Counters and gauges the service keeps; the HTTP layer renders them at `GET /metrics`. */

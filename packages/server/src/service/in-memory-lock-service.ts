@@ -60,6 +60,7 @@ export class InMemoryLockService implements EmbeddedLockService {
       validForMs: options.validForMs,
       leaderId: options.leaderId,
       reserver: this.reserver,
+      maxWaitingPerNamespace: options.maxWaitingPerNamespace,
       onSettled: (pending, outcome) => this.settle(pending, outcome),
       onLeaseLapse: (namespace, descriptors) =>
         logger.warn({ namespace, descriptors }, "lease lapsed: released a token nobody refreshed in time"),

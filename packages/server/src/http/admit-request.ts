@@ -1,0 +1,89 @@
+import type { IncomingMessage } from "node:http";
+import { LeaseholdError } from "@leasehold/protocol";
+import type { BearerAuth } from "./bearer-auth.js";
+import type { Route } from "./match-route.js";
+import type { RateLimiter } from "./rate-limiter.js";
+import type { ExtraHeaders } from "./send-json.js";
+
+/** Why a request is answered before anything else is looked at, and the headers that go with it. */
+export interface Refusal {
+  readonly error: LeaseholdError;
+  readonly headers: ExtraHeaders;
+}
+
+/** The gates of {@link createAdmission}; each one is off when absent. */
+export interface AdmissionOptions {
+  /** Bearer-token checks. Absent: every client is trusted, as before authentication existed. */
+  readonly auth?: BearerAuth;
+  /** Request rate per client address. Absent: no rate limit. */
+  readonly rateLimiter?: RateLimiter;
+  /**
+   * True for a connection accepted beyond the connection limit; its first request is answered 503
+   * and the connection closed. Absent: no connection limit.
+   */
+  readonly overConnectionLimit?: (req: IncomingMessage) => boolean;
+  /** The connection limit, quoted in the 503's message. */
+  readonly maxConnections?: number;
+}
+
+/** Decides, before routing details, the body or the namespace are looked at, whether a request is served. */
+export type Admission = (req: IncomingMessage, route: Route) => Refusal | null;
+
+const UNAUTHENTICATED: Refusal = Object.freeze({
+  // One fixed answer for every refused request: it cannot differ by namespace, existing or not.
+  error: new LeaseholdError("UNAUTHENTICATED", "this server requires a bearer token valid for the namespace: send authorization: Bearer <token>"),
+  headers: Object.freeze({ "www-authenticate": 'Bearer realm="leasehold"' }),
+});
+
+/** The namespace a token must be valid for; `null` means "every namespace". */
+function requiredScope(route: Route): string | null | undefined {
+  if (route.kind === "health" || route.kind === "unmatched") return undefined;
+  if (route.kind === "metrics") return null;
+  try {
+    return decodeURIComponent(route.rawNamespace);
+  } catch {
+    // Undecodable: only a token valid everywhere passes, and then decodeNamespace answers 400.
+    return null;
+  }
+}
+
+/**
+ * Build the admission gate, in this order: connection limit (503, the connection closes), request
+ * rate (429 with `retry-after`), authentication (401 with `www-authenticate`). All of them run before
+ * the method, namespace or body are checked, so a refused client learns nothing about a namespace.
+ * `GET /v1/health` needs no token (load balancers probe it) and unmatched paths fall through to
+ * their 404; `GET /metrics` needs a token valid for `"*"`.
+ */
+export function createAdmission(options: AdmissionOptions): Admission {
+  const { auth, rateLimiter, overConnectionLimit } = options;
+  return (req, route) => {
+    if (overConnectionLimit?.(req) === true) {
+      return {
+        error: new LeaseholdError(
+          "UNAVAILABLE",
+          `the server has reached its connection limit (maxConnections ${options.maxConnections ?? "?"}); retry later or reuse a connection`,
+          { limit: "maxConnections", value: options.maxConnections ?? null },
+        ),
+        headers: { connection: "close", "retry-after": "1" },
+      };
+    }
+    if (rateLimiter !== undefined) {
+      const wait = rateLimiter.take(req.socket.remoteAddress ?? "unknown");
+      if (wait > 0) {
+        return {
+          error: new LeaseholdError("TOO_MANY_REQUESTS", `request rate over the limit (rateLimit ${rateLimiter.requestsPerSecond} requests/s per client address); retry after ${wait} s`, {
+            limit: "rateLimit",
+            value: rateLimiter.requestsPerSecond,
+            retryAfterSeconds: wait,
+          }),
+          headers: { "retry-after": String(wait) },
+        };
+      }
+    }
+    if (auth !== undefined) {
+      const scope = requiredScope(route);
+      if (scope !== undefined && !auth.allows(req.headers.authorization, scope)) return UNAUTHENTICATED;
+    }
+    return null;
+  };
+}
