@@ -1,3 +1,4 @@
+import type { LockRequest } from "@leasehold/protocol";
 import { errorOf, rawRequest, type RawResponse } from "../support/raw-request.js";
 
 /** Headers of a JSON request, with a bearer token when one is given. */
@@ -12,7 +13,7 @@ export function post(url: string, namespace: string, operation: string, body: un
 }
 
 /** A lock request on one exclusive descriptor. */
-export function lockBody(descriptor: string, acquireTimeoutMs = 0, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function lockBody(descriptor: string, acquireTimeoutMs = 0, extra: Partial<LockRequest> = {}): LockRequest {
   return { locks: [{ descriptor, mode: "exclusive" }], acquireTimeoutMs, ...extra };
 }
 
