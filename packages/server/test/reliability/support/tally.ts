@@ -1,0 +1,60 @@
+import type { RawAnswer } from "./raw-http.js";
+import { CATEGORIES, type BadCase, type Category } from "./cases.js";
+
+/** Counts of one category: cases sent, violations found, and how the server answered. */
+export interface CategoryCount {
+  cases: number;
+  violations: number;
+  /** Outcome (`400 INVALID_ARGUMENT`, `closed`) → how often it was seen. */
+  readonly outcomes: Map<string, number>;
+  /** One example request description per outcome, for the report. */
+  readonly examples: Map<string, string>;
+}
+
+/** What the suite saw: every case counted by category, plus free-form observations for the report. */
+export class Tally {
+  readonly categories = new Map<Category, CategoryCount>(CATEGORIES.map((c) => [c, { cases: 0, violations: 0, outcomes: new Map(), examples: new Map() }]));
+  readonly observations: string[] = [];
+  /** Accepted-input controls run next to the bad input (they prove the oracle is not vacuous). */
+  controls = 0;
+
+  private count(category: Category): CategoryCount {
+    const found = this.categories.get(category);
+    if (!found) throw new Error(`unknown category ${category}`);
+    return found;
+  }
+
+  /** Count one case and the outcome the server gave it. */
+  record(testCase: BadCase, answer: RawAnswer): void {
+    const count = this.count(testCase.category);
+    count.cases++;
+    const outcome = answer.status === null ? (answer.timedOut ? "no answer (client timeout)" : "connection closed, no answer") : `${answer.status} ${errorCodeOf(answer)}`;
+    count.outcomes.set(outcome, (count.outcomes.get(outcome) ?? 0) + 1);
+    if (!count.examples.has(outcome)) count.examples.set(outcome, testCase.what.slice(0, 90));
+  }
+
+  /** Count a violation (a failed check) of `category`. */
+  violation(category: Category): void {
+    this.count(category).violations++;
+  }
+
+  /** Total cases and violations over every category. */
+  totals(): { cases: number; violations: number } {
+    let cases = 0;
+    let violations = 0;
+    for (const c of this.categories.values()) {
+      cases += c.cases;
+      violations += c.violations;
+    }
+    return { cases, violations };
+  }
+}
+
+function errorCodeOf(answer: RawAnswer): string {
+  try {
+    const parsed = JSON.parse(answer.body.toString("utf8")) as { error?: { code?: unknown } };
+    return typeof parsed.error?.code === "string" ? parsed.error.code : "(no error body)";
+  } catch {
+    return "(no JSON body)";
+  }
+}
