@@ -18,3 +18,7 @@ export type { RequestHandler, RequestHandlerOptions } from "./http/create-reques
 export { createServerMetrics, REQUEST_DURATION_BUCKETS } from "./metrics/server-metrics.js";
 export type { ServerMetrics, RouteLabel } from "./metrics/server-metrics.js";
 export { LockEngine } from "./engine/lock-engine.js";
+export { parseAuthTable, ANY_NAMESPACE } from "./http/auth-table.js";
+export type { AuthTable } from "./http/auth-table.js";
+export { loadAuthTable, AUTH_TOKENS_ENV } from "./http/load-auth-table.js";
+export type { LoadAuthTableOptions } from "./http/load-auth-table.js";
