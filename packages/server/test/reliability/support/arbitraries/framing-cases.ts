@@ -41,7 +41,9 @@ export function framingCases(namespace: string): fc.Arbitrary<BadCase> {
       const base = { category: "framing" as const, what };
       switch (kind) {
         case "short-length":
-          return { ...base, pieces: [head(namespace, body.op, [["content-length", String(cut)]]), bytes], expected: INVALID };
+          // The bytes past the declared length arrive as a second, broken request: node may close the
+          // connection before the first answer is written (see docs/reliability.md).
+          return { ...base, pieces: [head(namespace, body.op, [["content-length", String(cut)]]), bytes], expected: INVALID_OR_CLOSE };
         case "long-length":
           return { ...base, pieces: [head(namespace, body.op, [["content-length", String(bytes.length + 1 + cut)]]), bytes], expected: INVALID_OR_CLOSE, endAfterWrite: true };
         case "length-and-chunked":

@@ -18,7 +18,7 @@ export function contentTypeCases(namespace: string): fc.Arbitrary<BadCase> {
     fc.constantFrom(...NOT_JSON_TYPES),
     fc.tuple(token, token).map(([a, b]) => `${a}/${b}`).filter((t) => t !== "application/json"),
     fc.constantFrom(...BAD_CHARSETS).map((cs) => `application/json; charset=${cs}`),
-    fc.tuple(token.filter((t) => !["utf-8", "utf8"].includes(t)), fc.constantFrom("", " ", ";q=1")).map(([cs, extra]) => `Application/JSON;${extra}charset=${cs}`),
+    fc.tuple(token.filter((t) => !["utf-8", "utf8"].includes(t)), fc.constantFrom("", " ", "q=1; ")).map(([cs, extra]) => `Application/JSON;${extra}charset=${cs}`),
     fc.constant(null),
   );
   return fc.tuple(stateChanging, mediaType).map(([body, type]): BadCase => ({

@@ -2,10 +2,13 @@ import fc from "fast-check";
 import { INVALID, TOO_LARGE, type BadCase } from "../cases.js";
 import { postRequest, validBody, type Op } from "./requests.js";
 
-/** True when `text` is not a JSON text at all (the server's first check after UTF-8). */
+/**
+ * True when `text` is not a JSON text at all (the server's first check after UTF-8). One leading
+ * byte order mark is ignored, as RFC 8259 §8.1 allows and the server's UTF-8 decoder does.
+ */
 function unparsable(text: string): boolean {
   try {
-    JSON.parse(text);
+    JSON.parse(text.replace(/^\uFEFF/, ""));
     return false;
   } catch {
     return true;
@@ -27,7 +30,7 @@ export function malformedJsonCases(namespace: string): fc.Arbitrary<BadCase> {
       const broken =
         how === "truncate" ? text.slice(0, Math.max(1, pos)) :
         how === "splice" ? text.slice(0, pos) + garbage + text.slice(pos) :
-        how === "bom" ? `\uFEFF${text}` :
+        how === "bom" ? `\uFEFF\uFEFF${text}` :
         how === "trailing" ? `${text} ${garbage}` :
         how === "quotes" ? text.replace(/"/g, "'") :
         text.replace(/}$/, ",}");
