@@ -5,6 +5,8 @@
  */
 import { parseArgs } from "node:util";
 import { pino } from "pino";
+import type { AuthTable } from "./http/auth-table.js";
+import { AUTH_TOKENS_ENV, loadAuthTable } from "./http/load-auth-table.js";
 import { startServer } from "./start-server.js";
 
 /** Default TCP port of the standalone server (the embedding API defaults to an ephemeral port). */
@@ -19,6 +21,11 @@ interface CliOptions {
   readonly dataDir: string | undefined;
   readonly leaseMs: number;
   readonly logLevel: (typeof LOG_LEVELS)[number];
+  readonly authFile: string | undefined;
+  readonly maxConnections: number;
+  readonly maxWaitingPerNamespace: number;
+  /** Requests per second per client address; undefined: no limit. */
+  readonly rateLimit: number | undefined;
   readonly help: boolean;
 }
 
@@ -39,6 +46,15 @@ Options:
                         fencing tokens then restart at 1 with the process; give one in production)
   --lease-ms <ms>       release a token this long after its last refresh (default: 10000)
   --log-level <level>   ${LOG_LEVELS.join(", ")} (default: info); pino JSON lines on stdout
+  --auth-file <path>    JSON table of bearer tokens, { "*": ["token"], "<namespace>": ["token"] }
+                        (default: none: no authentication, unless ${AUTH_TOKENS_ENV} holds such a
+                        table); tokens are never accepted as a command-line value
+  --max-connections <n> connections open at once; one beyond gets 503 and is closed (default: 10000)
+  --max-waiting-per-namespace <n>
+                        waiting lock requests per namespace; one more gets 429 (default: 100000)
+  --rate-limit <requests/s>
+                        requests per second per client address; over it: 429 with retry-after
+                        (default: off)
   -h, --help            print this help and exit
 
 Signals: SIGTERM or SIGINT stops gracefully: waiting lock requests are answered 503, the
@@ -65,6 +81,10 @@ function parseFlags(argv: readonly string[]) {
         "data-dir": { type: "string" },
         "lease-ms": { type: "string", default: "10000" },
         "log-level": { type: "string", default: "info" },
+        "auth-file": { type: "string" },
+        "max-connections": { type: "string", default: "10000" },
+        "max-waiting-per-namespace": { type: "string", default: "100000" },
+        "rate-limit": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     }).values;
@@ -83,12 +103,17 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
   }
   if (values.host === "") throw new UsageError("--host must not be empty");
   if (values["data-dir"] === "") throw new UsageError("--data-dir must not be empty");
+  if (values["auth-file"] === "") throw new UsageError("--auth-file must not be empty");
   return {
     host: values.host,
     port: integer("port", values.port, 0, 65_535),
     dataDir: values["data-dir"],
     leaseMs: integer("lease-ms", values["lease-ms"], 1, 24 * 60 * 60 * 1000),
     logLevel,
+    authFile: values["auth-file"],
+    maxConnections: integer("max-connections", values["max-connections"], 1, 1_000_000),
+    maxWaitingPerNamespace: integer("max-waiting-per-namespace", values["max-waiting-per-namespace"], 1, 100_000_000),
+    rateLimit: values["rate-limit"] === undefined ? undefined : integer("rate-limit", values["rate-limit"], 1, 100_000_000),
     help: values.help,
   };
 }
@@ -111,9 +136,28 @@ async function main(argv: readonly string[]): Promise<number> {
   if (options.dataDir === undefined) {
     logger.warn("no --data-dir: timestamps and fencing tokens restart at 1 with the process");
   }
+  let auth: AuthTable | undefined;
+  try {
+    auth = loadAuthTable({ file: options.authFile });
+  } catch (err) {
+    // The message names the file or variable and never quotes a token.
+    process.stderr.write(`leasehold-server: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  logger.info({ authentication: auth === undefined ? "off" : "bearer", namespaces: auth === undefined ? 0 : Object.keys(auth).length }, "authentication");
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
-    server = await startServer({ host: options.host, port: options.port, dataDir: options.dataDir, leaseMs: options.leaseMs, logger });
+    server = await startServer({
+      host: options.host,
+      port: options.port,
+      dataDir: options.dataDir,
+      leaseMs: options.leaseMs,
+      logger,
+      auth,
+      maxConnections: options.maxConnections,
+      maxWaitingPerNamespace: options.maxWaitingPerNamespace,
+      rateLimit: options.rateLimit,
+    });
   } catch (err) {
     // Port in use, unreadable data directory, corrupt bound file: say so in the log stream, exit 1.
     logger.fatal({ err }, "could not start");
