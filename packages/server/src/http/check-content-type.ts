@@ -1,5 +1,10 @@
 import { LeaseholdError } from "@leasehold/protocol";
 
+/** Strip HTTP's optional whitespace (SP and HTAB only; String#trim would also eat NBSP, VT, FF). */
+function trimHttpWhitespace(part: string): string {
+  return part.replace(/^[ \t]+|[ \t]+$/g, "");
+}
+
 /**
  * Refuse any body that is not declared `application/json`. Parameters are allowed (clients often
  * add `charset=utf-8`), but a charset other than UTF-8 is refused too: the protocol is UTF-8 only
@@ -9,7 +14,7 @@ import { LeaseholdError } from "@leasehold/protocol";
  */
 export function checkContentType(header: string | undefined, allowMissing: boolean): void {
   if (header === undefined && allowMissing) return;
-  const [mediaType = "", ...parameters] = (header ?? "").split(";").map((part) => part.trim());
+  const [mediaType = "", ...parameters] = (header ?? "").split(";").map(trimHttpWhitespace);
   if (mediaType.toLowerCase() !== "application/json") {
     throw new LeaseholdError(
       "UNSUPPORTED_MEDIA_TYPE",
@@ -20,7 +25,7 @@ export function checkContentType(header: string | undefined, allowMissing: boole
     );
   }
   for (const parameter of parameters) {
-    const [name = "", value = ""] = parameter.split("=", 2).map((s) => s.trim());
+    const [name = "", value = ""] = parameter.split("=", 2).map(trimHttpWhitespace);
     if (name.toLowerCase() !== "charset") continue;
     const charset = value.replace(/^"|"$/g, "").toLowerCase();
     if (charset !== "utf-8" && charset !== "utf8") {

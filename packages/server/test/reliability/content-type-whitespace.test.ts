@@ -18,18 +18,19 @@ describe("content type: only HTTP whitespace (SP, HTAB) around the media type is
     await server.close();
   });
 
+  // Node's parser itself refuses VT and FF in a header value (400); NBSP reaches the handler.
   it.each([
-    ["a trailing no-break space", "application/json\u00a0"],
-    ["a leading no-break space", "\u00a0application/json"],
-    ["a trailing vertical tab", "application/json\u000b"],
-    ["a trailing form feed", "application/json\u000c"],
-    ["a no-break space before the charset", "application/json\u00a0; charset=utf-8"],
-  ])("%s is refused with 415 and acquires nothing", async (_what, contentType) => {
+    ["a trailing no-break space", "application/json\u00a0", 415, "UNSUPPORTED_MEDIA_TYPE"],
+    ["a leading no-break space", "\u00a0application/json", 415, "UNSUPPORTED_MEDIA_TYPE"],
+    ["a no-break space before the charset", "application/json\u00a0; charset=utf-8", 415, "UNSUPPORTED_MEDIA_TYPE"],
+    ["a trailing vertical tab", "application/json\u000b", 400, "INVALID_ARGUMENT"],
+    ["a trailing form feed", "application/json\u000c", 400, "INVALID_ARGUMENT"],
+  ] as const)("%s is refused and acquires nothing", async (_what, contentType, status, code) => {
     const port = Number(new URL(server.url).port);
     const body = JSON.stringify({ locks: [{ descriptor: "ct", mode: "exclusive" }] });
     const answer = await sendRaw(port, [postRequest("ct", "lock", body, { contentType })]);
-    expect(answer.status).toBe(415);
-    expectErrorBody(answer, "UNSUPPORTED_MEDIA_TYPE");
+    expect(answer.status).toBe(status);
+    expectErrorBody(answer, code);
     expect(server.service.snapshot("ct").heldTokens).toBe(0);
   });
 
