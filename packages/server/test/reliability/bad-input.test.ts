@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/start-server.js";
 import { deepNestingCases, hugeArrayCases, invalidUtf8Cases, malformedJsonCases, oversizeBodyCases } from "./support/arbitraries/json-cases.js";
 import { framingCases, slowCases } from "./support/arbitraries/framing-cases.js";
@@ -9,6 +9,9 @@ import { oversizeDescriptorCases, unicodeCases } from "./support/arbitraries/uni
 import type { BadCase, Category } from "./support/cases.js";
 import { runs, SOAK, WRITE_REPORT } from "./support/mode.js";
 import { runBadInput } from "./support/run-batch.js";
+import { runControls } from "./support/controls.js";
+import { pauseThenFinish, stall } from "./support/stall.js";
+import { expectErrorBody } from "./support/check-answer.js";
 import { Tally } from "./support/tally.js";
 import { writeReport } from "./support/write-report.js";
 import type fc from "fast-check";
@@ -57,6 +60,38 @@ describe(`bad input over real sockets (${SOAK ? "soak" : "quick"} mode)`, () => 
     await server.close();
     if (WRITE_REPORT) writeReport({ path: REPORT_PATH, mode: SOAK ? "soak" : "quick", seconds: (performance.now() - started) / 1000, tally });
   });
+
+  it(`accepted-input controls: ${runs(40, 400)} generated descriptors at the limits are granted byte for byte`, async () => {
+    await runControls(server, tally, runs(40, 400));
+  });
+
+  it("a client that pauses 1.5 s mid-head or mid-body still gets its ordinary answer", async () => {
+    const before = server.service.metrics();
+    const [head, body] = await Promise.all([pauseThenFinish(server, "head", 1_500, "slow"), pauseThenFinish(server, "body", 1_500, "slow")]);
+    for (const answer of [head, body]) {
+      expect(answer.status).toBe(400);
+      expectErrorBody(answer, "INVALID_ARGUMENT");
+    }
+    expect(server.service.metrics()).toEqual(before);
+    tally.observations.push("A client pausing 1.5 s in the middle of its request head or body gets its ordinary answer (400 for the invalid body sent).");
+  });
+
+  it.runIf(SOAK)("a client that stalls forever is cut off by the server's timeouts, with a 400 or a close, never a 5xx", async () => {
+    const before = server.service.metrics();
+    const [head, body] = await Promise.all([stall(server, "head", 150_000, "stall"), stall(server, "body", 170_000, "stall")]);
+    for (const { answer } of [head, body]) {
+      expect(answer.timedOut).toBe(false);
+      if (answer.status !== null) {
+        expect(answer.status).toBe(400);
+        expectErrorBody(answer, "INVALID_ARGUMENT");
+      }
+    }
+    expect(server.service.metrics()).toEqual(before);
+    const outcome = (r: { answer: { status: number | null; body: Buffer }; seconds: number }): string =>
+      `${r.answer.status === null ? "the connection was closed without an answer" : `${r.answer.status} ${r.answer.body.toString("utf8").slice(0, 140)}`} after ${r.seconds.toFixed(1)} s`;
+    tally.observations.push(`A client that sends 40 bytes of its head and then nothing: ${outcome(head)} (node's headersTimeout, 60 s, checked every 30 s).`);
+    tally.observations.push(`A client that sends its head and 5 bytes of body and then nothing: ${outcome(body)} (requestTimeout 120 s, set by startServer).`);
+  }, 200_000);
 
   for (const plan of PLANS) {
     const numRuns = runs(plan.quick, plan.soak);
