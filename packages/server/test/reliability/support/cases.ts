@@ -42,6 +42,8 @@ export interface BadCase {
   readonly category: Category;
   /** A short human description, shown when a case fails. */
   readonly what: string;
+  /** A sub-kind whose answers the report lists apart (the framing fault, for one). */
+  readonly variant?: string;
   /** The bytes of the request; written one piece per write. */
   readonly pieces: readonly Buffer[];
   readonly expected: Expectation;

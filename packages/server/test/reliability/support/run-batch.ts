@@ -20,6 +20,8 @@ export interface BatchOptions {
   /** The generator, given the namespace it should target. */
   readonly cases: (namespace: string) => fc.Arbitrary<BadCase>;
   readonly numRuns: number;
+  /** Most cases per seeding (default 400); slow cases need fewer to stay inside the waiters' 60 s. */
+  readonly perSeeding?: number;
   /** Client-side wait for each answer. Default 10 s. */
   readonly timeoutMs?: number;
 }
@@ -42,7 +44,7 @@ export async function runBadInput(options: BatchOptions): Promise<void> {
   const port = Number(new URL(server.url).port);
   let remaining = numRuns;
   for (let batch = 0; remaining > 0; batch++) {
-    const runs = Math.min(CASES_PER_SEEDING, remaining);
+    const runs = Math.min(options.perSeeding ?? CASES_PER_SEEDING, remaining);
     remaining -= runs;
     const seeded = await seedNamespace(server, `${prefix}-${batch}`);
     const before = stateOf(server, seeded.namespace);

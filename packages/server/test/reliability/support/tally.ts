@@ -28,7 +28,8 @@ export class Tally {
   record(testCase: BadCase, answer: RawAnswer): void {
     const count = this.count(testCase.category);
     count.cases++;
-    const outcome = answer.status === null ? (answer.timedOut ? "no answer (client timeout)" : "connection closed, no answer") : `${answer.status} ${errorCodeOf(answer)}`;
+    const answered = answer.status === null ? (answer.timedOut ? "no answer (client timeout)" : "connection closed, no answer") : `${answer.status} ${errorCodeOf(answer)}`;
+    const outcome = testCase.variant === undefined ? answered : `${testCase.variant}: ${answered}`;
     count.outcomes.set(outcome, (count.outcomes.get(outcome) ?? 0) + 1);
     if (!count.examples.has(outcome)) count.examples.set(outcome, testCase.what.slice(0, 90));
   }

@@ -38,7 +38,7 @@ export function framingCases(namespace: string): fc.Arbitrary<BadCase> {
       const bytes = Buffer.from(JSON.stringify(body.value));
       const cut = at % bytes.length;
       const what = `${kind} ${body.op} ${bytes.length} bytes, cut ${cut}`;
-      const base = { category: "framing" as const, what };
+      const base = { category: "framing" as const, what, variant: kind };
       switch (kind) {
         case "short-length":
           // The bytes past the declared length arrive as a second, broken request: node may close the
