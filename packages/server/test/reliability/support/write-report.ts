@@ -24,6 +24,16 @@ export const CATEGORY_DESCRIPTIONS: Readonly<Record<string, string>> = {
   "slow-headers": "a request head trickled 1-4 bytes per write, 1-5 ms apart",
 };
 
+/** What the suite found and how the server behaves where the protocol leaves room; kept next to the counts. */
+export const FINDINGS: readonly string[] = [
+  "Bug found and fixed: the content type was trimmed with `String#trim`, which also strips NBSP, so `application/json<NBSP>` (byte 0xA0 in the header) was served as JSON and its lock granted. `check-content-type.ts` now trims only SP and HTAB; it answers 415 (regression test: `content-type-whitespace.test.ts`). VT and FF never reach the handler: node's parser refuses them with a JSON 400.",
+  "A leading UTF-8 byte order mark is ignored (the UTF-8 decoder drops it), as RFC 8259 §8.1 allows; two BOMs are refused with 400. The malformed-JSON oracle treats one leading BOM as ignorable.",
+  "Requests node's HTTP parser refuses (unknown methods, malformed header lines, a head over 16 KiB, content-length together with chunked) are answered 400 `INVALID_ARGUMENT` with the protocol's error body by the server's `clientError` handler (node would send a bare 400 or 431).",
+  "When the framing breaks after the head was accepted (broken chunk size, chunk overrun, chunk-extension garbage, a content-length larger than the body followed by a half-close, a missing last chunk), the request handler is already running, so the server closes the connection without an answer; nothing is acquired and nothing is counted. A content-length shorter than the body leaves the rest to be parsed as a second, broken request: node closes the connection before the first request's 400 is written.",
+  "Bodies over 1 MiB get 413 with `connection: close` before they are read; the answer arrived in every case even though the client kept writing.",
+  "Prototype keys (`__proto__`, `constructor`, …) are own keys after JSON.parse and are refused as unknown fields; descriptors and requestIds with those names are ordinary strings (the engine uses Maps), as the controls show.",
+];
+
 /** Options of {@link writeReport}. */
 export interface ReportOptions {
   readonly path: string;
@@ -65,6 +75,6 @@ export function writeReport({ path, mode, seconds, tally }: ReportOptions): void
     const outcomes = [...count.outcomes.entries()].sort((a, b) => b[1] - a[1]).map(([o, n]) => `${o} ×${n}`).join("; ");
     lines.push(`| ${category} | ${CATEGORY_DESCRIPTIONS[category] ?? ""} | ${count.cases} | ${count.violations} | ${outcomes} |`);
   }
-  lines.push("", "## Observations", "", ...tally.observations.map((o) => `- ${o}`), "");
+  lines.push("", "## Findings and observations", "", ...[...FINDINGS, ...tally.observations].map((o) => `- ${o}`), "");
   writeFileSync(path, lines.join("\n"));
 }
