@@ -3,7 +3,8 @@ import { clientSuite } from "./client.js";
 import { engineSuite } from "./engine.js";
 import { httpSuite } from "./http.js";
 import { memorySuite } from "./memory.js";
+import { peersSuite } from "./peers.js";
 import { txnSuite } from "./txn.js";
 
-/** Every suite, in the order `pnpm bench` runs them. */
-export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite, txnSuite];
+/** Every suite, in the order `pnpm bench` runs them; `peers` only runs when named. */
+export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite, txnSuite, peersSuite];

@@ -1,0 +1,34 @@
+import { LockClient } from "@leasehold/client";
+import { silentLogger } from "../silent-logger.js";
+import type { PeerDriver, PeerName, PeerSession } from "./peer.js";
+
+/** How a leasehold peer releases: `tryUnlock` (handed off, batched) or awaited `unlock`. */
+export type LeaseholdRelease = "try" | "await";
+
+/**
+ * leasehold over loopback HTTP to the CLI server: one `LockClient` per round shared by all
+ * callers, `lock` waiting up to 30 s, then `tryUnlock` or an awaited `unlock`.
+ */
+export function leaseholdPeer(name: PeerName, baseUrl: string, release: LeaseholdRelease): PeerDriver {
+  let round = 0;
+  return {
+    name,
+    async session(): Promise<PeerSession> {
+      // A namespace per round: nothing left from an earlier round can be in the way.
+      const client = LockClient.http({ baseUrl, namespace: `peers-${name}-${round++}`, logger: silentLogger() });
+      return {
+        async pair(key) {
+          const res = await client.lock([{ descriptor: `k${key}`, mode: "exclusive" }], { acquireTimeoutMs: 30_000 });
+          if (res.status !== "acquired") throw new Error(`${name}: lock k${key} not granted within 30 s`);
+          if (release === "try") client.tryUnlock([res.token]);
+          else await client.unlock([res.token]);
+        },
+        async end() {
+          await client.close();
+          const failures = client.stats().unlockFailures;
+          if (failures > 0) throw new Error(`${name}: ${failures} unlock calls failed`);
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import type { Figure, Suite, SuiteContext } from "../figures.js";
+import { leaseholdPeer } from "../peers/leasehold-peer.js";
+import { PEER_NAMES, type PeerDriver, type PeerName, type PeerSkip } from "../peers/peer.js";
+import { openPostgresPeers } from "../peers/postgres-peer.js";
+import { openRedlockPeer } from "../peers/redlock-peer.js";
+import { allKeys, runRound, type PeerWorkload } from "../peers/workloads.js";
+import { startServerProcess, type ServerProcess } from "../server-process.js";
+import { quantile, round } from "../stats.js";
+
+/** Round lengths and counts; rounds rotate over the peers so a noisy moment hits them alike. */
+function plan(quick: boolean) {
+  return quick
+    ? { warmMs: 200, throughput: { ms: 1_000, rounds: 1 }, latency: { ms: 1_000, rounds: 1 } }
+    : { warmMs: 500, throughput: { ms: 2_000, rounds: 3 }, latency: { ms: 1_500, rounds: 2 } };
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Everything reachable, and why the rest is not. */
+interface Peers {
+  readonly drivers: PeerDriver[];
+  readonly skips: PeerSkip[];
+  close(): Promise<void>;
+}
+
+async function openPeers(ctx: SuiteContext): Promise<Peers> {
+  const drivers: PeerDriver[] = [];
+  const skips: PeerSkip[] = [];
+  const closers: Array<() => Promise<void>> = [];
+  let server: ServerProcess | undefined;
+  try {
+    server = await startServerProcess();
+    closers.push(() => server!.stop());
+    drivers.push(leaseholdPeer("leasehold_async", server.url, "try"), leaseholdPeer("leasehold_sync", server.url, "await"));
+    // Lock batching does not exist yet: "unbatched" is today's only lock path, i.e. the same
+    // calls as leasehold_async, measured as its own peer so it becomes the baseline once it lands.
+    drivers.push(leaseholdPeer("leasehold_unbatched", server.url, "try"));
+  } catch (err) {
+    for (const name of ["leasehold_async", "leasehold_sync", "leasehold_unbatched"] as const) skips.push({ name, reason: `server did not start: ${message(err)}` });
+  }
+  try {
+    const redlock = await openRedlockPeer();
+    closers.push(() => redlock.close());
+    drivers.push(redlock.driver);
+  } catch (err) {
+    skips.push({ name: "redlock", reason: `Redis at 127.0.0.1:6379 unreachable: ${message(err)}` });
+  }
+  try {
+    const pg = await openPostgresPeers(64, allKeys());
+    closers.push(() => pg.close());
+    ctx.progress(`PostgreSQL: connected to database test as ${pg.user}`);
+    drivers.push(pg.advisory);
+    if (pg.row) drivers.push(pg.row);
+    else skips.push({ name: "pg_row", reason: pg.rowSkip ?? "unknown" });
+  } catch (err) {
+    const reason = `PostgreSQL database test at 127.0.0.1:5432 unreachable: ${message(err)}`;
+    skips.push({ name: "pg_advisory", reason }, { name: "pg_row", reason });
+  }
+  drivers.sort((a, b) => PEER_NAMES.indexOf(a.name) - PEER_NAMES.indexOf(b.name));
+  return {
+    drivers,
+    skips,
+    async close() {
+      for (const close of closers.reverse()) await close().catch(() => undefined);
+    },
+  };
+}
+
+/** Per peer: pairs per second of each round, and timed pairs (µs). */
+type Measured = Map<PeerName, { rates: number[]; pairUs: number[] }>;
+
+/** Run `workload` on every live peer, rounds rotating the order; a peer that fails is skipped. */
+async function measure(ctx: SuiteContext, peers: Peers, workload: PeerWorkload): Promise<Measured> {
+  const p = plan(ctx.quick);
+  const { ms, rounds } = workload === "c1" ? p.latency : p.throughput;
+  const out: Measured = new Map();
+  const live = () => peers.drivers.filter((d) => !peers.skips.some((s) => s.name === d.name));
+  const once = async (driver: PeerDriver, roundMs: number, timePairs: boolean) => {
+    const session = await driver.session();
+    const result = await runRound(session, workload, roundMs, timePairs);
+    await session.end();
+    return result;
+  };
+  for (const driver of live()) {
+    try {
+      await once(driver, p.warmMs, false);
+    } catch (err) {
+      peers.skips.push({ name: driver.name, reason: `failed during ${workload} warm-up: ${message(err)}` });
+      ctx.progress(`${driver.name}: skipped (${message(err)})`);
+    }
+  }
+  for (let r = 0; r < rounds; r++) {
+    const order = live();
+    for (let i = 0; i < order.length; i++) {
+      const driver = order[(i + r) % order.length]!;
+      try {
+        const result = await once(driver, ms, workload === "c1");
+        const entry = out.get(driver.name) ?? { rates: [], pairUs: [] };
+        entry.rates.push(result.pairs / result.seconds);
+        entry.pairUs.push(...result.pairUs);
+        out.set(driver.name, entry);
+      } catch (err) {
+        peers.skips.push({ name: driver.name, reason: `failed during ${workload}: ${message(err)}` });
+        out.delete(driver.name);
+        ctx.progress(`${driver.name}: skipped (${message(err)})`);
+      }
+    }
+  }
+  for (const [name, m] of out) {
+    const extra = workload === "c1" ? `, p50 ${round(quantile(m.pairUs, 0.5), 0)} µs, p99 ${round(quantile(m.pairUs, 0.99), 0)} µs` : "";
+    ctx.progress(`${workload} ${name}: ${m.rates.map((x) => Math.round(x)).join(" / ")} pairs/s${extra}`);
+  }
+  return out;
+}
+
+/**
+ * Peer benchmarks of issue 6: leasehold (tryUnlock, awaited unlock, and "unbatched") against
+ * redlock over ioredis, PostgreSQL advisory locks and PostgreSQL row locks, on the same machine in
+ * the same run: 64 callers on keys of their own, 64 callers on 8 shared keys, and one caller's
+ * pair latency. Peers that cannot be reached are skipped with a progress line, never estimated.
+ */
+export const peersSuite: Suite = {
+  name: "peers",
+  description: "leasehold against redlock and PostgreSQL advisory/row locks (only when named)",
+  defaultOn: false,
+  async run(ctx) {
+    const peers = await openPeers(ctx);
+    for (const s of peers.skips) ctx.progress(`${s.name}: skipped (${s.reason})`);
+    const figures: Figure[] = [];
+    const base = { command: ctx.command, quick: ctx.quick };
+    const p = plan(ctx.quick);
+    try {
+      const c64 = await measure(ctx, peers, "c64");
+      const contended = await measure(ctx, peers, "contended");
+      const c1 = await measure(ctx, peers, "c1");
+      const skipped = () => (peers.skips.length > 0 ? `; skipped this run: ${peers.skips.map((s) => `${s.name} (${s.reason})`).join(", ")}` : "");
+      const throughput = (m: Measured, prefix: string, what: string) => {
+        for (const [name, { rates }] of m) {
+          const rounds = rates.map((x) => Math.round(x)).join(", ");
+          figures.push({ name: `${prefix}_${name}`, value: round(quantile(rates, 0.5), 0), unit: "pairs/s", ...base, note: `${what}; median of ${rates.length} round(s) of ${p.throughput.ms / 1000} s (${rounds})${skipped()}` });
+        }
+      };
+      throughput(c64, "peer_pairs_per_s_c64", "64 callers, 4 keys of their own each");
+      throughput(contended, "peer_pairs_per_s_contended", "64 callers on 8 shared keys");
+      for (const [name, { pairUs }] of c1) {
+        const note = `one caller, ${pairUs.length} pairs timed over ${p.latency.rounds} round(s) of ${p.latency.ms / 1000} s${skipped()}`;
+        figures.push(
+          { name: `peer_pair_p50_us_c1_${name}`, value: round(quantile(pairUs, 0.5), 0), unit: "µs", ...base, note },
+          { name: `peer_pair_p99_us_c1_${name}`, value: round(quantile(pairUs, 0.99), 0), unit: "µs", ...base, note },
+        );
+      }
+      const leasehold = figures.find((f) => f.name === "peer_pairs_per_s_c64_leasehold_async");
+      for (const peer of ["redlock", "pg_advisory"] as const) {
+        const other = figures.find((f) => f.name === `peer_pairs_per_s_c64_${peer}`);
+        if (!leasehold || !other) {
+          ctx.progress(`peer_ratio_leasehold_over_${peer}_c64: not reported (${!leasehold ? "leasehold_async" : peer} not measured)`);
+          continue;
+        }
+        figures.push({
+          name: `peer_ratio_leasehold_over_${peer}_c64`,
+          value: round(leasehold.value / other.value, 2),
+          unit: "ratio",
+          ...base,
+          note: `peer_pairs_per_s_c64_leasehold_async (${leasehold.value}) / peer_pairs_per_s_c64_${peer} (${other.value}), same run`,
+        });
+      }
+      return figures;
+    } finally {
+      await peers.close();
+    }
+  },
+};
