@@ -1,3 +1,4 @@
+import { PEERS_CATALOG, PEERS_SECTION } from "./peers-catalog.js";
 import { TXN_CATALOG } from "./txn-catalog.js";
 
 /** What a figure means, and the target an issue set for it, for the generated docs. */
@@ -74,10 +75,13 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
     target: { op: ">=", value: 15_000 },
   },
   ...TXN_CATALOG,
+  ...PEERS_CATALOG,
 };
 
 /** A paragraph shown under a section's heading: what the figures mean together. */
 export const SECTION_INTROS: Readonly<Record<string, string>> = {
+  [PEERS_SECTION]:
+    "**Where the peers win, and why.** `pnpm bench peers` runs every peer in one process tree on this 2-core machine, rounds rotating between them. At 64 callers redlock wins by a wide margin, and the targets of 3× over redlock and over PostgreSQL advisory locks are not met: a leasehold `lock` is one HTTP/1.1 request with JSON bodies, parsed and answered by a Node process that shares the two cores with the benchmark, Redis and PostgreSQL, while redlock's `SET NX PX` script is a few dozen bytes of RESP pipelined on one socket to Redis's C event loop, which does almost nothing per key. PostgreSQL advisory locks cost two round-trips on a pooled connection and are in leasehold's range; row locks need a transaction (three round-trips) and are slower than both. What leasehold gives that the throughput does not show: leases refreshed by the client and lost-lock notices, fencing tokens, FIFO waiting without polling (redlock retries on a timer, so a contended key sits idle between a release and the next retry), shared locks, and `tryUnlock`, which takes the release off the caller's path — so at one caller a leasehold_async pair (one round-trip) is the shortest, and leasehold_sync (two awaited round-trips over HTTP) the longest after row locks. Lock batching (issue 6), which sends concurrent `lock` calls in one request as `tryUnlock` already does for unlocks, is the change meant to close the throughput gap; leasehold_unbatched is kept as its baseline.",
   "Transactions: commit latency, sync against async unlock":
     "**Choosing between sync and async unlock.** Async (`tryUnlock`, the default) takes the two unlock round-trips off every commit: at one committer the commit takes a bit over half as long, and under load the lock server also receives a small fraction of the unlock calls, which shortens everyone's other calls. The price is that a commit's locks are released a moment after the commit returns (`lock_hold_extension_ms_async_c1`: a fraction of a millisecond here), and that a failed unlock is only logged and left to lapse with its lease. Choose sync only when code must know the locks are gone before it continues (a test, or a hand-off to a waiter you are about to signal); for a transaction commit, whose writes are already durable and whose conflicts are checked against the commit record, async is the right default.",
 };

@@ -33,7 +33,7 @@ export function writeReport(docsDir: string, results: Results): void {
   // In-process and over-HTTP figures differ by two orders of magnitude: one chart each, or the
   // HTTP bars would vanish next to the engine's.
   const throughputCharts = [
-    { file: "img/throughput.svg", title: "Over loopback HTTP (pairs per second, higher is better)", pick: (f: Figure) => !f.name.startsWith("engine_") },
+    { file: "img/throughput.svg", title: "Over loopback HTTP (pairs per second, higher is better)", pick: (f: Figure) => !f.name.startsWith("engine_") && !f.name.startsWith("peer_") },
     { file: "img/engine-throughput.svg", title: "Lock engine in process (pairs per second, higher is better)", pick: (f: Figure) => f.name.startsWith("engine_") },
   ];
   for (const chart of throughputCharts) {
@@ -42,6 +42,14 @@ export function writeReport(docsDir: string, results: Results): void {
     mkdirSync(join(docsDir, dirname(chart.file)), { recursive: true });
     writeFileSync(join(docsDir, chart.file), barChart(chart.title, "pairs/s", bars.map((f) => ({ label: f.name, value: f.value }))));
     charts.push(`![${chart.title}](${chart.file})`);
+  }
+  const peerBars = results.figures.filter((f) => f.name.startsWith("peer_pairs_per_s_c64_"));
+  if (peerBars.length > 0) {
+    const file = "img/peers-c64.svg";
+    const title = "Peers, 64 callers on own keys (pairs/s, higher is better)";
+    mkdirSync(join(docsDir, dirname(file)), { recursive: true });
+    writeFileSync(join(docsDir, file), barChart(title, "pairs/s", peerBars.map((f) => ({ label: f.name.slice("peer_pairs_per_s_c64_".length), value: f.value }))));
+    charts.push(`![${title}](${file})`);
   }
   const byName = new Map(results.figures.map((f) => [f.name, f.value]));
   const levels = [1, 8, 64].filter((n) => byName.has(`commit_p50_ms_sync_c${n}`) || byName.has(`commit_p50_ms_async_c${n}`));

@@ -1,0 +1,57 @@
+import type { FigureInfo } from "./catalog.js";
+
+/** The section the peer figures are reported under in `docs/benchmarks.md`. */
+export const PEERS_SECTION = "Peers: leasehold, redlock and PostgreSQL locks";
+
+/** What each peer is, as said after every figure of it. */
+const PEERS: Readonly<Record<string, string>> = {
+  leasehold_async:
+    "leasehold: `LockClient.http` to the CLI server in a child process over loopback, `lock` then `tryUnlock` (the unlock is handed to the background batcher, so a pair ends when the lock is granted).",
+  leasehold_sync: "leasehold with an awaited `unlock` instead of `tryUnlock`: two round-trips per pair, like the other peers' pairs.",
+  leasehold_unbatched:
+    "leasehold with lock batching off. Lock batching (concurrent `lock` calls coalescing into one request, issue 6) does not exist yet, so today this is exactly the leasehold_async client path (`lock` then `tryUnlock`), measured as its own run in the same rounds; the difference from leasehold_async is noise. It becomes the baseline once lock batching lands.",
+  redlock:
+    "redlock 4.2.0 (the latest stable on npm; 5.x is beta only) over one ioredis 6 connection to the Redis at 127.0.0.1:6379, one server (quorum of one): `lock` (a `SET NX PX` script) then an awaited `unlock` (a compare-and-delete script). No wait queue: a taken key is retried every 10 ms ± 5 ms (redlock's default is 200 ms ± 100 ms), without limit.",
+  pg_advisory:
+    "PostgreSQL 15 advisory locks in database `test` via node-postgres, a pool of 64 connections: a pooled connection runs `pg_advisory_lock(class, key)` then `pg_advisory_unlock(class, key)`. The blocking form rather than `pg_try_advisory_lock`: it waits in PostgreSQL's lock queue as leasehold's `lock` waits in its own, where the try form would need a polling loop.",
+  pg_row:
+    "PostgreSQL row locks, the way the seed systems lock: on a pooled connection `BEGIN`, `SELECT id FROM leasehold_bench_lock WHERE id = $1 FOR UPDATE`, `COMMIT` (three round-trips; the lock lasts as long as the transaction).",
+};
+
+function workloadEntries(peer: string, what: string): Record<string, FigureInfo> {
+  return {
+    [`peer_pairs_per_s_c64_${peer}`]: {
+      section: PEERS_SECTION,
+      meaning: `Lock+unlock pairs per second from 64 concurrent callers, each cycling over 4 keys of its own (nothing contended); median of rounds that rotate over all peers in one run. ${what}`,
+    },
+    [`peer_pairs_per_s_contended_${peer}`]: {
+      section: PEERS_SECTION,
+      meaning: `The same with 64 callers on 8 shared keys (8 callers per key at a time): every grant waits for a release. Measured as peer_pairs_per_s_c64_${peer}.`,
+    },
+    [`peer_pair_p50_us_c1_${peer}`]: {
+      section: PEERS_SECTION,
+      meaning: `Median duration of one lock+unlock pair from a single caller cycling over 4 keys, in µs (for leasehold_async and leasehold_unbatched the pair ends when \`tryUnlock\` returns). Measured as peer_pairs_per_s_c64_${peer}.`,
+    },
+    [`peer_pair_p99_us_c1_${peer}`]: {
+      section: PEERS_SECTION,
+      meaning: `99th percentile of the same: the tail, where GC pauses and a busy 2-core machine show.`,
+    },
+  };
+}
+
+/** Catalog entries of the `peers` suite, spread into `CATALOG`. */
+export const PEERS_CATALOG: Readonly<Record<string, FigureInfo>> = {
+  ...Object.fromEntries(Object.entries(PEERS).flatMap(([peer, what]) => Object.entries(workloadEntries(peer, what)))),
+  peer_ratio_leasehold_over_redlock_c64: {
+    section: PEERS_SECTION,
+    meaning:
+      "peer_pairs_per_s_c64_leasehold_async divided by peer_pairs_per_s_c64_redlock, from the same run. Issue 6's target is 3; it is not expected before lock batching exists: today every leasehold `lock` is one HTTP request with JSON bodies to a Node server, while redlock's is a few dozen bytes of RESP pipelined on one socket to Redis.",
+    target: { op: ">=", value: 3 },
+  },
+  peer_ratio_leasehold_over_pg_advisory_c64: {
+    section: PEERS_SECTION,
+    meaning:
+      "peer_pairs_per_s_c64_leasehold_async divided by peer_pairs_per_s_c64_pg_advisory, from the same run. Issue 6's target is 3, not expected before lock batching exists.",
+    target: { op: ">=", value: 3 },
+  },
+};
