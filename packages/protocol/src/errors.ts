@@ -1,7 +1,9 @@
 /**
  * Every error code with the HTTP status it travels with. The wire codes are exactly PROTOCOL.md's
- * table; `CANCELLED` and `BAD_RESPONSE` never travel on the wire: clients raise them for a caller's
- * abort and for an answer that does not match the protocol.
+ * table; `BAD_RESPONSE` never travels on the wire (clients raise it for an answer that does not match
+ * the protocol). `CANCELLED` is raised by clients for a caller's abort, and travels only on a
+ * `lock-batch` line of an entry given up through `lock-cancel` (or on the 499 answer of a single
+ * `lock` given up that way).
  */
 export const ERROR_STATUS = {
   INVALID_ARGUMENT: 400,

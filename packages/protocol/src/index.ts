@@ -2,10 +2,10 @@ export { rowLock, cellLock } from "./descriptors.js";
 export type { DescriptorPart } from "./descriptors.js";
 export { LeaseholdError, isLeaseholdError, isErrorCode, ERROR_CODES, ERROR_STATUS } from "./errors.js";
 export type { ErrorCode, ErrorDetails } from "./errors.js";
-export type { LockService, CallOptions } from "./lock-service.js";
+export type { LockService, CallOptions, LockBatchResultListener } from "./lock-service.js";
 export { LIMITS, NAMESPACE_PATTERN, PROTOCOL_VERSION } from "./limits.js";
-export { OPERATIONS, isOperation, operationPath } from "./operations.js";
-export type { Operation } from "./operations.js";
+export { OPERATIONS, BATCH_OPERATIONS, isOperation, isBatchOperation, operationPath } from "./operations.js";
+export type { Operation, BatchOperation, AnyOperation } from "./operations.js";
 export {
   requestValidators,
   responseValidators,
@@ -40,4 +40,8 @@ export type {
   ImmutableTimestampResponse,
   HealthResponse,
   ErrorBody,
+  LockBatchRequest,
+  LockBatchLine,
+  LockCancelRequest,
+  LockCancelResponse,
 } from "./types.js";

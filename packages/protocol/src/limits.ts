@@ -23,6 +23,11 @@ export const LIMITS = {
   maxClientDescriptionLength: 256,
   /** Longest token string accepted in a request (real tokens are far shorter). */
   maxTokenLength: 1024,
+  /**
+   * Most lock requests in one `lock-batch`. 1,000 keeps a batch's bookkeeping and its NDJSON answer
+   * small next to the 1 MiB body limit, while far exceeding what a client coalesces in one flush.
+   */
+  maxRequestsPerBatch: 1_000,
   /** Largest request body, in bytes; a larger one is refused with `413` without reading it all. */
   maxBodyBytes: 1024 * 1024,
 } as const;

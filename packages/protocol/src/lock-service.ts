@@ -2,6 +2,10 @@ import type {
   HealthResponse,
   ImmutableTimestampRequest,
   ImmutableTimestampResponse,
+  LockBatchLine,
+  LockBatchRequest,
+  LockCancelRequest,
+  LockCancelResponse,
   LockRequest,
   LockResponse,
   RefreshRequest,
@@ -22,6 +26,12 @@ export interface CallOptions {
    */
   readonly signal?: AbortSignal;
 }
+
+/**
+ * Receives one line of a lock batch as its entry resolves: `{ index, result }` or
+ * `{ index, error }`. Called exactly once per entry, in the order entries resolve (not index order).
+ */
+export type LockBatchResultListener = (line: LockBatchLine) => void;
 
 /**
  * The leasehold protocol as an interface: one method per operation, each taking the namespace,
@@ -52,6 +62,26 @@ export interface LockService {
     request: ImmutableTimestampRequest,
     options?: CallOptions,
   ): Promise<ImmutableTimestampResponse>;
+  /**
+   * Optional (an addition to v1; implementations without it keep working): run every entry of a
+   * batch as its own `lock`, queued in array order, and report each entry to `onResult` as soon as
+   * it resolves. A bad entry is reported on its own line and does not fail the others; a malformed
+   * batch as a whole rejects `INVALID_ARGUMENT` before any entry is run. Resolves once every entry
+   * has been reported. Aborting `signal` abandons every unresolved entry (each then reports
+   * `CANCELLED`).
+   */
+  lockBatch?(
+    namespace: string,
+    request: LockBatchRequest,
+    onResult: LockBatchResultListener,
+    options?: CallOptions,
+  ): Promise<void>;
+  /**
+   * Optional (an addition to v1): give up the lock request with this `requestId` in the namespace,
+   * without disturbing any other. A waiting one is abandoned (its callers get `CANCELLED`); a granted
+   * one is released. `{ cancelled: false }` when no live request has that id.
+   */
+  cancelLock?(namespace: string, request: LockCancelRequest, options?: CallOptions): Promise<LockCancelResponse>;
   /** Liveness and the current `leaderId`. */
   health(options?: CallOptions): Promise<HealthResponse>;
 }

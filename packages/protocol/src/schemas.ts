@@ -73,6 +73,45 @@ export const LockAcquiredResponseSchema = Type.Object(
 export const LockTimeoutResponseSchema = Type.Object({ status: Type.Literal("timeout") }, strict);
 export const LockResponseSchema = Type.Union([LockAcquiredResponseSchema, LockTimeoutResponseSchema]);
 
+/**
+ * Body of `lock-batch`: 1..1,000 `lock` request bodies. This is the typed shape; the server checks
+ * the envelope with {@link LockBatchEnvelopeSchema} and each entry on its own, so one bad entry is
+ * answered on its own line instead of failing the whole batch.
+ */
+export const LockBatchRequestSchema = Type.Object(
+  { requests: Type.Array(LockRequestSchema, { minItems: 1, maxItems: LIMITS.maxRequestsPerBatch }) },
+  strict,
+);
+/** The envelope of `lock-batch` alone: a whole-batch 400 is decided by this, never by an entry. */
+export const LockBatchEnvelopeSchema = Type.Object(
+  { requests: Type.Array(Type.Unknown(), { minItems: 1, maxItems: LIMITS.maxRequestsPerBatch }) },
+  strict,
+);
+/** The `error` of an error body or of a failed batch entry's line. */
+export const ErrorObjectSchema = Type.Object(
+  {
+    code: Type.String(),
+    message: Type.String(),
+    details: Type.Record(Type.String(), Type.Unknown()),
+  },
+  strict,
+);
+const BatchIndexSchema = Type.Integer({ minimum: 0, maximum: LIMITS.maxRequestsPerBatch - 1 });
+/** A `lock-batch` line for an entry that got a `lock` answer (`acquired` or `timeout`). */
+export const LockBatchResultLineSchema = Type.Object({ index: BatchIndexSchema, result: LockResponseSchema }, strict);
+/** A `lock-batch` line for an entry that failed: exactly the error a single `lock` would have had. */
+export const LockBatchErrorLineSchema = Type.Object({ index: BatchIndexSchema, error: ErrorObjectSchema }, strict);
+/** One NDJSON line of a `lock-batch` answer; lines come in the order entries resolve. */
+export const LockBatchLineSchema = Type.Union([LockBatchResultLineSchema, LockBatchErrorLineSchema]);
+
+/** Body of `lock-cancel`: the `requestId` of the lock request to give up. */
+export const LockCancelRequestSchema = Type.Object(
+  { requestId: Type.String({ minLength: 1, maxLength: LIMITS.maxRequestIdLength }) },
+  strict,
+);
+/** Answer of `lock-cancel`: whether a live request (waiting or held) with that id was found. */
+export const LockCancelResponseSchema = Type.Object({ cancelled: Type.Boolean() }, strict);
+
 const TokenList = Type.Array(TokenSchema, { minItems: 1, maxItems: LIMITS.maxTokensPerRequest });
 
 export const UnlockRequestSchema = Type.Object({ tokens: TokenList }, strict);
@@ -121,16 +160,4 @@ export const HealthResponseSchema = Type.Object(
   strict,
 );
 
-export const ErrorBodySchema = Type.Object(
-  {
-    error: Type.Object(
-      {
-        code: Type.String(),
-        message: Type.String(),
-        details: Type.Record(Type.String(), Type.Unknown()),
-      },
-      strict,
-    ),
-  },
-  strict,
-);
+export const ErrorBodySchema = Type.Object({ error: ErrorObjectSchema }, strict);

@@ -45,3 +45,11 @@ export type ImmutableTimestampResponse = Static<typeof S.ImmutableTimestampRespo
 export type HealthResponse = Static<typeof S.HealthResponseSchema>;
 /** Body of every non-2xx answer. */
 export type ErrorBody = Static<typeof S.ErrorBodySchema>;
+/** Body of `lock-batch`: 1..1,000 `lock` request bodies. */
+export type LockBatchRequest = Static<typeof S.LockBatchRequestSchema>;
+/** One NDJSON line of a `lock-batch` answer: `{ index, result }` or `{ index, error }`. */
+export type LockBatchLine = Static<typeof S.LockBatchLineSchema>;
+/** Body of `lock-cancel`. */
+export type LockCancelRequest = Static<typeof S.LockCancelRequestSchema>;
+/** Answer of `lock-cancel`. */
+export type LockCancelResponse = Static<typeof S.LockCancelResponseSchema>;

@@ -176,6 +176,9 @@ export const requestValidators = {
   timestamps: compile("timestamps request", S.TimestampsRequestSchema),
   "transactions/start": compile("transactions/start request", S.StartTransactionsRequestSchema),
   "immutable-timestamp": compile("immutable-timestamp request", S.ImmutableTimestampRequestSchema),
+  // The envelope only: each entry is checked with `lock` on its own, so its problems stay on its line.
+  "lock-batch": compile("lock-batch request", S.LockBatchEnvelopeSchema),
+  "lock-cancel": compile("lock-cancel request", S.LockCancelRequestSchema),
 } as const;
 
 /** Validators of every answer body, by operation; clients and fixture tests use them. */
@@ -186,6 +189,9 @@ export const responseValidators = {
   timestamps: compile("timestamps answer", S.TimestampsResponseSchema),
   "transactions/start": compile("transactions/start answer", S.StartTransactionsResponseSchema),
   "immutable-timestamp": compile("immutable-timestamp answer", S.ImmutableTimestampResponseSchema),
+  /** One NDJSON line of the answer (the answer is a stream of them, not one body). */
+  "lock-batch": compile("lock-batch line", S.LockBatchLineSchema),
+  "lock-cancel": compile("lock-cancel answer", S.LockCancelResponseSchema),
   health: compile("health answer", S.HealthResponseSchema),
   error: compile("error body", S.ErrorBodySchema),
 } as const;

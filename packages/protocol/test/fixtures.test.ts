@@ -1,29 +1,33 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { requestValidators, responseValidators, type Operation } from "../src/index.js";
+import { Value } from "@sinclair/typebox/value";
+import { LockBatchRequestSchema, requestValidators, responseValidators, type AnyOperation } from "../src/index.js";
 
 const dir = join(import.meta.dirname, "fixtures");
 const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
 
-const operationOf: Record<string, Operation | "health" | "error"> = {
+const operationOf: Record<string, AnyOperation | "health" | "error"> = {
   lock: "lock",
   unlock: "unlock",
   refresh: "refresh",
   timestamps: "timestamps",
   "transactions-start": "transactions/start",
   "immutable-timestamp": "immutable-timestamp",
+  "lock-batch": "lock-batch",
+  "lock-cancel": "lock-cancel",
   health: "health",
   error: "error",
 };
 
 describe("golden fixtures", () => {
   it("cover a request and an answer for every operation", () => {
-    for (const op of ["lock", "unlock", "refresh", "timestamps", "transactions-start", "immutable-timestamp"]) {
+    for (const op of ["lock", "unlock", "refresh", "timestamps", "transactions-start", "immutable-timestamp", "lock-batch", "lock-cancel"]) {
       expect(files).toContain(`${op}.request.json`);
       expect(files.some((f) => f.startsWith(`${op}.response`))).toBe(true);
     }
     expect(files).toContain("lock.response.timeout.json");
+    for (const line of ["acquired", "timeout", "error", "cancelled"]) expect(files).toContain(`lock-batch.response.line-${line}.json`);
     expect(files).toContain("health.response.json");
     expect(files).toContain("error.response.json");
   });
@@ -35,7 +39,7 @@ describe("golden fixtures", () => {
       expect(op, `no operation for ${file}`).toBeDefined();
       const body: unknown = JSON.parse(readFileSync(join(dir, file), "utf8"));
       if (kind === "request") {
-        const validator = requestValidators[op as Operation];
+        const validator = requestValidators[op as AnyOperation];
         expect(validator.parse(body)).toEqual(body);
       } else {
         const validator = responseValidators[op as keyof typeof responseValidators];
@@ -43,6 +47,22 @@ describe("golden fixtures", () => {
       }
     });
   }
+
+  it("the lock-batch request fixture also matches the typed schema: every entry is a lock request", () => {
+    const body: unknown = JSON.parse(readFileSync(join(dir, "lock-batch.request.json"), "utf8"));
+    expect(Value.Check(LockBatchRequestSchema, body)).toBe(true);
+    const entries = (body as { requests: unknown[] }).requests;
+    for (const entry of entries) expect(requestValidators.lock.parse(entry)).toEqual(entry);
+  });
+
+  it("a lock-batch line needs exactly one of result and error, and an index", () => {
+    const line = responseValidators["lock-batch"];
+    expect(line.check({ index: 0, result: { status: "timeout" } })).toBe(true);
+    expect(line.check({ result: { status: "timeout" } })).toBe(false);
+    expect(line.check({ index: 0 })).toBe(false);
+    expect(line.check({ index: 0, result: { status: "timeout" }, error: { code: "X", message: "", details: {} } })).toBe(false);
+    expect(line.check({ index: -1, result: { status: "timeout" } })).toBe(false);
+  });
 
   it("a fixture with one field removed or renamed no longer validates (the check can fail)", () => {
     const body = JSON.parse(readFileSync(join(dir, "lock.response.acquired.json"), "utf8")) as Record<string, unknown>;
