@@ -11,7 +11,7 @@ import { quantile, round } from "../stats.js";
 function plan(quick: boolean) {
   return quick
     ? { warmMs: 200, throughput: { ms: 1_000, rounds: 1 }, latency: { ms: 1_000, rounds: 1 } }
-    : { warmMs: 500, throughput: { ms: 2_000, rounds: 3 }, latency: { ms: 1_500, rounds: 2 } };
+    : { warmMs: 300, throughput: { ms: 1_500, rounds: 5 }, latency: { ms: 1_000, rounds: 3 } };
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
