@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runClaimWorker, WorkQueueClaims } from "../../src/index.js";
 import { recipeServer, tick, type RecipeServer } from "./support/recipe-server.js";
 
-const LEASE_MS = 1_000; // a crashed worker's tasks come back after this
+const LEASE_MS = 3_000; // a crashed worker's tasks come back after this; long enough that a loaded CI machine's event-loop stalls never look like a lost claim
 
 /** The test's own task table: which tasks exist, which are finished, how often each ran. */
 class TaskTable {
