@@ -255,6 +255,20 @@ export class LockEngine {
     return true;
   }
 
+  /**
+   * The live lock request with `requestId` in the namespace: its {@link PendingLock} while it
+   * waits, its token once granted, `undefined` when no such request waits or is held. It looks
+   * only (nothing is created, not even the namespace), so `lock-cancel` of an unknown id is free.
+   */
+  liveRequest(namespace: string, requestId: string): PendingLock | string | undefined {
+    this.catchUp();
+    const req = this.namespaces.get(namespace)?.requests.get(requestId);
+    if (req === undefined) return undefined;
+    if (req.status === HELD) return req.token;
+    if (req.status === WAITING && req.pending !== null) return req.pending;
+    return undefined;
+  }
+
   /** When the engine next needs {@link advance}: the earliest lease expiry or waiter deadline. */
   nextDeadline(): number {
     return Math.min(this.table.leases.nextExpiry(), this.table.deadlines.nextDeadline());

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isLeaseholdError, LeaseholdError, type Operation } from "@leasehold/protocol";
+import { isLeaseholdError, LeaseholdError, type AnyOperation } from "@leasehold/protocol";
 import type { Logger } from "pino";
 import type { RouteLabel, ServerMetrics } from "../metrics/server-metrics.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../metrics/metric-registry.js";
@@ -13,6 +13,7 @@ import { ALLOWED_METHODS, matchRoute, type Route } from "./match-route.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import { ClientGoneError, readBody } from "./read-body.js";
 import { canAnswer, sendError, sendJson, type ExtraHeaders } from "./send-json.js";
+import { serveLockBatch } from "./serve-lock-batch.js";
 import { undeliveredTokens } from "./undelivered-tokens.js";
 
 /** What the request handler needs from its host. */
@@ -76,7 +77,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
   async function serveOperation(
     req: IncomingMessage,
     res: ServerResponse,
-    operation: Operation,
+    operation: AnyOperation,
     rawNamespace: string,
     exchange: Exchange,
   ): Promise<void> {
@@ -95,8 +96,13 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     } else body = parseJsonBody(raw);
     if (exchange.gone) return;
 
+    if (operation === "lock-batch") {
+      await serveLockBatch({ service, res, namespace, body, exchange, headers: isClosing() ? CLOSE : {}, release: releaseUndelivered });
+      return;
+    }
     let answer: unknown;
-    if (operation === "lock") {
+    if (operation === "lock-cancel") answer = await service.cancelLock(namespace, body);
+    else if (operation === "lock") {
       const begun = service.beginLock(namespace, body);
       if ("abandon" in begun) {
         // Only a waiting lock listens for the client leaving: it then leaves every queue.
@@ -192,7 +198,8 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
       if (!finished) {
         exchange.gone = true;
         exchange.onGone?.();
-        if (exchange.granted !== null) releaseUndelivered(exchange.granted);
+        // A batch's list of unflushed grants may be empty by now: nothing to release then.
+        if (exchange.granted !== null && exchange.granted.tokens.length > 0) releaseUndelivered(exchange.granted);
       }
       metrics.observeRequest(routeLabel(route), finished ? res.statusCode : 499, (performance.now() - started) / 1000);
     });

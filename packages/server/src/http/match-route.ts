@@ -1,8 +1,8 @@
-import { isOperation, type Operation } from "@leasehold/protocol";
+import { isBatchOperation, isOperation, type AnyOperation } from "@leasehold/protocol";
 
 /** What a request path names, before the method, namespace or body are looked at. */
 export type Route =
-  | { readonly kind: "operation"; readonly operation: Operation; readonly rawNamespace: string }
+  | { readonly kind: "operation"; readonly operation: AnyOperation; readonly rawNamespace: string }
   | { readonly kind: "health" }
   | { readonly kind: "metrics" }
   | { readonly kind: "unmatched" };
@@ -31,6 +31,6 @@ export function matchRoute(target: string | undefined): Route {
   const slash = rest.indexOf("/");
   if (slash < 0) return { kind: "unmatched" };
   const operation = rest.slice(slash + 1);
-  if (!isOperation(operation)) return { kind: "unmatched" };
+  if (!isOperation(operation) && !isBatchOperation(operation)) return { kind: "unmatched" };
   return { kind: "operation", operation, rawNamespace: rest.slice(0, slash) };
 }

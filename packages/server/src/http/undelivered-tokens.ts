@@ -1,4 +1,4 @@
-import type { LockResponse, Operation, StartTransactionsResponse } from "@leasehold/protocol";
+import type { AnyOperation, LockResponse, StartTransactionsResponse } from "@leasehold/protocol";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
@@ -8,11 +8,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * The tokens an answer hands out that nobody could ever release if the answer is not delivered:
  * a granted `lock` without a `requestId`, and every transaction of `transactions/start`.
  *
+ * (A `lock-batch` entry is judged as the `lock` it is, line by line, by the batch's own handler.)
+ *
  * A `lock` with a `requestId` is left out on purpose: a retry with the same id (perhaps already
  * in flight on another connection) is answered the same token, so releasing it here could pull a
  * lock from under a client that did receive it. Such a token lapses with its lease instead.
  */
-export function undeliveredTokens(operation: Operation, request: unknown, answer: unknown): string[] {
+export function undeliveredTokens(operation: AnyOperation, request: unknown, answer: unknown): string[] {
   if (operation === "lock") {
     if (isRecord(request) && request.requestId !== undefined) return [];
     const lock = answer as LockResponse;

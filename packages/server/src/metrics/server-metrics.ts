@@ -5,7 +5,8 @@ import { Histogram } from "./histogram.js";
 import { MetricRegistry } from "./metric-registry.js";
 
 /**
- * The `operation` label of request metrics: the six protocol operations plus the two GET routes,
+ * The `operation` label of request metrics: the protocol operations (the six of v1 and the batch
+ * additions `lock-batch` and `lock-cancel`) plus the two GET routes,
  * and `unmatched` for every other path. Fixed in code so a client can never mint new series.
  */
 export type RouteLabel =
@@ -15,6 +16,8 @@ export type RouteLabel =
   | "timestamps"
   | "transactions/start"
   | "immutable-timestamp"
+  | "lock-batch"
+  | "lock-cancel"
   | "health"
   | "metrics"
   | "unmatched";

@@ -1,4 +1,4 @@
-import type { LockMode, LockResponse, LockService } from "@leasehold/protocol";
+import type { LockBatchResultListener, LockCancelRequest, LockCancelResponse, LockMode, LockResponse, LockService } from "@leasehold/protocol";
 import type { Logger } from "pino";
 
 /** Options of {@link createLockService}; every field is optional. */
@@ -117,6 +117,28 @@ export interface EmbeddedLockService extends LockService {
    * one, otherwise a {@link WaitingLock}. Validation errors throw, as in `lock`.
    */
   beginLock(namespace: string, request: unknown): LockResponse | WaitingLock;
+  /**
+   * Run a lock batch: every entry is validated and run as its own `lock`, started in array order
+   * (so FIFO on each descriptor is as if they were sent one after another), and reported to
+   * `onResult` as `{ index, result }` or `{ index, error }` the moment it resolves. A bad entry
+   * (schema, duplicate descriptors, `REQUEST_ID_CONFLICT`, waiting limit) is reported on its own
+   * line and never fails the others. A malformed batch (`requests` missing, not an array, empty,
+   * over 1,000 entries, unknown field) rejects `INVALID_ARGUMENT` before any entry runs. Aborting
+   * `options.signal` abandons every unresolved entry (each reports `CANCELLED`). Resolves once
+   * every entry has been reported; it never rejects after the first entry ran.
+   */
+  lockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /**
+   * {@link lockBatch} for hosts that must know, before anything is written, whether the batch as a
+   * whole was refused: those checks throw synchronously and `onResult` has not been called; once
+   * it returns, every entry is running and the promise settles (never rejects) when all reported.
+   */
+  beginLockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, signal?: AbortSignal): Promise<void>;
+  /**
+   * Give up the lock request with `requestId` in the namespace (see `lock-cancel` in
+   * docs/protocol.md): abandoned if waiting, released if granted; `{ cancelled: false }` otherwise.
+   */
+  cancelLock(namespace: string, request: LockCancelRequest | unknown, options?: { readonly signal?: AbortSignal }): Promise<LockCancelResponse>;
   /** Current counters and gauges. */
   metrics(): ServiceMetrics;
   /** A picture of one namespace's lock table (an empty one for a namespace never used). */

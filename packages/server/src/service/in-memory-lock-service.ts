@@ -6,6 +6,10 @@ import {
   type CallOptions,
   type HealthResponse,
   type ImmutableTimestampResponse,
+  type LockBatchRequest,
+  type LockBatchResultListener,
+  type LockCancelRequest,
+  type LockCancelResponse,
   type LockResponse,
   type RefreshResponse,
   type StartTransactionsResponse,
@@ -19,6 +23,7 @@ import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserv
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import { DeadlineTimer } from "./deadline-timer.js";
 import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, ServiceMetrics } from "./embedded-lock-service.js";
+import { runLockBatch } from "./run-lock-batch.js";
 import { WaitingLockHandle } from "./waiting-lock-handle.js";
 
 /** One caller attached to a waiting request (a retry with the same requestId adds another). */
@@ -42,12 +47,14 @@ export class InMemoryLockService implements EmbeddedLockService {
   private readonly timer: DeadlineTimer;
   private readonly reserver: TimestampReserver;
   private readonly version: string;
+  private readonly logger: Logger;
   private readonly waiting = new Map<PendingLock, Set<Caller>>();
   private closing: Promise<void> | null = null;
 
   /** See {@link LockServiceOptions} for every option and its default. */
   constructor(options: LockServiceOptions = {}) {
     const logger: Logger = options.logger ?? pino({ level: "silent" });
+    this.logger = logger;
     const clock = options.clock ?? (() => performance.now());
     this.version = options.version ?? PACKAGE_VERSION;
     this.reserver =
@@ -130,6 +137,63 @@ export class InMemoryLockService implements EmbeddedLockService {
         }
       }
     });
+  }
+
+  /**
+   * Run a lock batch (see {@link EmbeddedLockService.lockBatch}): the whole-batch checks reject
+   * before any entry runs, then every entry is reported to `onResult` as it resolves.
+   */
+  lockBatch(namespace: string, request: LockBatchRequest | unknown, onResult: LockBatchResultListener, options?: CallOptions): Promise<void> {
+    try {
+      return this.beginLockBatch(namespace, request, onResult, options?.signal);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  /**
+   * `lockBatch` with its whole-batch checks thrown synchronously (closed service, bad namespace,
+   * bad envelope), before any entry runs or `onResult` is called. The HTTP layer needs that line
+   * drawn: a whole-batch error is an ordinary error answer, while once the first entry runs the
+   * answer is a `200` stream of lines.
+   */
+  beginLockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, signal?: AbortSignal): Promise<void> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    const { requests } = requestValidators["lock-batch"].parse(request);
+    if (signal?.aborted === true) throw cancelled();
+    return runLockBatch((entry) => this.beginLock(ns, entry), requests, onResult, signal, (err) => {
+      this.logger.error({ err }, "internal error while running a lock batch entry");
+    });
+  }
+
+  /**
+   * Give up the lock request with this `requestId`: a waiting one leaves every queue (every caller
+   * sharing it, a batch entry or a single `lock`, is answered `CANCELLED`), a granted one is
+   * released. `{ cancelled: false }` when no request with that id waits or is held.
+   */
+  async cancelLock(namespace: string, request: LockCancelRequest | unknown, _options?: CallOptions): Promise<LockCancelResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    const { requestId } = requestValidators["lock-cancel"].parse(request);
+    const live = this.engine.liveRequest(ns, requestId);
+    if (live === undefined) return { cancelled: false };
+    if (typeof live === "string") {
+      this.engine.unlock(ns, { tokens: [live] });
+      this.timer.arm(this.engine.nextDeadline());
+      return { cancelled: true };
+    }
+    const callers = this.waiting.get(live);
+    this.waiting.delete(live);
+    this.engine.abandon(live);
+    this.timer.arm(this.engine.nextDeadline());
+    const error = new LeaseholdError("CANCELLED", "the lock request was cancelled by lock-cancel", { requestId });
+    if (callers !== undefined) {
+      for (const caller of callers) caller.reject(error);
+      // Emptied so a caller's own later abandon finds nothing left to do.
+      callers.clear();
+    }
+    return { cancelled: true };
   }
 
   /** Validate and release tokens; idempotent. */

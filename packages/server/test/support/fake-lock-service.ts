@@ -1,4 +1,4 @@
-import type { LockRequest, LockResponse } from "@leasehold/protocol";
+import type { LockBatchResultListener, LockRequest, LockResponse } from "@leasehold/protocol";
 import type { EmbeddedLockService, LockTableSnapshot, ServiceMetrics, WaitingLock } from "../../src/service/embedded-lock-service.js";
 
 const EMPTY_METRICS: ServiceMetrics = {
@@ -30,6 +30,21 @@ export class FakeLockService implements EmbeddedLockService {
   /** Every lock "waits" for `onLock`, and abandoning is ignored on purpose (see the class TSDoc). */
   beginLock(_namespace: string, request: unknown): WaitingLock {
     return { answer: this.onLock(request as LockRequest), abandon: () => undefined };
+  }
+  /** Every entry goes to `onLock`; like `beginLock`, the signal is ignored on purpose. */
+  beginLockBatch(_namespace: string, request: unknown, onResult: LockBatchResultListener): Promise<void> {
+    const requests = (request as { requests: LockRequest[] }).requests;
+    return Promise.all(
+      requests.map((entry, index) =>
+        this.onLock(entry).then((result) => onResult({ index, result })),
+      ),
+    ).then(() => undefined);
+  }
+  lockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener): Promise<void> {
+    return this.beginLockBatch(namespace, request, onResult);
+  }
+  async cancelLock() {
+    return { cancelled: false };
   }
   async unlock(_namespace: string, request: { tokens: string[] }) {
     this.unlocked.push(request.tokens);

@@ -1,0 +1,100 @@
+import type { ServerResponse } from "node:http";
+import type { LockBatchLine } from "@leasehold/protocol";
+import type { EmbeddedLockService } from "../service/embedded-lock-service.js";
+import type { ExtraHeaders } from "./send-json.js";
+import { undeliveredTokens } from "./undelivered-tokens.js";
+
+/** The media type of a `lock-batch` answer: one JSON object per line, each ended by `\n`. */
+export const NDJSON_CONTENT_TYPE = "application/x-ndjson; charset=utf-8";
+
+/** Tokens granted to a namespace whose delivery is not yet certain. */
+export interface UndeliveredGrants {
+  readonly namespace: string;
+  readonly tokens: string[];
+}
+
+/** What one request's connection tells {@link serveLockBatch}, shared with the request handler. */
+export interface BatchExchange {
+  /** The client left before the answer was finished. */
+  readonly gone: boolean;
+  /** Set here: called once if the client leaves while entries are unresolved. */
+  onGone: (() => void) | null;
+  /** Set here: grants written but not yet flushed; the handler releases them if the client leaves. */
+  granted: UndeliveredGrants | null;
+}
+
+/** Everything {@link serveLockBatch} needs for one request. */
+export interface ServeLockBatchOptions {
+  readonly service: EmbeddedLockService;
+  readonly res: ServerResponse;
+  readonly namespace: string;
+  /** The parsed JSON body, unvalidated: the service validates it. */
+  readonly body: unknown;
+  readonly exchange: BatchExchange;
+  /** Extra headers of the `200`, for example `connection: close` while the server stops. */
+  readonly headers: ExtraHeaders;
+  /** Release grants nobody can ever learn of (the client left before their line was flushed). */
+  readonly release: (grants: UndeliveredGrants) => void;
+}
+
+/**
+ * Serve `lock-batch`: a whole-batch problem throws before anything is written (the handler answers
+ * it as an ordinary JSON error); otherwise a `200` NDJSON stream, chunked, with one line per entry
+ * written the moment the entry resolves, ended once every entry has a line.
+ *
+ * Lines answered at once are written while the response is corked, so a batch of immediate grants
+ * leaves in one socket write instead of one per entry. A disconnect aborts the batch (every
+ * unresolved entry is abandoned). A grant without a `requestId` counts as delivered once its line
+ * was flushed to the socket; if the client leaves before that, it is released, as for `lock`.
+ */
+export async function serveLockBatch(options: ServeLockBatchOptions): Promise<void> {
+  const { service, res, namespace, body, exchange, headers, release } = options;
+  const controller = new AbortController();
+  const pending: UndeliveredGrants = { namespace, tokens: [] };
+  let started = false;
+  const start = (): void => {
+    if (started) return;
+    started = true;
+    res.writeHead(200, { ...headers, "content-type": NDJSON_CONTENT_TYPE, "cache-control": "no-store" });
+  };
+
+  const onResult = (line: LockBatchLine): void => {
+    // Only called once the service accepted the envelope, so `requests[index]` is the entry.
+    const entry = (body as { readonly requests: readonly unknown[] }).requests[line.index];
+    const tokens = "result" in line ? undeliveredTokens("lock", entry, line.result) : [];
+    if (exchange.gone || res.destroyed) {
+      if (tokens.length > 0) release({ namespace, tokens });
+      return;
+    }
+    start();
+    const text = `${JSON.stringify(line)}\n`;
+    if (tokens.length === 0) {
+      res.write(text);
+      return;
+    }
+    pending.tokens.push(...tokens);
+    res.write(text, (err) => {
+      if (err != null) return;
+      for (const token of tokens) {
+        const at = pending.tokens.indexOf(token);
+        if (at >= 0) pending.tokens.splice(at, 1);
+      }
+    });
+  };
+
+  res.cork();
+  let done: Promise<void>;
+  try {
+    done = service.beginLockBatch(namespace, body, onResult, controller.signal);
+    // Every entry is running: from here on the answer is a 200 stream, even if all of them wait.
+    start();
+  } finally {
+    res.uncork();
+  }
+  if (!res.headersSent) res.flushHeaders();
+  exchange.granted = pending;
+  exchange.onGone = () => controller.abort();
+  await done;
+  exchange.onGone = null;
+  if (!exchange.gone) res.end();
+}

@@ -1,0 +1,75 @@
+import { isLeaseholdError, LeaseholdError, type LockBatchResultListener, type LockResponse } from "@leasehold/protocol";
+import { WaitingLockHandle } from "./waiting-lock-handle.js";
+
+/** Starts one entry as a single `lock` would: an answer at once, a wait, or a thrown error. */
+export type BeginEntry = (request: unknown) => LockResponse | WaitingLockHandle;
+
+/**
+ * Run the entries of a lock batch, already known to be a valid envelope. Each entry is started
+ * synchronously and in array order, so entries queue on each descriptor exactly as if they had been
+ * sent one after another, and an entry never waits for another: each is reported to `onResult`
+ * the moment it resolves. A thrown error (bad entry, `requestId` conflict, waiting limit) is
+ * reported on that entry's line and the next entry runs. Aborting `signal` abandons every
+ * unresolved entry; each then reports `CANCELLED`. `onBug` hears of errors that are not
+ * `LeaseholdError`s (reported to the client as `INTERNAL`) so the host can log them.
+ *
+ * Returns a promise that settles (never rejects) once every entry has been reported.
+ */
+export function runLockBatch(
+  begin: BeginEntry,
+  requests: readonly unknown[],
+  onResult: LockBatchResultListener,
+  signal: AbortSignal | undefined,
+  onBug: (err: unknown) => void,
+): Promise<void> {
+  const open = new Set<WaitingLockHandle>();
+  for (let index = 0; index < requests.length; index++) {
+    let begun: LockResponse | WaitingLockHandle;
+    try {
+      begun = begin(requests[index]);
+    } catch (err) {
+      onResult({ index, error: errorObject(err, onBug) });
+      continue;
+    }
+    if (begun instanceof WaitingLockHandle) open.add(watch(begun, index));
+    else onResult({ index, result: begun });
+  }
+  if (open.size === 0) return Promise.resolve();
+
+  let finish: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const abandonAll = (): void => {
+    // Copied first: each abandon settles its entry, which removes it from `open`.
+    for (const handle of [...open]) handle.abandon();
+  };
+  signal?.addEventListener("abort", abandonAll, { once: true });
+  if (signal?.aborted === true) abandonAll();
+  return done.then(() => signal?.removeEventListener("abort", abandonAll));
+
+  function watch(handle: WaitingLockHandle, index: number): WaitingLockHandle {
+    const settled = (): void => {
+      open.delete(handle);
+      if (open.size === 0) finish();
+    };
+    handle.answer.then(
+      (result) => {
+        onResult({ index, result });
+        settled();
+      },
+      (err: unknown) => {
+        onResult({ index, error: errorObject(err, onBug) });
+        settled();
+      },
+    );
+    return handle;
+  }
+}
+
+/** The wire `error` object of a failed entry; anything but a `LeaseholdError` is a bug, shown as `INTERNAL`. */
+function errorObject(err: unknown, onBug: (err: unknown) => void): { code: string; message: string; details: Record<string, unknown> } {
+  if (isLeaseholdError(err)) return { code: err.code, message: err.message, details: { ...err.details } };
+  onBug(err);
+  return new LeaseholdError("INTERNAL", "internal error while running this batch entry; the server logged the details").toJSON().error;
+}
