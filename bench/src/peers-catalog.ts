@@ -26,7 +26,7 @@ function workloadEntries(peer: string, what: string): Record<string, FigureInfo>
     },
     [`peer_pairs_per_s_contended_${peer}`]: {
       section: PEERS_SECTION,
-      meaning: `The same with 64 callers on 8 shared keys (8 callers per key at a time): every grant waits for a release. Measured as peer_pairs_per_s_c64_${peer}.`,
+      meaning: `The same with 64 callers on 8 shared keys (8 callers per key at a time): most grants wait for a release. Measured as peer_pairs_per_s_c64_${peer}.`,
     },
     [`peer_pair_p50_us_c1_${peer}`]: {
       section: PEERS_SECTION,
