@@ -52,6 +52,7 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
   const controller = new AbortController();
   const pending: UndeliveredGrants = { namespace, tokens: [] };
   let started = false;
+  let written = 0;
   const start = (): void => {
     if (started) return;
     started = true;
@@ -67,6 +68,7 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
       return;
     }
     start();
+    written++;
     const text = `${JSON.stringify(line)}\n`;
     if (tokens.length === 0) {
       res.write(text);
@@ -91,7 +93,9 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
   } finally {
     res.uncork();
   }
-  if (!res.headersSent) res.flushHeaders();
+  // writeHead only stages the head; with no line written yet, send it now so the client learns at
+  // once that the batch was accepted, rather than when its first entry resolves.
+  if (written === 0) res.flushHeaders();
   exchange.granted = pending;
   exchange.onGone = () => controller.abort();
   await done;
