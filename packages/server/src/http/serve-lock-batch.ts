@@ -9,7 +9,9 @@ export const NDJSON_CONTENT_TYPE = "application/x-ndjson; charset=utf-8";
 
 /** Tokens granted to a namespace whose delivery is not yet certain. */
 export interface UndeliveredGrants {
+  /** The namespace the tokens belong to. */
   readonly namespace: string;
+  /** The tokens; mutable, because a batch adds and removes them as lines are written and flushed. */
   readonly tokens: string[];
 }
 
@@ -25,11 +27,15 @@ export interface BatchExchange {
 
 /** Everything {@link serveLockBatch} needs for one request. */
 export interface ServeLockBatchOptions {
+  /** The service that validates and runs the batch (its `beginLockBatch`). */
   readonly service: EmbeddedLockService;
+  /** The response the NDJSON lines are written to. */
   readonly res: ServerResponse;
+  /** The decoded namespace (the service validates it). */
   readonly namespace: string;
   /** The parsed JSON body, unvalidated: the service validates it. */
   readonly body: unknown;
+  /** The request's connection state, shared with the request handler's `close` listener. */
   readonly exchange: BatchExchange;
   /** Extra headers of the `200`, for example `connection: close` while the server stops. */
   readonly headers: ExtraHeaders;
