@@ -24,7 +24,7 @@ function checkTimeout(acquireTimeoutMs: number): void {
  * through `release`.
  */
 export async function acquireLocks(
-  service: LockService,
+  service: Pick<LockService, "lock">,
   namespace: string,
   locks: readonly LockSpec[],
   options: LockOptions,
@@ -74,7 +74,7 @@ export async function acquireLocks(
  * acquire at once, and it is released all the same. Runs in the background; never throws.
  */
 function releaseRacingGrant(
-  service: LockService,
+  service: Pick<LockService, "lock">,
   namespace: string,
   request: Parameters<LockService["lock"]>[1],
   release: (tokens: readonly string[]) => void,

@@ -6,10 +6,14 @@ import {
   type HealthResponse,
   type ImmutableTimestampRequest,
   type ImmutableTimestampResponse,
+  type LockBatchRequest,
+  type LockBatchResultListener,
+  type LockCancelRequest,
+  type LockCancelResponse,
   type LockRequest,
   type LockResponse,
   type LockService,
-  type Operation,
+  type AnyOperation,
   type RefreshRequest,
   type RefreshResponse,
   type StartTransactionsRequest,
@@ -21,7 +25,18 @@ import {
   type Validator,
 } from "@leasehold/protocol";
 import { Agent, RetryAgent, type Dispatcher } from "undici";
+import { readLockBatchLines } from "./read-lock-batch-lines.js";
 import { errorCode, errorFromAnswer, transportError } from "./transport-error.js";
+
+/** Options of {@link HttpLockService.lockBatch}: a call's, plus when the server has started the batch. */
+export interface LockBatchCallOptions extends CallOptions {
+  /**
+   * Called once, when the answer's head arrives: the server has read the batch and started every
+   * entry (it sends the head after starting them). The lock batcher uses it to let the next batch
+   * go without waiting for this one's slowest entry. Default: none.
+   */
+  readonly onStarted?: () => void;
+}
 
 /** How the transport retries; see {@link HttpLockServiceOptions.retry}. */
 export interface RetryOptions {
@@ -148,6 +163,60 @@ export class HttpLockService implements LockService {
     return this.#call(namespace, "immutable-timestamp", body, responseValidators["immutable-timestamp"], options);
   }
 
+  /**
+   * `lock-batch`: every entry answered to `onResult` as its NDJSON line arrives (lines are parsed
+   * from the body stream as it comes, each checked against the protocol; `BAD_RESPONSE` on
+   * anything else). Never retried here: a batch is long-lived and half of it may have been
+   * answered, so the caller (the lock batcher) decides per unresolved entry. A `404` rejects
+   * `NOT_FOUND` with `details.status` 404: the server has no lock batches, and nothing ran.
+   */
+  async lockBatch(namespace: string, body: LockBatchRequest, onResult: LockBatchResultListener, options?: LockBatchCallOptions): Promise<void> {
+    const signal = options?.signal;
+    const operation = "lock-batch";
+    // The body may idle between lines for as long as the longest entry waits.
+    const longest = body.requests.reduce((m, r) => Math.max(m, r.acquireTimeoutMs ?? 0), 0);
+    const request: Dispatcher.RequestOptions = {
+      origin: this.#origin,
+      path: this.#prefix + operationPath(namespace, operation),
+      method: "POST",
+      headers: this.#headers,
+      body: JSON.stringify(body),
+      ...(signal !== undefined && { signal }),
+      headersTimeout: this.#timeoutMs,
+      bodyTimeout: longest + this.#timeoutMs,
+    };
+    let answer: Dispatcher.ResponseData;
+    try {
+      answer = await this.#plain.request(request);
+    } catch (err) {
+      throw transportError(err, operation, signal);
+    }
+    options?.onStarted?.();
+    if (answer.statusCode !== 200) {
+      let text = "";
+      try {
+        text = await answer.body.text();
+      } catch (err) {
+        throw transportError(err, operation, signal);
+      }
+      if (answer.statusCode === 404) {
+        throw new LeaseholdError("NOT_FOUND", "lock-batch: the server does not have lock batches (404)", { status: 404 });
+      }
+      throw errorFromAnswer(answer.statusCode, text, operation);
+    }
+    try {
+      await readLockBatchLines(answer.body, onResult);
+    } catch (err) {
+      answer.body.destroy();
+      throw transportError(err, operation, signal);
+    }
+  }
+
+  /** `lock-cancel`: give up the lock request with this `requestId`; `{ cancelled }`. Retried like every idempotent call. */
+  cancelLock(namespace: string, body: LockCancelRequest, options?: CallOptions): Promise<LockCancelResponse> {
+    return this.#call(namespace, "lock-cancel", body, responseValidators["lock-cancel"], options);
+  }
+
   health(options?: CallOptions): Promise<HealthResponse> {
     return this.#send("GET", "/v1/health", "health", undefined, responseValidators.health, options, this.#retrying, this.#timeoutMs);
   }
@@ -159,7 +228,7 @@ export class HttpLockService implements LockService {
 
   #call<T>(
     namespace: string,
-    operation: Operation,
+    operation: AnyOperation,
     body: unknown,
     validator: Validator<T>,
     options: CallOptions | undefined,

@@ -40,3 +40,6 @@ export { StateTransitions } from "./recipes/state-transition.js";
 export type { TaskState, TaskStateStore, StateTransitionOptions, CapturedTasks } from "./recipes/state-transition.js";
 export { runClaimWorker } from "./recipes/run-claim-worker.js";
 export type { ClaimWorkerOptions, ClaimWorkerStats } from "./recipes/run-claim-worker.js";
+export { LockBatcher, MAX_BATCHES_IN_TRANSIT } from "./lock-batcher.js";
+export type { LockBatcherOptions } from "./lock-batcher.js";
+export type { LockBatchCallOptions } from "./http-lock-service.js";

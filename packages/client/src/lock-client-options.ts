@@ -32,6 +32,15 @@ export interface LockClientOptions {
    * stretch a lease. Tests may inject a fake one.
    */
   readonly now?: () => number;
+  /**
+   * Coalesce concurrent `lock` calls into `lock-batch` calls (docs/client.md "Lock batching"):
+   * while batches are in transit, new lock requests queue and leave together; each caller's
+   * promise settles from its own line. Every per-request guarantee of `lock` is kept. A server
+   * without lock batches (404) is detected and the client falls back to one `lock` per call; an
+   * embedded service without `lockBatch` is called once per lock. Default `false` for now: opt-in
+   * until it has been proven in the benchmarks and soak runs, after which it becomes the default.
+   */
+  readonly lockBatching?: boolean;
 }
 
 /** Options of `LockClient.http`: the client's and the transport's. */

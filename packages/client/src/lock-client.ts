@@ -20,6 +20,7 @@ import { refreshBatch, startTransactionsBatch, timestampsBatch } from "./batch-f
 import { chunks } from "./chunks.js";
 import { ClientStats, type ClientStatsSnapshot } from "./client-stats.js";
 import { HttpLockService } from "./http-lock-service.js";
+import { LockBatcher } from "./lock-batcher.js";
 import type { HttpLockClientOptions, LockClientOptions } from "./lock-client-options.js";
 import type { LockOptions } from "./lock-options.js";
 import type { LostLock } from "./lost-lock.js";
@@ -62,21 +63,23 @@ export class LockClient {
   readonly #timestamps: Autobatcher<number, TimestampsResponse>;
   readonly #transactions: Autobatcher<number, StartTransactionsResponse>;
   readonly #refresh: Autobatcher<readonly string[], RefreshResponse>;
+  /** Where `lock` requests go: the lock batcher when `lockBatching` is on, else the service. */
+  readonly #locks: Pick<LockService, "lock">;
   #closed: Promise<void> | undefined;
 
   /** A client over the HTTP protocol (undici). `close()` closes its connections. */
   static http(options: HttpLockClientOptions): LockClient {
     validateNamespace(options.namespace); // before opening any connection
     const service = new HttpLockService(options);
-    return new LockClient(service, options, () => service.close());
+    return new LockClient(service, options, () => service.close(), false);
   }
 
   /** A client over any `LockService`, e.g. the server's `createLockService()` in the same process. */
   static embedded(service: LockService, options: LockClientOptions): LockClient {
-    return new LockClient(service, options, async () => undefined);
+    return new LockClient(service, options, async () => undefined, true);
   }
 
-  private constructor(service: LockService, options: LockClientOptions, onClose: () => Promise<void>) {
+  private constructor(service: LockService, options: LockClientOptions, onClose: () => Promise<void>, inProcess: boolean) {
     this.namespace = validateNamespace(options.namespace);
     this.#service = service;
     this.#onClose = onClose;
@@ -95,6 +98,10 @@ export class LockClient {
       refreshIntervalMs: options.refreshIntervalMs,
       tickMs: options.refreshTickMs ?? 100,
     });
+    this.#locks =
+      options.lockBatching === true && service.lockBatch !== undefined
+        ? new LockBatcher({ service, namespace: ns, release: (tokens) => this.tryUnlock(tokens), now: this.#now, inProcess })
+        : service;
     this.#unlocker = new AsyncUnlocker({
       service,
       logger: this.#logger,
@@ -120,7 +127,7 @@ export class LockClient {
    */
   async lock(locks: readonly LockSpec[], options: LockOptions = {}): Promise<LockResponse> {
     this.#checkOpen();
-    const { response, sentAt } = await acquireLocks(this.#service, this.namespace, locks, options, this.#now, (tokens) =>
+    const { response, sentAt } = await acquireLocks(this.#locks, this.namespace, locks, options, this.#now, (tokens) =>
       this.tryUnlock(tokens),
     );
     if (response.status === "acquired") {

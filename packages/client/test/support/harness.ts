@@ -53,3 +53,9 @@ export const httpHarness: HarnessFactory = async (options) => {
     },
   };
 };
+
+/** The HTTP backend with `lockBatching: true` on every client: the contract must hold through batches. */
+export const httpBatchedHarness: HarnessFactory = async (options) => {
+  const harness = await httpHarness(options);
+  return { ...harness, name: "http+lockBatching", client: (o = {}) => harness.client({ lockBatching: true, ...o }) };
+};
