@@ -7,15 +7,16 @@ export type LeaseholdRelease = "try" | "await";
 
 /**
  * leasehold over loopback HTTP to the CLI server: one `LockClient` per round shared by all
- * callers, `lock` waiting up to 30 s, then `tryUnlock` or an awaited `unlock`.
+ * callers, `lock` waiting up to 30 s, then `tryUnlock` or an awaited `unlock`. `lockBatching`
+ * is the client option of that name: concurrent `lock` calls coalesce into `lock-batch` calls.
  */
-export function leaseholdPeer(name: PeerName, baseUrl: string, release: LeaseholdRelease): PeerDriver {
+export function leaseholdPeer(name: PeerName, baseUrl: string, release: LeaseholdRelease, lockBatching: boolean): PeerDriver {
   let round = 0;
   return {
     name,
     async session(): Promise<PeerSession> {
       // A namespace per round: nothing left from an earlier round can be in the way.
-      const client = LockClient.http({ baseUrl, namespace: `peers-${name}-${round++}`, logger: silentLogger() });
+      const client = LockClient.http({ baseUrl, namespace: `peers-${name}-${round++}`, logger: silentLogger(), lockBatching });
       return {
         async pair(key) {
           const res = await client.lock([{ descriptor: `k${key}`, mode: "exclusive" }], { acquireTimeoutMs: 30_000 });

@@ -31,10 +31,10 @@ async function openPeers(ctx: SuiteContext): Promise<Peers> {
   try {
     server = await startServerProcess();
     closers.push(() => server!.stop());
-    drivers.push(leaseholdPeer("leasehold_async", server.url, "try"), leaseholdPeer("leasehold_sync", server.url, "await"));
-    // Lock batching does not exist yet: "unbatched" is today's only lock path, i.e. the same
-    // calls as leasehold_async, measured as its own peer so it becomes the baseline once it lands.
-    drivers.push(leaseholdPeer("leasehold_unbatched", server.url, "try"));
+    // async and sync batch their locks (the issue's leasehold); unbatched is the same calls as
+    // async with one `lock` request per call, the baseline that shows what batching buys.
+    drivers.push(leaseholdPeer("leasehold_async", server.url, "try", true), leaseholdPeer("leasehold_sync", server.url, "await", true));
+    drivers.push(leaseholdPeer("leasehold_unbatched", server.url, "try", false));
   } catch (err) {
     for (const name of ["leasehold_async", "leasehold_sync", "leasehold_unbatched"] as const) skips.push({ name, reason: `server did not start: ${message(err)}` });
   }
