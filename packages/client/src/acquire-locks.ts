@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { LeaseholdError, LIMITS, type LockResponse, type LockService, type LockSpec } from "@leasehold/protocol";
 import type { LockOptions } from "./lock-options.js";
+import { cancelledBy } from "./cancelled-by.js";
 
 /** The final answer of a (possibly multi-poll) lock call and when its last request was sent. */
 export interface AcquireResult {
@@ -43,7 +44,7 @@ export async function acquireLocks(
     ...(clientDescription !== undefined && { clientDescription }),
   };
   for (;;) {
-    if (signal?.aborted) throw cancelled(signal);
+    if (signal?.aborted) throw cancelledBy(signal);
     const wait = Math.ceil(Math.min(LIMITS.maxAcquireTimeoutMs, Math.max(0, deadline - now())));
     const sentAt = now();
     let response: LockResponse;
@@ -52,14 +53,14 @@ export async function acquireLocks(
     } catch (err) {
       if (signal?.aborted) {
         releaseRacingGrant(service, namespace, base, release);
-        throw cancelled(signal);
+        throw cancelledBy(signal);
       }
       throw err;
     }
     if (response.status === "acquired") {
       if (signal?.aborted) {
         release([response.token]);
-        throw cancelled(signal);
+        throw cancelledBy(signal);
       }
       return { response, sentAt };
     }
@@ -85,8 +86,4 @@ function releaseRacingGrant(
     },
     () => undefined,
   );
-}
-
-function cancelled(signal: AbortSignal): LeaseholdError {
-  return new LeaseholdError("CANCELLED", "lock was aborted by its signal; nothing is held", {}, { cause: signal.reason });
 }

@@ -1,4 +1,5 @@
 import { LeaseholdError } from "@leasehold/protocol";
+import { cancelledBy } from "./cancelled-by.js";
 
 /**
  * Serves a whole batch of requests with as few service calls as it likes; answers one result per
@@ -32,14 +33,14 @@ export class Autobatcher<Req, Res> {
   /** Submit one request; resolves with its share of a batch's answer. */
   submit(request: Req, options: { readonly signal?: AbortSignal } = {}): Promise<Res> {
     const { signal } = options;
-    if (signal?.aborted) return Promise.reject(cancelled(signal));
+    if (signal?.aborted) return Promise.reject(cancelledBy(signal, "the call was aborted by its signal"));
     const result = new Promise<Res>((resolve, reject) => {
       this.#queue.push({ request, resolve, reject });
     });
     this.#drain();
     if (signal === undefined) return result;
     return new Promise<Res>((resolve, reject) => {
-      const onAbort = (): void => reject(cancelled(signal));
+      const onAbort = (): void => reject(cancelledBy(signal, "the call was aborted by its signal"));
       signal.addEventListener("abort", onAbort, { once: true });
       result.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
     });
@@ -67,8 +68,4 @@ export class Autobatcher<Req, Res> {
       for (const waiter of batch) waiter.reject(err);
     }
   }
-}
-
-function cancelled(signal: AbortSignal): LeaseholdError {
-  return new LeaseholdError("CANCELLED", "the call was aborted by its signal", {}, { cause: signal.reason });
 }

@@ -10,6 +10,7 @@ import {
   type CallOptions,
 } from "@leasehold/protocol";
 import type { LockBatchCallOptions } from "./http-lock-service.js";
+import { cancelledBy } from "./cancelled-by.js";
 
 /**
  * Most batch calls in transit at once (sent, server not yet started them). Default 4. A batch
@@ -97,7 +98,7 @@ export class LockBatcher {
       return this.#service.lock(namespace, request, options);
     }
     const { signal } = options;
-    if (signal?.aborted) return Promise.reject(cancelled(signal));
+    if (signal?.aborted) return Promise.reject(cancelledBy(signal));
     return new Promise<LockResponse>((resolve, reject) => {
       let cleanup = (): void => undefined;
       const entry: Entry = {
@@ -226,7 +227,7 @@ export class LockBatcher {
     const state = entry.state;
     if (state === "settled") return;
     entry.state = "settled";
-    entry.reject(cancelled(signal));
+    entry.reject(cancelledBy(signal));
     if (state === "queued") {
       this.#queue = this.#queue.filter((e) => e !== entry);
     } else if (state === "batched") {
@@ -234,8 +235,4 @@ export class LockBatcher {
       this.#service.cancelLock?.(this.#namespace, { requestId: entry.request.requestId }).catch(() => undefined);
     }
   }
-}
-
-function cancelled(signal: AbortSignal): LeaseholdError {
-  return new LeaseholdError("CANCELLED", "lock was aborted by its signal; nothing is held", {}, { cause: signal.reason });
 }

@@ -1,7 +1,6 @@
 import type {
   CallOptions,
   ImmutableTimestampRequest,
-  LockRequest,
   LockService,
   Operation,
   RefreshRequest,
@@ -16,8 +15,10 @@ type Call = (service: LockService, namespace: string, body: unknown, options: Ca
  * Bodies are passed on unvalidated on purpose: the service validates every request itself (it is
  * also called directly by embedders), so a second check here could only drift from the first.
  */
-const CALLS: { readonly [O in Operation]: Call } = {
-  lock: (s, ns, body, o) => s.lock(ns, body as LockRequest, o),
+/** Every operation that answers once; `lock` is not here: it may wait, and the handler serves it through `beginLock`. */
+export type SimpleOperation = Exclude<Operation, "lock">;
+
+const CALLS: { readonly [O in SimpleOperation]: Call } = {
   unlock: (s, ns, body, o) => s.unlock(ns, body as UnlockRequest, o),
   refresh: (s, ns, body, o) => s.refresh(ns, body as RefreshRequest, o),
   timestamps: (s, ns, body, o) => s.timestamps(ns, body as TimestampsRequest, o),
@@ -28,7 +29,7 @@ const CALLS: { readonly [O in Operation]: Call } = {
 /** Call the service method of `operation` with a parsed JSON body. */
 export function callOperation(
   service: LockService,
-  operation: Operation,
+  operation: SimpleOperation,
   namespace: string,
   body: unknown,
   options: CallOptions,
