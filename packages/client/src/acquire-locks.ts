@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { LeaseholdError, LIMITS, type LockResponse, type LockService, type LockSpec } from "@leasehold/protocol";
 import type { LockOptions } from "./lock-options.js";
 import { cancelledBy } from "./cancelled-by.js";
@@ -31,10 +30,11 @@ export async function acquireLocks(
   options: LockOptions,
   now: () => number,
   release: (tokens: readonly string[]) => void,
+  newRequestId: () => string,
 ): Promise<AcquireResult> {
   const { acquireTimeoutMs = 0, behavior, max, clientDescription, signal } = options;
   checkTimeout(acquireTimeoutMs);
-  const requestId = options.requestId ?? randomUUID();
+  const requestId = options.requestId ?? newRequestId();
   const deadline = now() + acquireTimeoutMs;
   const base = {
     requestId,

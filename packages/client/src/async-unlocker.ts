@@ -38,7 +38,9 @@ export class AsyncUnlocker {
   readonly #options: AsyncUnlockerOptions;
   readonly #lock = new SharedExclusiveLock();
   readonly #executor = new SerialExecutor();
-  readonly #enqueuing = new Set<Promise<void>>();
+  /** Enqueues begun and not yet finished; `flushed()` waits for them to reach the pending set. */
+  #enqueuing = 0;
+  #whenEnqueued: Array<() => void> = [];
   #pending = new Map<string, Set<string>>();
   #scheduled = false;
 
@@ -56,11 +58,9 @@ export class AsyncUnlocker {
       this.#options.forget(namespace, valid);
       if (valid.length === 0) return;
       this.#options.stats.tokensEnqueued += valid.length;
-      const done = this.#enqueue(namespace, valid).catch((err: unknown) => {
-        this.#options.logger.error({ err }, "leasehold: enqueueing tokens for unlock failed (a bug)");
-      });
-      this.#enqueuing.add(done);
-      void done.finally(() => this.#enqueuing.delete(done));
+      // A counter rather than a set of promises: `.catch` + `.finally` per call showed in profiles.
+      this.#enqueuing++;
+      this.#enqueue(namespace, valid).then(this.#enqueued, this.#enqueueFailed);
     } catch (err) {
       this.#options.logger.error({ err }, "leasehold: tryUnlock failed (a bug); the locks will lapse with their lease");
     }
@@ -68,11 +68,23 @@ export class AsyncUnlocker {
 
   /** Resolves once every token enqueued before the call has been sent (or its call failed). */
   async flushed(): Promise<void> {
-    while (this.#enqueuing.size > 0 || this.#executor.pending > 0) {
-      await Promise.all(this.#enqueuing);
+    while (this.#enqueuing > 0 || this.#executor.pending > 0) {
+      if (this.#enqueuing > 0) await new Promise<void>((resolve) => this.#whenEnqueued.push(resolve));
       await this.#executor.idle();
     }
   }
+
+  readonly #enqueued = (): void => {
+    if (--this.#enqueuing > 0 || this.#whenEnqueued.length === 0) return;
+    const waiting = this.#whenEnqueued;
+    this.#whenEnqueued = [];
+    for (const resolve of waiting) resolve();
+  };
+
+  readonly #enqueueFailed = (err: unknown): void => {
+    this.#options.logger.error({ err }, "leasehold: enqueueing tokens for unlock failed (a bug)");
+    this.#enqueued();
+  };
 
   #wellFormed(tokens: unknown): string[] {
     if (!Array.isArray(tokens)) {

@@ -13,6 +13,7 @@ import {
 } from "@leasehold/protocol";
 import { pino, type Logger } from "pino";
 import type { Observable } from "rxjs";
+import { requestIdSource } from "./request-ids.js";
 import { acquireLocks } from "./acquire-locks.js";
 import { AsyncUnlocker } from "./async-unlocker.js";
 import { Autobatcher } from "./autobatcher.js";
@@ -58,6 +59,10 @@ export class LockClient {
   readonly #logger: Logger;
   readonly #stats = new ClientStats();
   readonly #now: () => number;
+  /** Where `lock` hands a grant its caller no longer wants. */
+  readonly #giveBack = (tokens: readonly string[]): void => this.tryUnlock(tokens);
+  /** `requestId`s for lock calls that bring none. */
+  readonly #newRequestId = requestIdSource();
   readonly #refresher: Refresher;
   readonly #unlocker: AsyncUnlocker;
   readonly #timestamps: Autobatcher<number, TimestampsResponse>;
@@ -127,9 +132,7 @@ export class LockClient {
    */
   async lock(locks: readonly LockSpec[], options: LockOptions = {}): Promise<LockResponse> {
     this.#checkOpen();
-    const { response, sentAt } = await acquireLocks(this.#locks, this.namespace, locks, options, this.#now, (tokens) =>
-      this.tryUnlock(tokens),
-    );
+    const { response, sentAt } = await acquireLocks(this.#locks, this.namespace, locks, options, this.#now, this.#giveBack, this.#newRequestId);
     if (response.status === "acquired") {
       if (this.#closed !== undefined) {
         // Nobody would refresh it: give it back rather than let it block others for a lease.

@@ -15,8 +15,8 @@ export interface LockOptions {
   readonly max?: number;
   /**
    * Makes the request safely retryable: the server answers a retry with the same outcome and never
-   * acquires twice. Default: a fresh `crypto.randomUUID()` per call, so the transport may retry every
-   * lock call across connection failures. Pass your own to make retries across process restarts safe.
+   * acquires twice. Default: a fresh one per call (the client's random 96-bit prefix and a counter),
+   * so the transport may retry every lock call across connection failures. Pass your own to make retries across process restarts safe.
    */
   readonly requestId?: string;
   /**

@@ -13,13 +13,18 @@ export async function readLockBatchLines(body: AsyncIterable<Buffer | string>, o
   let pending = "";
   for await (const chunk of body) {
     pending += typeof chunk === "string" ? chunk : decoder.write(chunk);
+    // Lines are found by position; what follows the last newline is kept once per chunk.
+    let from = 0;
     let end = pending.indexOf("\n");
     while (end !== -1) {
-      const text = pending.slice(0, end);
-      pending = pending.slice(end + 1);
-      if (text.trim() !== "") onLine(parseLine(text));
-      end = pending.indexOf("\n");
+      if (end > from) {
+        const text = pending.slice(from, end);
+        if (text.trim() !== "") onLine(parseLine(text));
+      }
+      from = end + 1;
+      end = pending.indexOf("\n", from);
     }
+    if (from > 0) pending = pending.slice(from);
   }
   pending += decoder.end();
   if (pending.trim() !== "") throw new LeaseholdError("BAD_RESPONSE", "lock-batch: the answer ended in the middle of a line", { body: pending.slice(0, 200) });

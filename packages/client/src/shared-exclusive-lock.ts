@@ -1,5 +1,7 @@
 import { Semaphore } from "async-mutex";
 
+const releaseOf = ([, release]: [number, Release]): Release => release;
+
 /** Releases a held {@link SharedExclusiveLock}; calling it twice is harmless. */
 export type Release = () => void;
 
@@ -14,24 +16,26 @@ export class SharedExclusiveLock {
   readonly #semaphore: Semaphore;
 
   /**
-   * @param maxShared - how many shared holders may hold at once. Default 1,024: enqueuers hold the
-   *   lock only for a synchronous set insertion, so the bound is never reached in practice; it only
-   *   has to be large enough that shared holders never queue behind each other.
+   * @param maxShared - how many shared holders may hold at once, which is also the exclusive
+   *   weight. Default 16. Enqueuers hold the lock only across one synchronous set insertion, so a
+   *   17th concurrent enqueuer merely waits a microtask for the first to finish. The bound is kept
+   *   small because async-mutex's `release` walks every weight from the semaphore's current value
+   *   down to 1 looking for `waitForUnlock` waiters: at the old default of 1,024 that walk was a
+   *   sixth of the client's CPU under 64 concurrent `tryUnlock` callers (see docs/benchmarks.md,
+   *   "Profiles").
    */
-  constructor(maxShared = 1024) {
+  constructor(maxShared = 16) {
     this.#weight = maxShared;
     this.#semaphore = new Semaphore(maxShared);
   }
 
   /** Take the lock in shared mode. */
-  async acquireShared(): Promise<Release> {
-    const [, release] = await this.#semaphore.acquire(1);
-    return release;
+  acquireShared(): Promise<Release> {
+    return this.#semaphore.acquire(1).then(releaseOf);
   }
 
   /** Take the lock in exclusive mode (waits for every earlier shared holder). */
-  async acquireExclusive(): Promise<Release> {
-    const [, release] = await this.#semaphore.acquire(this.#weight);
-    return release;
+  acquireExclusive(): Promise<Release> {
+    return this.#semaphore.acquire(this.#weight).then(releaseOf);
   }
 }

@@ -22,7 +22,7 @@ describe("lock: long waits and aborts", () => {
     expect(answer).toEqual({ status: "timeout" });
     expect(sent.map((r) => r.acquireTimeoutMs)).toEqual([60_000, 60_000, 30_000]);
     expect(new Set(sent.map((r) => r.requestId)).size).toBe(1);
-    expect(sent[0]!.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sent[0]!.requestId).toMatch(/^[A-Za-z0-9_-]{16}\.[0-9a-z]+$/);
     await client.close();
   });
 

@@ -1,0 +1,56 @@
+/**
+ * `pnpm bench:profile [label] [seconds]`: profile the server's hot path (`node --cpu-prof`) and the
+ * client's (the inspector's profiler) while 64 callers run lock + tryUnlock with lock batching,
+ * the peers suite's c64 workload, and print the top frames by self time of each as Markdown
+ * tables. The profiles are kept in `bench/results/profiles/<label>-{server,client}.cpuprofile`
+ * (git-ignored) for a closer look in Chrome DevTools.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { leaseholdPeer } from "./peers/leasehold-peer.js";
+import { runRound } from "./peers/workloads.js";
+import { topFrames, type CpuProfile, type Frame } from "./profile/top-frames.js";
+import { startServerProcess } from "./server-process.js";
+
+const label = process.argv[2] ?? "current";
+const seconds = Number(process.argv[3] ?? 5);
+const outDir = fileURLToPath(new URL("../results/profiles/", import.meta.url));
+const serverDir = mkdtempSync(join(tmpdir(), "leasehold-prof-"));
+
+function table(title: string, frames: readonly Frame[]): string {
+  const rows = frames.map((f) => `| ${f.selfPercent.toFixed(1)} | \`${f.frame.replace(/\|/g, "\\|")}\` |`);
+  return [`${title}`, "", "| self % | function (file:line) |", "| ---: | --- |", ...rows, ""].join("\n");
+}
+
+const server = await startServerProcess({ nodeArgs: ["--cpu-prof", "--cpu-prof-dir", serverDir] });
+const driver = leaseholdPeer("leasehold_async", server.url, "try", true);
+// Warm up first, so the profile shows the steady state rather than compilation.
+const warm = await driver.session();
+await runRound(warm, "c64", 1_000, false);
+await warm.end();
+
+const session = new Session();
+session.connect();
+await session.post("Profiler.enable");
+await session.post("Profiler.start");
+const peer = await driver.session();
+const result = await runRound(peer, "c64", seconds * 1_000, false);
+await peer.end();
+const { profile } = await session.post("Profiler.stop");
+session.disconnect();
+await server.stop();
+
+mkdirSync(outDir, { recursive: true });
+const serverFile = readdirSync(serverDir).find((f) => f.endsWith(".cpuprofile"));
+if (serverFile === undefined) throw new Error("the server wrote no .cpuprofile");
+renameSync(join(serverDir, serverFile), join(outDir, `${label}-server.cpuprofile`));
+writeFileSync(join(outDir, `${label}-client.cpuprofile`), JSON.stringify(profile));
+const serverProfile = JSON.parse(readFileSync(join(outDir, `${label}-server.cpuprofile`), "utf8")) as CpuProfile;
+
+const rate = Math.round(result.pairs / result.seconds);
+console.log(`# Profile "${label}": c64 lock + tryUnlock with lock batching, ${result.seconds.toFixed(1)} s, ${rate} pairs/s\n`);
+console.log(table("Server (whole run, warm-up included)", topFrames(serverProfile, 15)));
+console.log(table("Client (measured round)", topFrames(profile as unknown as CpuProfile, 15)));
