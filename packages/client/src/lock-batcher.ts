@@ -11,6 +11,7 @@ import {
 } from "@leasehold/protocol";
 import type { LockBatchCallOptions } from "./http-lock-service.js";
 import { cancelledBy } from "./cancelled-by.js";
+import { entriesThatFit } from "./batch-fit.js";
 
 /**
  * Most batch calls in transit at once (sent, server not yet started them). Default 4. A batch
@@ -156,7 +157,8 @@ export class LockBatcher {
   #batchSize(): number {
     const queued = this.#queue.length;
     const size = this.#inTransit === 0 && queued >= SPLIT_AT ? Math.ceil(queued / 2) : queued;
-    return Math.min(size, LIMITS.maxRequestsPerBatch);
+    const count = Math.min(size, LIMITS.maxRequestsPerBatch);
+    return entriesThatFit(this.#queue, count);
   }
 
   async #send(batch: readonly Entry[]): Promise<void> {
