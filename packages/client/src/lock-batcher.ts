@@ -72,6 +72,7 @@ interface Entry {
  *   wait. That is safe: the server keeps a granted entry with a `requestId` and answers the retry
  *   its token, and abandons a waiting one (the retry queues anew). The single `lock` path has the
  *   transport's retries with backoff, so a restarting server is ridden out as without batching.
+ * - **An entry answered `UNAVAILABLE`** (the server is shutting down) is retried alone the same way.
  * - **A server without batches** (`NOT_FOUND` before any line): every entry goes as a single
  *   `lock`, and so does every later request of this batcher.
  */
@@ -219,6 +220,12 @@ export class LockBatcher {
     }
     if (!wasBatched) return;
     const { code, message, details } = line.error;
+    if (code === "UNAVAILABLE") {
+      // The server gave the entry up (it is shutting down): as a single `lock` answered 503, it is
+      // retried, alone, with the transport's backoff and what is left of its wait.
+      this.#alone(entry);
+      return;
+    }
     this.#fail(entry, isErrorCode(code) ? new LeaseholdError(code, message, details) : new LeaseholdError("BAD_RESPONSE", `lock-batch: unknown error code ${code}`, { code }));
   }
 

@@ -37,8 +37,10 @@ export interface LockClientOptions {
    * while batches are in transit, new lock requests queue and leave together; each caller's
    * promise settles from its own line. Every per-request guarantee of `lock` is kept. A server
    * without lock batches (404) is detected and the client falls back to one `lock` per call; an
-   * embedded service without `lockBatch` is called once per lock. Default `false` for now: opt-in
-   * until it has been proven in the benchmarks and soak runs, after which it becomes the default.
+   * embedded service without `lockBatch` is called once per lock. Default `true` for
+   * `LockClient.http`: one HTTP request per lock caps a client near the server's request rate, and
+   * batches multiply it (docs/benchmarks.md, peers). Default `false` for `LockClient.embedded`:
+   * there is no round-trip to amortise, so a batch only adds a step.
    */
   readonly lockBatching?: boolean;
 }

@@ -104,7 +104,7 @@ export class LockClient {
       tickMs: options.refreshTickMs ?? 100,
     });
     this.#locks =
-      options.lockBatching === true && service.lockBatch !== undefined
+      (options.lockBatching ?? !inProcess) && service.lockBatch !== undefined
         ? new LockBatcher({ service, namespace: ns, release: (tokens) => this.tryUnlock(tokens), now: this.#now, inProcess })
         : service;
     this.#unlocker = new AsyncUnlocker({
