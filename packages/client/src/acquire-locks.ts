@@ -9,6 +9,8 @@ export interface AcquireResult {
   readonly sentAt: number;
 }
 
+const NO_OPTIONS = {};
+
 function checkTimeout(acquireTimeoutMs: number): void {
   if (typeof acquireTimeoutMs !== "number" || Number.isNaN(acquireTimeoutMs) || acquireTimeoutMs < 0) {
     throw new LeaseholdError("INVALID_ARGUMENT", `acquireTimeoutMs must be a number >= 0 (got ${String(acquireTimeoutMs)})`, {
@@ -35,7 +37,8 @@ export async function acquireLocks(
   const { acquireTimeoutMs = 0, behavior, max, clientDescription, signal } = options;
   checkTimeout(acquireTimeoutMs);
   const requestId = options.requestId ?? newRequestId();
-  const deadline = now() + acquireTimeoutMs;
+  const start = now();
+  const deadline = start + acquireTimeoutMs;
   const base = {
     requestId,
     locks: [...locks],
@@ -43,13 +46,14 @@ export async function acquireLocks(
     ...(max !== undefined && { max }),
     ...(clientDescription !== undefined && { clientDescription }),
   };
-  for (;;) {
+  const callOptions = signal ? { signal } : NO_OPTIONS;
+  for (let poll = 0; ; poll++) {
     if (signal?.aborted) throw cancelledBy(signal);
-    const wait = Math.ceil(Math.min(LIMITS.maxAcquireTimeoutMs, Math.max(0, deadline - now())));
-    const sentAt = now();
+    const sentAt = poll === 0 ? start : now();
+    const wait = Math.ceil(Math.min(LIMITS.maxAcquireTimeoutMs, Math.max(0, deadline - sentAt)));
     let response: LockResponse;
     try {
-      response = await service.lock(namespace, { ...base, acquireTimeoutMs: wait }, signal ? { signal } : {});
+      response = await service.lock(namespace, { ...base, acquireTimeoutMs: wait }, callOptions);
     } catch (err) {
       if (signal?.aborted) {
         releaseRacingGrant(service, namespace, base, release);

@@ -112,7 +112,7 @@ export class LockBatcher {
     return new Promise<LockResponse>((resolve, reject) => {
       let cleanup = (): void => undefined;
       const entry: Entry = {
-        request: { ...request, requestId },
+        request: request as LockRequest & { readonly requestId: string },
         signal,
         resolve: (answer) => (cleanup(), resolve(answer)),
         reject: (err) => (cleanup(), reject(err)),
