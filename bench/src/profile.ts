@@ -2,8 +2,9 @@
  * `pnpm bench:profile [label] [seconds]`: profile the server's hot path (`node --cpu-prof`) and the
  * client's (the inspector's profiler) while 64 callers run lock + tryUnlock with lock batching,
  * the peers suite's c64 workload, and print the top frames by self time of each as Markdown
- * tables. The profiles are kept in `bench/results/profiles/<label>-{server,client}.cpuprofile`
- * (git-ignored) for a closer look in Chrome DevTools.
+ * tables, also written to `bench/results/profile-<label>.md`, which `pnpm bench` includes in
+ * docs/benchmarks.md ("Profiles"). The profiles themselves are kept in
+ * `bench/results/profiles/<label>-{server,client}.cpuprofile` (git-ignored) for Chrome DevTools.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -13,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { leaseholdPeer } from "./peers/leasehold-peer.js";
 import { runRound } from "./peers/workloads.js";
 import { topFrames, type CpuProfile, type Frame } from "./profile/top-frames.js";
+import { describeMachine } from "./machine.js";
 import { startServerProcess } from "./server-process.js";
 
 const label = process.argv[2] ?? "current";
@@ -51,6 +53,13 @@ writeFileSync(join(outDir, `${label}-client.cpuprofile`), JSON.stringify(profile
 const serverProfile = JSON.parse(readFileSync(join(outDir, `${label}-server.cpuprofile`), "utf8")) as CpuProfile;
 
 const rate = Math.round(result.pairs / result.seconds);
-console.log(`# Profile "${label}": c64 lock + tryUnlock with lock batching, ${result.seconds.toFixed(1)} s, ${rate} pairs/s\n`);
-console.log(table("Server (whole run, warm-up included)", topFrames(serverProfile, 15)));
-console.log(table("Client (measured round)", topFrames(profile as unknown as CpuProfile, 15)));
+const markdown = [
+  `### Profile "${label}"`,
+  "",
+  `c64 lock + tryUnlock with lock batching, ${result.seconds.toFixed(1)} s under the profilers, ${rate.toLocaleString("en-US")} pairs/s (profiling slows both processes; compare shares, not rates). ${describeMachine()}, ${new Date().toISOString().slice(0, 10)}.`,
+  "",
+  table("Server (`node --cpu-prof`, whole run):", topFrames(serverProfile, 12)),
+  table("Client (inspector profiler, measured round):", topFrames(profile as unknown as CpuProfile, 12)),
+].join("\n");
+writeFileSync(fileURLToPath(new URL(`../results/profile-${label}.md`, import.meta.url)), `${markdown}\n`);
+console.log(markdown);

@@ -1,6 +1,11 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { CATALOG, SECTION_INTROS, meetsTarget } from "./catalog.js";
+import { PROFILE_LABELS, PROFILES_INTRO } from "./profiles-catalog.js";
+
+/** Where `pnpm bench:profile` leaves its Markdown (committed, so the report can quote it). */
+const PROFILES_DIR = fileURLToPath(new URL("../results/", import.meta.url));
 import type { Figure, Results } from "./figures.js";
 import { barChart } from "./svg-chart.js";
 import { groupedBarChart } from "./svg-grouped-chart.js";
@@ -94,5 +99,10 @@ export function writeReport(docsDir: string, results: Results): void {
     lines.push("");
   }
   if (charts.length > 0) lines.push("## Charts", "", ...charts, "");
+  const profiles = PROFILE_LABELS.map((label) => join(PROFILES_DIR, `profile-${label}.md`)).filter((f) => existsSync(f));
+  if (profiles.length > 0) {
+    lines.push("## Profiles", "", PROFILES_INTRO, "");
+    for (const file of profiles) lines.push(readFileSync(file, "utf8").trimEnd(), "");
+  }
   writeFileSync(join(docsDir, "benchmarks.md"), `${lines.join("\n")}\n`);
 }
