@@ -14,7 +14,7 @@ export const PROFILES_INTRO = [
   "  for `waitForUnlock` waiters. The shared/exclusive lock had a full weight of 1,024, so every `tryUnlock` paid",
   "  for a 1,024-step loop. The full weight is now 16 (enqueuers hold the lock for one synchronous insertion; a",
   "  17th waits a microtask); the frame fell to under 2%.",
-  "- **Server: `writev` and `onResult`, a fifth of the time.** Each NDJSON line of a batch was its own `res.write`",
+  "- **Server: `writev` under `onResult`, about a fifth of its busy time.** Each NDJSON line of a batch was its own `res.write`",
   "  (corked, but still a chunk header and a buffer each in the `writev`). Lines answered at once are now one",
   "  string, written with the head, and with the end of the body when every entry was answered at once: one",
   "  socket write per batch.",
