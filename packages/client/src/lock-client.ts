@@ -2,6 +2,7 @@ import {
   LeaseholdError,
   LIMITS,
   validateNamespace,
+  type Lease,
   type LockAcquiredResponse,
   type LockResponse,
   type LockService,
@@ -134,14 +135,38 @@ export class LockClient {
     this.#checkOpen();
     const { response, sentAt } = await acquireLocks(this.#locks, this.namespace, locks, options, this.#now, this.#giveBack, this.#newRequestId);
     if (response.status === "acquired") {
+      const [lease, leaseFrom] = await this.#leaseAfterWait(response, sentAt);
       if (this.#closed !== undefined) {
         // Nobody would refresh it: give it back rather than let it block others for a lease.
         this.tryUnlock([response.token]);
         throw new LeaseholdError("UNAVAILABLE", "the LockClient was closed while the lock was being acquired; it was released");
       }
-      this.#refresher.track(response.token, response.lease, sentAt);
+      this.#refresher.track(response.token, lease, leaseFrom);
     }
     return response;
+  }
+
+  /**
+   * The lease to track a fresh grant by. Counted from before the request was sent, as the protocol
+   * says, unless the request waited in the server's queue for more than half of `validForMs`: that
+   * lease is then mostly or wholly spent although the server has only just granted the lock (and
+   * keeps it for `leaseMs` from the grant), and the refresher would drop the token as
+   * `lease-expired` at its next tick without ever renewing it. So renew it once, now, and count
+   * from this refresh. If the refresh fails or does not answer the token, keep the grant's lease:
+   * the refresher then reports the lock lost, as before. Found by the reliability suite (section 1).
+   */
+  async #leaseAfterWait(response: LockAcquiredResponse, sentAt: number): Promise<[Lease, number]> {
+    if (this.#now() - sentAt <= response.lease.validForMs / 2) return [response.lease, sentAt];
+    const renewSentAt = this.#now();
+    try {
+      const renewed = await this.#refresh.submit([response.token]);
+      if (renewed.lease.leaderId === response.lease.leaderId && renewed.refreshed.includes(response.token)) {
+        return [renewed.lease, renewSentAt];
+      }
+    } catch {
+      // The refresher retries and reports; the caller still gets its grant.
+    }
+    return [response.lease, sentAt];
   }
 
   /**
