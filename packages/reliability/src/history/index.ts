@@ -1,0 +1,16 @@
+export { HistoryRecorder } from "./history-recorder.js";
+export { checkHistory } from "./check-history.js";
+export type { HistoryCheckReport } from "./check-history.js";
+export { checkLeaseOverlap } from "./check-lease-overlap.js";
+export { checkFencingOrder } from "./check-fencing-order.js";
+export { checkStaleRefused } from "./check-stale-refused.js";
+export { checkNoLostWrites } from "./check-no-lost-writes.js";
+export { checkWellFormed } from "./check-well-formed.js";
+export { historyFigures } from "./history-figures.js";
+export type { HistoryFigures } from "./history-figures.js";
+export { leaseIntervals } from "./lease-intervals.js";
+export type { LeaseInterval } from "./lease-intervals.js";
+export { CHECKER_RULES_MARKDOWN } from "./checker-rules.js";
+export { MAX_EXAMPLES } from "./check-result.js";
+export type { CheckResult } from "./check-result.js";
+export type { GrantEvent, History, HoldMode, OperationKind, ReleaseEvent, ResourceOperation } from "./history-types.js";
