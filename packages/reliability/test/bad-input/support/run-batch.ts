@@ -1,12 +1,12 @@
 import fc from "fast-check";
 import { expect } from "vitest";
-import type { RunningServer } from "../../../src/start-server.js";
+import type { RunningServer } from "@leasehold/server";
 import type { BadCase } from "./cases.js";
 import { checkAnswer } from "./check-answer.js";
 import { sendRaw } from "./raw-http.js";
 import { seedNamespace, stateOf } from "./seeded-namespace.js";
 import type { Tally } from "./tally.js";
-import { SEED } from "./mode.js";
+import { SEED } from "./runs.js";
 
 /** Most cases run against one seeding: well inside the 60 s the seeded waiters wait. */
 const CASES_PER_SEEDING = 400;

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { expect } from "vitest";
-import type { RunningServer } from "../../../src/start-server.js";
+import type { RunningServer } from "@leasehold/server";
 import { stringOfBytes } from "./arbitraries/unicode-cases.js";
 import { PROTOTYPE_KEYS } from "./arbitraries/schema-cases.js";
 import type { Tally } from "./tally.js";

@@ -1,7 +1,6 @@
 import type { ClientRequest } from "node:http";
-import type { LockTableSnapshot, ServiceMetrics } from "../../../src/index.js";
-import type { RunningServer } from "../../../src/start-server.js";
-import { rawRequest } from "../../support/raw-request.js";
+import type { LockTableSnapshot, RunningServer, ServiceMetrics } from "@leasehold/server";
+import { rawRequest } from "./raw-request.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 

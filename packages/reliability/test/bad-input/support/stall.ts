@@ -1,4 +1,4 @@
-import type { RunningServer } from "../../../src/start-server.js";
+import type { RunningServer } from "@leasehold/server";
 import { encodeRequest, sendRaw, type RawAnswer } from "./raw-http.js";
 
 /** What a stalled client saw, and after how long. */

@@ -17,6 +17,14 @@ export class Tally {
   readonly observations: string[] = [];
   /** Accepted-input controls run next to the bad input (they prove the oracle is not vacuous). */
   controls = 0;
+  /** Slow or stalled connections injected outside the generated categories (the pause and stall tests). */
+  faults = 0;
+  /**
+   * Failed checks outside the generated categories (controls, slow clients, a batch that could not
+   * be seeded, a test that never finished), by the test that failed; see {@link Tally.guard}.
+   */
+  readonly otherViolations = new Map<string, number>();
+  private running = 0;
 
   private count(category: Category): CategoryCount {
     const found = this.categories.get(category);
@@ -39,7 +47,31 @@ export class Tally {
     this.count(category).violations++;
   }
 
-  /** Total cases and violations over every category. */
+  /**
+   * Run the checks of one test. Any failure the generated-case checker did not already count (a
+   * control that was refused, a slow client without its answer, a seeding that failed) counts as a
+   * violation of `test`, then fails the test as before; so no run that failed can report 0.
+   */
+  async guard(test: string, body: () => Promise<void>): Promise<void> {
+    const before = this.totals().violations;
+    this.running++;
+    try {
+      await body();
+    } catch (err) {
+      if (this.totals().violations === before) this.otherViolations.set(test, (this.otherViolations.get(test) ?? 0) + 1);
+      throw err;
+    } finally {
+      this.running--;
+    }
+  }
+
+  /** Count the tests still inside {@link Tally.guard} (stopped by their timeout) as violations; call after the run. */
+  countUnfinished(): void {
+    if (this.running > 0) this.otherViolations.set("did not finish (test timeout)", this.running);
+    this.running = 0;
+  }
+
+  /** Total cases and violations over every category and every other check. */
   totals(): { cases: number; violations: number } {
     let cases = 0;
     let violations = 0;
@@ -47,6 +79,7 @@ export class Tally {
       cases += c.cases;
       violations += c.violations;
     }
+    for (const n of this.otherViolations.values()) violations += n;
     return { cases, violations };
   }
 }

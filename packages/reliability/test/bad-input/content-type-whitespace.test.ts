@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "../../src/start-server.js";
+import { startServer, type RunningServer } from "@leasehold/server";
 import { sendRaw } from "./support/raw-http.js";
 import { postRequest } from "./support/arbitraries/requests.js";
 import { expectErrorBody } from "./support/check-answer.js";
