@@ -1,4 +1,4 @@
-import { LeaseholdError, LIMITS, type LockResponse, type LockService, type LockSpec } from "@leasehold/protocol";
+import { LeaseholdError, LIMITS, type LockRequest, type LockResponse, type LockService, type LockSpec } from "@leasehold/protocol";
 import type { LockOptions } from "./lock-options.js";
 import { cancelledBy } from "./cancelled-by.js";
 
@@ -39,13 +39,11 @@ export async function acquireLocks(
   const requestId = options.requestId ?? newRequestId();
   const start = now();
   const deadline = start + acquireTimeoutMs;
-  const base = {
-    requestId,
-    locks: [...locks],
-    ...(behavior !== undefined && { behavior }),
-    ...(max !== undefined && { max }),
-    ...(clientDescription !== undefined && { clientDescription }),
-  };
+  // Built field by field: conditional object spreads were most of this function's cost in profiles.
+  const base: { -readonly [K in keyof LockRequest]: LockRequest[K] } = { requestId, locks: [...locks] };
+  if (behavior !== undefined) base.behavior = behavior;
+  if (max !== undefined) base.max = max;
+  if (clientDescription !== undefined) base.clientDescription = clientDescription;
   const callOptions = signal ? { signal } : NO_OPTIONS;
   for (let poll = 0; ; poll++) {
     if (signal?.aborted) throw cancelledBy(signal);
@@ -53,7 +51,9 @@ export async function acquireLocks(
     const wait = Math.ceil(Math.min(LIMITS.maxAcquireTimeoutMs, Math.max(0, deadline - sentAt)));
     let response: LockResponse;
     try {
-      response = await service.lock(namespace, { ...base, acquireTimeoutMs: wait }, callOptions);
+      // The first poll sends `base` itself (not yet shared with anyone); later polls send copies.
+      const request = poll === 0 ? Object.assign(base, { acquireTimeoutMs: wait }) : { ...base, acquireTimeoutMs: wait };
+      response = await service.lock(namespace, request, callOptions);
     } catch (err) {
       if (signal?.aborted) {
         releaseRacingGrant(service, namespace, base, release);

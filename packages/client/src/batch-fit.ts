@@ -22,9 +22,11 @@ const stringBound = (value: unknown): number =>
  * entry of a malformed shape gets `Infinity`, so it is measured exactly instead).
  */
 function upperBound(request: LockRequest): number {
-  const locks: readonly unknown[] = Array.isArray(request.locks) ? request.locks : [];
   let bytes = REQUEST_FIXED_BYTES + stringBound(request.requestId) + stringBound(request.clientDescription);
-  for (const lock of locks) {
+  const locks: unknown = request.locks;
+  if (!Array.isArray(locks)) return bytes;
+  for (let i = 0; i < locks.length; i++) {
+    const lock: unknown = locks[i];
     bytes += LOCK_FIXED_BYTES + (typeof lock === "object" && lock !== null ? stringBound((lock as { descriptor?: unknown }).descriptor) : Number.POSITIVE_INFINITY);
   }
   return bytes;
