@@ -13,10 +13,12 @@ const names = args.filter((a) => !a.startsWith("--"));
 const unknown = names.filter((n) => !SUITES.some((s) => s.name === n));
 if (args.includes("--help") || unknown.length > 0) {
   if (unknown.length > 0) console.error(`unknown suite: ${unknown.join(", ")}`);
-  console.error(`usage: pnpm bench [--quick] [suite ...]\nsuites:\n${SUITES.map((s) => `  ${s.name.padEnd(12)} ${s.description}`).join("\n")}`);
+  console.error(`usage: pnpm bench [--quick] [suite ...] | pnpm bench --report\nsuites:\n${SUITES.map((s) => `  ${s.name.padEnd(12)} ${s.description}`).join("\n")}`);
   process.exit(unknown.length > 0 ? 2 : 0);
 }
-const selected: Suite[] = names.length > 0 ? SUITES.filter((s) => names.includes(s.name)) : SUITES.filter((s) => s.defaultOn !== false);
+// --report: run nothing, only rewrite docs/benchmarks.md from the stored results (after editing the catalog's prose).
+const reportOnly = args.includes("--report");
+const selected: Suite[] = reportOnly ? [] : names.length > 0 ? SUITES.filter((s) => names.includes(s.name)) : SUITES.filter((s) => s.defaultOn !== false);
 
 const started = performance.now();
 const figures: Figure[] = [];
