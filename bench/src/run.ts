@@ -1,7 +1,7 @@
-import { copyFileSync, existsSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Figure, Suite } from "./figures.js";
+import type { Figure, Results, Suite } from "./figures.js";
 import { writeReport } from "./report.js";
 import { mergeResults } from "./results.js";
 import { SUITES } from "./suites/index.js";
@@ -35,7 +35,8 @@ const out = process.env.LEASEHOLD_BENCH_OUT;
 const resultsPath = out ? join(out, "latest.json") : `${root}bench/results/latest.json`;
 const docsDir = out ? out : `${root}docs`;
 if (out && existsSync(`${root}bench/results/latest.json`)) copyFileSync(`${root}bench/results/latest.json`, resultsPath);
-const results = mergeResults(resultsPath, figures);
+// A report-only run leaves the stored results (and their date) exactly as they are.
+const results = reportOnly ? (JSON.parse(readFileSync(resultsPath, "utf8")) as Results) : mergeResults(resultsPath, figures);
 writeReport(docsDir, results);
 console.log(`[bench] wrote ${resultsPath} and ${join(docsDir, "benchmarks.md")} (${figures.length} figures) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 for (const f of figures) console.log(`[bench] ${f.name} = ${f.value} ${f.unit}`);
