@@ -52,7 +52,8 @@ export async function acquireLocks(
     let response: LockResponse;
     try {
       // The first poll sends `base` itself (not yet shared with anyone); later polls send copies.
-      const request = poll === 0 ? Object.assign(base, { acquireTimeoutMs: wait }) : { ...base, acquireTimeoutMs: wait };
+      if (poll === 0) base.acquireTimeoutMs = wait;
+      const request = poll === 0 ? base : { ...base, acquireTimeoutMs: wait };
       response = await service.lock(namespace, request, callOptions);
     } catch (err) {
       if (signal?.aborted) {

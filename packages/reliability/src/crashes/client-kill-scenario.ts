@@ -5,7 +5,7 @@ import { LockClient, type LockResponse } from "@leasehold/client";
 import { ScriptChild } from "./script-child.js";
 import { probeAgent, waitForMetrics } from "./http-probe.js";
 import type { LockHolderEvent } from "./lock-holder-protocol.js";
-import { SeededRandom } from "./seeded-random.js";
+import { SeededRandom } from "../seeded-random.js";
 import { ServerProcess } from "./server-process.js";
 import { Violations } from "./violations.js";
 import { settlesWithin } from "./settles-within.js";

@@ -1,7 +1,7 @@
 import { isLeaseholdError, type LockClient, type LockMode } from "@leasehold/client";
 import type { LoadHistory, LoadOperation } from "./load-history.js";
 import type { LostLockLog } from "./lost-lock-log.js";
-import type { SeededRandom } from "./seeded-random.js";
+import type { SeededRandom } from "../seeded-random.js";
 import type { ServerIncarnations } from "./server-incarnations.js";
 import type { Violations } from "./violations.js";
 

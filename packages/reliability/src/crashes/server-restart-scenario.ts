@@ -7,7 +7,7 @@ import { probeAgent, waitForMetrics, readMetrics } from "./http-probe.js";
 import { LoadHistory, type LoadOperation } from "./load-history.js";
 import { LostLockLog } from "./lost-lock-log.js";
 import { runLoadWorker } from "./restart-load-worker.js";
-import { SeededRandom } from "./seeded-random.js";
+import { SeededRandom } from "../seeded-random.js";
 import { ServerIncarnations, type Outage } from "./server-incarnations.js";
 import { checkValueOrder, type ValueOrderSummary } from "./value-order-checker.js";
 import { Violations } from "./violations.js";

@@ -2,7 +2,7 @@ import type { LockClient } from "@leasehold/client";
 import type { LockMode } from "@leasehold/protocol";
 import type { ClientLedger } from "./client-ledger.js";
 import type { MsRange } from "./fault-proxy.js";
-import { SeededRandom, deriveSeed } from "./seeded-random.js";
+import { SeededRandom, deriveSeed } from "../seeded-random.js";
 import { settleWithin } from "./settle-within.js";
 import type { Violations } from "./violations.js";
 

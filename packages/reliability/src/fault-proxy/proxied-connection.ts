@@ -1,6 +1,6 @@
 import type { Socket } from "node:net";
 import { DIRECTIONS, pickFault, type Direction, type FaultEvent, type FaultKind, type FaultRates } from "./fault-kinds.js";
-import { SeededRandom, deriveSeed } from "./seeded-random.js";
+import { SeededRandom, deriveSeed } from "../seeded-random.js";
 
 /** A range of milliseconds, both ends included. */
 export interface MsRange {

@@ -3,7 +3,7 @@ import { responseValidators, type LockAcquiredResponse, type LockMode } from "@l
 import type { ClientLedger } from "./client-ledger.js";
 import type { MsRange } from "./fault-proxy.js";
 import { rawPost, type RawOutcome } from "./raw-http.js";
-import { SeededRandom, deriveSeed } from "./seeded-random.js";
+import { SeededRandom, deriveSeed } from "../seeded-random.js";
 import type { Violations } from "./violations.js";
 
 /** Options of {@link runRawWorkload}. */

@@ -44,8 +44,13 @@ export class FencedCounter implements CounterResource {
     return this.#apply(access, "write", value);
   }
 
+  /** Whether an operation carrying `fencingToken` is let through: only if no higher token was seen. */
+  protected admits(fencingToken: number): boolean {
+    return fencingToken >= this.#highest;
+  }
+
   #apply(access: ResourceAccess, kind: OperationKind, value: number): ResourceAnswer {
-    const accepted = access.fencingToken >= this.#highest;
+    const accepted = this.admits(access.fencingToken);
     if (accepted) {
       this.#highest = access.fencingToken;
       if (kind === "write") this.#value = value;

@@ -3,7 +3,7 @@ import { runAbandonmentControl } from "../../src/fault-proxy/abandonment-control
 import { breakAbandonment } from "../../src/fault-proxy/break-abandonment.js";
 import { faultProxySection, type NegativeControl } from "../../src/fault-proxy/fault-proxy-report.js";
 import { runFaultProxyScenario, type FaultProxyScenarioConfig } from "../../src/fault-proxy/fault-proxy-scenario.js";
-import { runSeed } from "../../src/fault-proxy/seeded-random.js";
+import { runSeed } from "../../src/seeded-random.js";
 import { SOAK, WRITE_REPORT, sized, writeSection } from "../../src/report/index.js";
 
 const SEED_VARIABLE = "LEASEHOLD_PROXY_SEED";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FencedCounter, UnfencedCounter, type CounterResource, type OperationSink } from "../../src/fenced-resource/index.js";
 import { checkFencingOrder, checkHistory, checkLeaseOverlap, historyFigures } from "../../src/history/index.js";
 import { describeMachine, SOAK, sized, WRITE_REPORT, writeSection } from "../../src/report/index.js";
-import { startCliServer, type CliServer } from "./support/cli-server.js";
+import { startLeaseServer, type CliServer } from "./support/cli-server.js";
 import { reverseTokens, stretchGuarantees } from "./support/history-mutations.js";
 import { runWorkload } from "./support/run-workload.js";
 import { sectionMarkdown, type CheckedRun } from "./support/section-markdown.js";
@@ -63,7 +63,7 @@ function lapses(namespace: string): number {
 
 describe.sequential("1. mutual exclusion with fencing", () => {
   beforeAll(async () => {
-    server = await startCliServer(LEASE_MS);
+    server = await startLeaseServer(LEASE_MS);
   });
 
   afterAll(async () => {

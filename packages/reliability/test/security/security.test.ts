@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, it } from "vitest";
 import { SOAK, WRITE_REPORT, sized } from "../../src/report/index.js";
 import { SEED } from "../bad-input/support/runs.js";
 import { runBindingCheck, BINDING_CHECK } from "./support/binding.js";
-import { startCliServer, type CliServer } from "./support/cli-server.js";
+import { startCliServer, type CliServer } from "../../src/cli-server.js";
 import { CLIENT_CHECK, runClientWorkload, type Workload } from "./support/client-workload.js";
 import { CONNECTION_CHECK, runConnectionLimit } from "./support/connection-limit.js";
 import { authTable, makeSecrets } from "./support/credentials.js";

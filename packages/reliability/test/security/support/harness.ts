@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { CliServer } from "./cli-server.js";
+import type { CliServer } from "../../../src/cli-server.js";
 import type { Secrets } from "./credentials.js";
 import { encode, exchange, jsonOf, type Answer, type ExchangeOptions } from "./exchange.js";
 import { sample } from "./metrics-text.js";
