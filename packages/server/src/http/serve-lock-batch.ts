@@ -70,7 +70,9 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
   // the server's time under 64 concurrent callers (docs/benchmarks.md, "Profiles").
   let gathering = true;
   let gathered = "";
-  let gatheredTokens: string[] = [];
+  const gatheredTokens: string[] = [];
+  // Only called once the service accepted the envelope, so `requests` is an array.
+  const entries = (): readonly unknown[] => (body as { readonly requests: readonly unknown[] }).requests;
   const delivered = (tokens: readonly string[]) => (err?: Error | null) => {
     if (err != null) return;
     for (const token of tokens) {
@@ -81,8 +83,7 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
 
   const onResult = (line: LockBatchLine): void => {
     answered++;
-    // Only called once the service accepted the envelope, so `requests[index]` is the entry.
-    const entry = (body as { readonly requests: readonly unknown[] }).requests[line.index];
+    const entry = entries()[line.index];
     const tokens = "result" in line ? undeliveredTokens("lock", entry, line.result) : [];
     if (exchange.gone || res.destroyed) {
       if (tokens.length > 0) release({ namespace, tokens });
@@ -95,9 +96,7 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
       if (tokens.length > 0) gatheredTokens.push(...tokens);
       return;
     }
-    start();
-    if (tokens.length === 0) res.write(text);
-    else res.write(text, delivered(tokens));
+    res.write(text, tokens.length === 0 ? undefined : delivered(tokens));
   };
 
   let done: Promise<void>;
@@ -108,26 +107,19 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
   }
   // Every entry is running: from here on the answer is a 200 stream, even if all of them wait.
   start();
-  const total = (body as { readonly requests: readonly unknown[] }).requests.length;
-  if (answered === total) {
-    // Everything was answered at once: head, lines and the last chunk leave in one write.
-    res.end(gathered, gatheredTokens.length === 0 ? undefined : delivered(gatheredTokens));
-    exchange.granted = pending;
+  const allAnswered = answered === entries().length;
+  const written = gatheredTokens.length === 0 ? undefined : delivered(gatheredTokens);
+  // Everything answered at once: head, lines and the last chunk leave in one write.
+  if (allAnswered) res.end(gathered, written);
+  else if (gathered !== "") res.write(gathered, written);
+  // writeHead only stages the head; with no line written yet, send it now so the client learns
+  // at once that the batch was accepted, rather than when its first entry resolves.
+  else res.flushHeaders();
+  exchange.granted = pending;
+  if (allAnswered) {
     await done;
     return;
   }
-  if (gathered !== "") {
-    const tokens = gatheredTokens;
-    if (tokens.length === 0) res.write(gathered);
-    else res.write(gathered, delivered(tokens));
-    gathered = "";
-    gatheredTokens = [];
-  } else {
-    // writeHead only stages the head; with no line written yet, send it now so the client learns
-    // at once that the batch was accepted, rather than when its first entry resolves.
-    res.flushHeaders();
-  }
-  exchange.granted = pending;
   exchange.onGone = () => controller.abort();
   await done;
   exchange.onGone = null;
