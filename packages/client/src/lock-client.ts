@@ -106,7 +106,7 @@ export class LockClient {
     });
     this.#locks =
       (options.lockBatching ?? !inProcess) && service.lockBatch !== undefined
-        ? new LockBatcher({ service, namespace: ns, release: (tokens) => this.tryUnlock(tokens), now: this.#now, inProcess })
+        ? new LockBatcher({ service, namespace: ns, release: this.#giveBack, now: this.#now, inProcess })
         : service;
     this.#unlocker = new AsyncUnlocker({
       service,
