@@ -1,4 +1,5 @@
 import { connect } from "node:net";
+import { parseAnswer } from "../../../src/wire/parse-answer.js";
 
 /** What one raw exchange produced: the first answer on the socket, if any, and how the socket ended. */
 export interface RawAnswer {
@@ -26,26 +27,6 @@ export interface SendRawOptions {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Head {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly bodyStart: number;
-}
-
-function parseHead(data: Buffer): Head | null {
-  const end = data.indexOf("\r\n\r\n");
-  if (end < 0) return null;
-  const lines = data.subarray(0, end).toString("latin1").split("\r\n");
-  const match = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? "");
-  if (!match) return null;
-  const headers: Record<string, string> = {};
-  for (const line of lines.slice(1)) {
-    const colon = line.indexOf(":");
-    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return { status: Number(match[1]), headers, bodyStart: end + 4 };
-}
-
 /**
  * Send bytes over a fresh TCP connection, exactly as given (no normalisation of method, path,
  * headers or framing), and read the first HTTP answer. Resolves when that answer is complete (its
@@ -65,21 +46,13 @@ export function sendRaw(port: number, pieces: readonly (string | Buffer)[], opti
       done = true;
       clearTimeout(timer);
       socket.destroy();
-      const head = parseHead(data);
-      if (head === null) {
-        resolve({ status: null, headers: {}, body: Buffer.alloc(0), timedOut, socketError });
-        return;
-      }
-      const length = Number(head.headers["content-length"] ?? Number.NaN);
-      const rest = data.subarray(head.bodyStart);
-      resolve({ status: head.status, headers: head.headers, body: Number.isNaN(length) ? rest : rest.subarray(0, length), timedOut, socketError });
+      const answer = parseAnswer(data, true);
+      resolve({ status: answer?.status ?? null, headers: answer?.headers ?? {}, body: answer?.body ?? Buffer.alloc(0), timedOut, socketError });
     };
     const timer = setTimeout(() => finish(true), timeoutMs);
     socket.on("data", (chunk: Buffer) => {
       data = Buffer.concat([data, chunk]);
-      const head = parseHead(data);
-      const length = Number(head?.headers["content-length"] ?? Number.NaN);
-      if (head !== null && !Number.isNaN(length) && data.length - head.bodyStart >= length) finish(false);
+      if (parseAnswer(data, false)?.complete === true) finish(false);
     });
     socket.on("error", (err: NodeJS.ErrnoException) => {
       if (data.length === 0) socketError = err.code ?? err.message;

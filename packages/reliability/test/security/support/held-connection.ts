@@ -1,5 +1,5 @@
 import { connect, type Socket } from "node:net";
-import { parseAnswer } from "./exchange.js";
+import { parseAnswer } from "../../../src/wire/parse-answer.js";
 
 /**
  * A keep-alive connection kept open to take one of the server's connection slots. `ping()` sends
