@@ -1,6 +1,4 @@
-import type { ClientRequest } from "node:http";
 import type { LockTableSnapshot, RunningServer, ServiceMetrics } from "@leasehold/server";
-import { rawRequest } from "./raw-request.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -39,10 +37,13 @@ async function waitUntil(condition: () => boolean, what: string): Promise<void> 
 export async function seedNamespace(server: RunningServer, namespace: string): Promise<SeededNamespace> {
   const path = (op: string): string => `/v1/namespaces/${namespace}/${op}`;
   const tokens: string[] = [];
+  const post = (op: string, body: unknown, signal?: AbortSignal): Promise<Response> =>
+    fetch(new URL(path(op), server.url), { method: "POST", headers: JSON_HEADERS, body: JSON.stringify(body), ...(signal && { signal }) });
   const take = async (body: unknown): Promise<void> => {
-    const res = await rawRequest(server.url, path("lock"), { body: JSON.stringify(body), headers: JSON_HEADERS });
-    const answer = res.json as { status?: string; token?: string };
-    if (res.status !== 200 || answer.status !== "acquired" || answer.token === undefined) throw new Error(`seeding failed: ${res.text}`);
+    const res = await post("lock", body);
+    const text = await res.text();
+    const answer = JSON.parse(text) as { status?: string; token?: string };
+    if (res.status !== 200 || answer.status !== "acquired" || answer.token === undefined) throw new Error(`seeding failed: ${text}`);
     tokens.push(answer.token);
   };
   await take({ requestId: "seed-held", locks: [{ descriptor: "orders\u0000o-17", mode: "exclusive" }] });
@@ -50,26 +51,25 @@ export async function seedNamespace(server: RunningServer, namespace: string): P
   await take({ locks: [{ descriptor: "doc-3", mode: "shared" }] });
   await take({ locks: [{ descriptor: "job", mode: "permit", limit: 2 }] });
   await take({ locks: [{ descriptor: "job", mode: "permit", limit: 2 }] });
-  const txn = await rawRequest(server.url, path("transactions/start"), { body: '{"count":2}', headers: JSON_HEADERS });
-  for (const t of (txn.json as { transactions: { token: string }[] }).transactions) tokens.push(t.token);
+  const txn = (await (await post("transactions/start", { count: 2 })).json()) as { transactions: { token: string }[] };
+  for (const t of txn.transactions) tokens.push(t.token);
 
-  const waiters: ClientRequest[] = [];
+  // Aborting a waiter's fetch closes its connection, and the server abandons the wait.
+  const waiters = new AbortController();
   const waitBodies = [
     { locks: [{ descriptor: "orders\u0000o-17", mode: "shared" }], acquireTimeoutMs: 60_000 },
     { requestId: "seed-waiter", locks: [{ descriptor: "doc-3", mode: "exclusive" }], acquireTimeoutMs: 60_000 },
     { locks: [{ descriptor: "job", mode: "permit", limit: 2 }], acquireTimeoutMs: 60_000 },
   ];
-  for (const body of waitBodies) {
-    rawRequest(server.url, path("lock"), { body: JSON.stringify(body), headers: JSON_HEADERS, onRequest: (req) => waiters.push(req) }).catch(() => undefined);
-  }
+  for (const body of waitBodies) post("lock", body, waiters.signal).catch(() => undefined);
   await waitUntil(() => server.service.snapshot(namespace).waitingRequests === waitBodies.length, "the seeded waiters to queue");
 
   return {
     namespace,
     async clear(): Promise<void> {
-      for (const req of waiters) req.destroy();
+      waiters.abort();
       await waitUntil(() => server.service.snapshot(namespace).waitingRequests === 0, "the seeded waiters to leave");
-      await rawRequest(server.url, path("unlock"), { body: JSON.stringify({ tokens }), headers: JSON_HEADERS });
+      await (await post("unlock", { tokens })).text();
     },
   };
 }
