@@ -1,15 +1,22 @@
 import { StringDecoder } from "node:string_decoder";
-import { LeaseholdError, responseValidators, type LockBatchResultListener } from "@leasehold/protocol";
+import { CompactLineReader, LeaseholdError, type LockBatchResultListener, type LockRequest } from "@leasehold/protocol";
 
 /**
- * Read a `lock-batch` answer body as it streams and hand each NDJSON line to `onLine` the moment
+ * Read a `lock-batch` answer body as it streams and hand each entry's line to `onLine` the moment
  * it is complete, so an entry's caller hears its answer without waiting for slower entries. A line
  * may be split across chunks (and a character across bytes, hence the decoder); JSON text never
- * holds a raw newline, so splitting on `\n` is exact. A line that is not JSON or not a protocol
- * line, or a body ending mid-line, rejects `BAD_RESPONSE`.
+ * holds a raw newline, so splitting on `\n` is exact. Compact lines (the batch was sent with
+ * `compact: true`) are completed from `requests`, the entries as sent, so `onLine` always receives
+ * full lines. A line that is not JSON or not a protocol line, or a body ending mid-line, rejects
+ * `BAD_RESPONSE`.
  */
-export async function readLockBatchLines(body: AsyncIterable<Buffer | string>, onLine: LockBatchResultListener): Promise<void> {
+export async function readLockBatchLines(
+  body: AsyncIterable<Buffer | string>,
+  requests: readonly LockRequest[],
+  onLine: LockBatchResultListener,
+): Promise<void> {
   const decoder = new StringDecoder("utf8");
+  const reader = new CompactLineReader(requests);
   let pending = "";
   for await (const chunk of body) {
     pending += typeof chunk === "string" ? chunk : decoder.write(chunk);
@@ -19,7 +26,10 @@ export async function readLockBatchLines(body: AsyncIterable<Buffer | string>, o
     while (end !== -1) {
       if (end > from) {
         const text = pending.slice(from, end);
-        if (text.trim() !== "") onLine(parseLine(text));
+        if (text.trim() !== "") {
+          const line = reader.read(parseJson(text));
+          if (line !== undefined) onLine(line);
+        }
       }
       from = end + 1;
       end = pending.indexOf("\n", from);
@@ -30,15 +40,10 @@ export async function readLockBatchLines(body: AsyncIterable<Buffer | string>, o
   if (pending.trim() !== "") throw new LeaseholdError("BAD_RESPONSE", "lock-batch: the answer ended in the middle of a line", { body: pending.slice(0, 200) });
 }
 
-function parseLine(text: string): Parameters<LockBatchResultListener>[0] {
-  let parsed: unknown;
+function parseJson(text: string): unknown {
   try {
-    parsed = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     throw new LeaseholdError("BAD_RESPONSE", "lock-batch: a line of the answer is not JSON", { body: text.slice(0, 200) });
   }
-  if (!responseValidators["lock-batch"].check(parsed)) {
-    throw new LeaseholdError("BAD_RESPONSE", "lock-batch: a line of the answer does not match the protocol", { body: text.slice(0, 200) });
-  }
-  return parsed;
 }

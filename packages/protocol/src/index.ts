@@ -16,6 +16,7 @@ export {
 } from "./validation.js";
 export type { Validator, ValidationProblem } from "./validation.js";
 export { utf8ByteLength } from "./utf8.js";
+export { CompactLineWriter, CompactLineReader } from "./compact-lines.js";
 export * from "./schemas.js";
 export type {
   LockMode,
@@ -42,6 +43,9 @@ export type {
   ErrorBody,
   LockBatchRequest,
   LockBatchLine,
+  LockBatchLeaseLine,
+  LockBatchGrantLine,
+  LockBatchWireLine,
   LockCancelRequest,
   LockCancelResponse,
 } from "./types.js";

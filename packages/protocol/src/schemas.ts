@@ -79,12 +79,18 @@ export const LockResponseSchema = Type.Union([LockAcquiredResponseSchema, LockTi
  * answered on its own line instead of failing the whole batch.
  */
 export const LockBatchRequestSchema = Type.Object(
-  { requests: Type.Array(LockRequestSchema, { minItems: 1, maxItems: LIMITS.maxRequestsPerBatch }) },
+  {
+    requests: Type.Array(LockRequestSchema, { minItems: 1, maxItems: LIMITS.maxRequestsPerBatch }),
+    compact: Type.Optional(Type.Boolean()),
+  },
   strict,
 );
 /** The envelope of `lock-batch` alone: a whole-batch 400 is decided by this, never by an entry. */
 export const LockBatchEnvelopeSchema = Type.Object(
-  { requests: Type.Array(Type.Unknown(), { minItems: 1, maxItems: LIMITS.maxRequestsPerBatch }) },
+  {
+    requests: Type.Array(Type.Unknown(), { minItems: 1, maxItems: LIMITS.maxRequestsPerBatch }),
+    compact: Type.Optional(Type.Boolean()),
+  },
   strict,
 );
 /** The `error` of an error body or of a failed batch entry's line. */
@@ -103,6 +109,24 @@ export const LockBatchResultLineSchema = Type.Object({ index: BatchIndexSchema, 
 export const LockBatchErrorLineSchema = Type.Object({ index: BatchIndexSchema, error: ErrorObjectSchema }, strict);
 /** One NDJSON line of a `lock-batch` answer; lines come in the order entries resolve. */
 export const LockBatchLineSchema = Type.Union([LockBatchResultLineSchema, LockBatchErrorLineSchema]);
+/**
+ * A `lock-batch` line of a compact answer (`compact: true`) that sets the lease of the grant lines
+ * after it, until the next lease line. It carries no entry.
+ */
+export const LockBatchLeaseLineSchema = Type.Object({ lease: LeaseSchema }, strict);
+/**
+ * A `lock-batch` line of a compact answer for an entry granted every lock it asked for: its token
+ * and one fencing token per lock, in the order of the entry's `locks`. The rest of the `lock`
+ * answer (status, lease, descriptors and modes) is what the client already knows.
+ */
+export const LockBatchGrantLineSchema = Type.Object(
+  {
+    index: BatchIndexSchema,
+    token: TokenSchema,
+    fencingTokens: Type.Array(TimestampSchema, { minItems: 1, maxItems: LIMITS.maxLocksPerRequest }),
+  },
+  strict,
+);
 
 /** Body of `lock-cancel`: the `requestId` of the lock request to give up. */
 export const LockCancelRequestSchema = Type.Object(

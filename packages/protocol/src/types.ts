@@ -49,6 +49,12 @@ export type ErrorBody = Static<typeof S.ErrorBodySchema>;
 export type LockBatchRequest = Static<typeof S.LockBatchRequestSchema>;
 /** One NDJSON line of a `lock-batch` answer: `{ index, result }` or `{ index, error }`. */
 export type LockBatchLine = Static<typeof S.LockBatchLineSchema>;
+/** A compact answer's lease line: `{ lease }`, the lease of the grant lines after it. */
+export type LockBatchLeaseLine = Static<typeof S.LockBatchLeaseLineSchema>;
+/** A compact answer's grant line: `{ index, token, fencingTokens }`. */
+export type LockBatchGrantLine = Static<typeof S.LockBatchGrantLineSchema>;
+/** Any line a `lock-batch` answer may hold: full lines, and with `compact: true` lease and grant lines too. */
+export type LockBatchWireLine = LockBatchLine | LockBatchLeaseLine | LockBatchGrantLine;
 /** Body of `lock-cancel`. */
 export type LockCancelRequest = Static<typeof S.LockCancelRequestSchema>;
 /** Answer of `lock-cancel`. */

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { LockBatchLine } from "@leasehold/protocol";
+import { CompactLineWriter, type LockBatchLine } from "@leasehold/protocol";
 import type { EmbeddedLockService } from "../service/embedded-lock-service.js";
 import type { ExtraHeaders } from "./send-json.js";
 import { undeliveredTokens } from "./undelivered-tokens.js";
@@ -73,6 +73,9 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
   const gatheredTokens: string[] = [];
   // Only called once the service accepted the envelope, so `requests` is an array.
   const entries = (): readonly unknown[] => (body as { readonly requests: readonly unknown[] }).requests;
+  // `compact: true` (checked by the service's envelope validation before any line): grants of
+  // every lock an entry asked for go out as `{index, token, fencingTokens}` after a lease line.
+  const compact = typeof body === "object" && body !== null && (body as { compact?: unknown }).compact === true ? new CompactLineWriter() : undefined;
   const delivered = (tokens: readonly string[]) => (err?: Error | null) => {
     if (err != null) return;
     for (const token of tokens) {
@@ -89,7 +92,7 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
       if (tokens.length > 0) release({ namespace, tokens });
       return;
     }
-    const text = `${JSON.stringify(line)}\n`;
+    const text = compact === undefined ? `${JSON.stringify(line)}\n` : compact.text(line, entry);
     if (tokens.length > 0) pending.tokens.push(...tokens);
     if (gathering) {
       gathered += text;
