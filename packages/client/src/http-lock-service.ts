@@ -166,7 +166,8 @@ export class HttpLockService implements LockService {
   /**
    * `lock-batch`: every entry answered to `onResult` as its NDJSON line arrives (lines are parsed
    * from the body stream as it comes, each checked against the protocol; `BAD_RESPONSE` on
-   * anything else). Never retried here: a batch is long-lived and half of it may have been
+   * anything else). The batch is sent with `compact: true` and compact grant lines are completed
+   * from `body.requests`, so `onResult` always receives full lines. Never retried here: a batch is long-lived and half of it may have been
    * answered, so the caller (the lock batcher) decides per unresolved entry. A `404` rejects
    * `NOT_FOUND` with `details.status` 404: the server has no lock batches, and nothing ran.
    */

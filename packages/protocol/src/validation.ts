@@ -50,6 +50,8 @@ function describe(e: ValueError): string {
     case ValueErrorType.IntegerMinimum:
     case ValueErrorType.IntegerMaximum:
       return `must be between ${String(schema.minimum ?? "-∞")} and ${String(schema.maximum ?? "∞")} (got ${shown(e.value)})`;
+    case ValueErrorType.Boolean:
+      return `must be a boolean, true or false (got ${typeName(e.value)})`;
     case ValueErrorType.String:
       return `must be a string (got ${typeName(e.value)})`;
     case ValueErrorType.StringMinLength:

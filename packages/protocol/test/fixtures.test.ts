@@ -2,7 +2,20 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Value } from "@sinclair/typebox/value";
-import { LockBatchRequestSchema, requestValidators, responseValidators, type AnyOperation } from "../src/index.js";
+import {
+  LockBatchGrantLineSchema,
+  LockBatchLeaseLineSchema,
+  LockBatchRequestSchema,
+  requestValidators,
+  responseValidators,
+  type AnyOperation,
+} from "../src/index.js";
+
+/** The lines only a compact `lock-batch` answer holds, by fixture name, with their schemas. */
+const compactLines = {
+  "lock-batch.response.line-lease.json": LockBatchLeaseLineSchema,
+  "lock-batch.response.line-grant.json": LockBatchGrantLineSchema,
+} as const;
 
 const dir = join(import.meta.dirname, "fixtures");
 const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
@@ -27,7 +40,8 @@ describe("golden fixtures", () => {
       expect(files.some((f) => f.startsWith(`${op}.response`))).toBe(true);
     }
     expect(files).toContain("lock.response.timeout.json");
-    for (const line of ["acquired", "timeout", "error", "cancelled"]) expect(files).toContain(`lock-batch.response.line-${line}.json`);
+    for (const line of ["acquired", "timeout", "error", "cancelled", "lease", "grant"]) expect(files).toContain(`lock-batch.response.line-${line}.json`);
+    expect(files).toContain("lock-batch.request.compact.json");
     expect(files).toContain("health.response.json");
     expect(files).toContain("error.response.json");
   });
@@ -41,6 +55,9 @@ describe("golden fixtures", () => {
       if (kind === "request") {
         const validator = requestValidators[op as AnyOperation];
         expect(validator.parse(body)).toEqual(body);
+      } else if (file in compactLines) {
+        expect(Value.Check(compactLines[file as keyof typeof compactLines], body)).toBe(true);
+        expect(responseValidators["lock-batch"].check(body)).toBe(false);
       } else {
         const validator = responseValidators[op as keyof typeof responseValidators];
         expect(validator.check(body)).toBe(true);
@@ -48,11 +65,15 @@ describe("golden fixtures", () => {
     });
   }
 
-  it("the lock-batch request fixture also matches the typed schema: every entry is a lock request", () => {
-    const body: unknown = JSON.parse(readFileSync(join(dir, "lock-batch.request.json"), "utf8"));
+  it.each(["lock-batch.request.json", "lock-batch.request.compact.json"])("the %s fixture also matches the typed schema: every entry is a lock request", (file) => {
+    const body: unknown = JSON.parse(readFileSync(join(dir, file), "utf8"));
     expect(Value.Check(LockBatchRequestSchema, body)).toBe(true);
     const entries = (body as { requests: unknown[] }).requests;
     for (const entry of entries) expect(requestValidators.lock.parse(entry)).toEqual(entry);
+  });
+
+  it("compact must be a boolean", () => {
+    expect(() => requestValidators["lock-batch"].parse({ requests: [{}], compact: "yes" })).toThrow(/compact must be a boolean, true or false \(got string "yes"\)/);
   });
 
   it("a lock-batch line needs exactly one of result and error, and an index", () => {
