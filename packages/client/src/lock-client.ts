@@ -15,7 +15,7 @@ import {
 import { pino, type Logger } from "pino";
 import type { Observable } from "rxjs";
 import { requestIdSource } from "./request-ids.js";
-import { acquireLocks } from "./acquire-locks.js";
+import { acquireLocks, type AcquireResult } from "./acquire-locks.js";
 import { AsyncUnlocker } from "./async-unlocker.js";
 import { Autobatcher } from "./autobatcher.js";
 import { refreshBatch, startTransactionsBatch, timestampsBatch } from "./batch-functions.js";
@@ -40,6 +40,8 @@ export interface StartedTransactionInfo extends StartedTransaction {
   /** The namespace's immutable timestamp when it started (≤ `startTimestamp`). */
   readonly immutableTimestamp: number;
 }
+
+const closedError = (): LeaseholdError => new LeaseholdError("UNAVAILABLE", "the LockClient is closed");
 
 function positiveCount(n: number, max: number, what: string): void {
   if (!Number.isSafeInteger(n) || n < 1 || n > max) {
@@ -131,20 +133,27 @@ export class LockClient {
    * wait ended without a grant; a timeout is an answer, not an error. A granted token is refreshed
    * until `unlock`/`tryUnlock`. Rejects with `CANCELLED` when `signal` aborts (nothing stays held).
    */
-  async lock(locks: readonly LockSpec[], options: LockOptions = {}): Promise<LockResponse> {
-    this.#checkOpen();
-    const { response, sentAt } = await acquireLocks(this.#locks, this.namespace, locks, options, this.#now, this.#giveBack, this.#newRequestId);
-    if (response.status === "acquired") {
-      // Almost every grant comes well inside its lease: only a long wait costs a refresh (and an await).
-      const [lease, leaseFrom] =
-        this.#now() - sentAt <= response.lease.validForMs / 2 ? [response.lease, sentAt] : await this.#leaseAfterWait(response, sentAt);
-      if (this.#closed !== undefined) {
-        // Nobody would refresh it: give it back rather than let it block others for a lease.
-        this.tryUnlock([response.token]);
-        throw new LeaseholdError("UNAVAILABLE", "the LockClient was closed while the lock was being acquired; it was released");
-      }
-      this.#refresher.track(response.token, lease, leaseFrom);
+  lock(locks: readonly LockSpec[], options: LockOptions = {}): Promise<LockResponse> {
+    if (this.#closed !== undefined) return Promise.reject(closedError());
+    // Chained rather than awaited: see acquireLocks on why each async frame counts here.
+    return acquireLocks(this.#locks, this.namespace, locks, options, this.#now, this.#giveBack, this.#newRequestId).then(this.#granted);
+  }
+
+  /** Track a grant (almost every grant comes well inside its lease: only a long wait costs a refresh). */
+  readonly #granted = ({ response, sentAt }: AcquireResult): LockResponse | Promise<LockResponse> => {
+    if (response.status !== "acquired") return response;
+    if (this.#now() - sentAt <= response.lease.validForMs / 2) return this.#keep(response, response.lease, sentAt);
+    return this.#leaseAfterWait(response, sentAt).then(([lease, from]) => this.#keep(response, lease, from));
+  };
+
+  /** Start refreshing a grant, unless the client closed meanwhile: then give it back and say so. */
+  #keep(response: LockAcquiredResponse, lease: Lease, leaseFrom: number): LockResponse {
+    if (this.#closed !== undefined) {
+      // Nobody would refresh it: give it back rather than let it block others for a lease.
+      this.tryUnlock([response.token]);
+      throw new LeaseholdError("UNAVAILABLE", "the LockClient was closed while the lock was being acquired; it was released");
     }
+    this.#refresher.track(response.token, lease, leaseFrom);
     return response;
   }
 
@@ -326,6 +335,6 @@ export class LockClient {
   }
 
   #checkOpen(): void {
-    if (this.#closed !== undefined) throw new LeaseholdError("UNAVAILABLE", "the LockClient is closed");
+    if (this.#closed !== undefined) throw closedError();
   }
 }

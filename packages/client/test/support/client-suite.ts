@@ -99,6 +99,21 @@ export function clientSuite(name: string, factory: HarnessFactory): void {
       });
     });
 
+    it("bad arguments reject the returned promise (never a synchronous throw), say where, and hold nothing", async () => {
+      const calls: Array<[string, () => Promise<unknown>, string]> = [
+        ["locks null", () => a.lock(null as never), "locks"],
+        ["locks a string", () => a.lock("x" as never), "locks"],
+        ["timeout a string", () => a.lock([{ descriptor: "x", mode: "exclusive" }], { acquireTimeoutMs: "5" as never }), "acquireTimeoutMs"],
+        ["timeout NaN", () => a.lock([{ descriptor: "x", mode: "exclusive" }], { acquireTimeoutMs: Number.NaN }), "acquireTimeoutMs"],
+      ];
+      for (const [what, call, path] of calls) {
+        let pending: Promise<unknown> | undefined;
+        expect(() => (pending = call()), what).not.toThrow();
+        await expect(pending, what).rejects.toMatchObject({ name: "LeaseholdError", code: "INVALID_ARGUMENT", details: { path } });
+      }
+      expect(h.service.snapshot("suite").heldTokens).toBe(0);
+    });
+
     it("timestamps strictly increase and fence above fencing tokens; transactions hold the immutable timestamp", async () => {
       const lock = acquired(await a.lock([{ descriptor: "f", mode: "exclusive" }]));
       const t1 = await a.freshTimestamp();
