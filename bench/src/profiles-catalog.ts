@@ -1,5 +1,8 @@
-/** The profiles docs/benchmarks.md quotes, in order: before and after the issue 6 work. */
-export const PROFILE_LABELS = ["before", "after"] as const;
+/**
+ * The profiles docs/benchmarks.md quotes, in order: before the issue 6 performance work, after the
+ * first round of it (session 2), and after compact batch answers and the chained first poll.
+ */
+export const PROFILE_LABELS = ["before", "after", "compact"] as const;
 
 /** What the "Profiles" section of docs/benchmarks.md says around the two tables. */
 export const PROFILES_INTRO = [
@@ -7,7 +10,8 @@ export const PROFILES_INTRO = [
   "against the CLI server started with `node --cpu-prof`, profiles the client in the same run with the inspector, and",
   "writes the top frames by self time. `(idle)` is time the process waited for the other side. \"before\" is the",
   "state at the start of the issue 6 performance work (lock batching opt-in and already on for this workload);",
-  "\"after\" is the current code. What the profiles showed and what was changed because of them:",
+  "\"after\" is after the first round of changes below, \"compact\" after the last two (compact answers, chained",
+  "first poll), which is the current code. What the profiles showed and what was changed because of them:",
   "",
   "- **Client: `#enqueue` of the async unlocker, 16.6% self.** Not the enqueue itself: V8 had inlined async-mutex's",
   "  `Semaphore.release`, which walks every weight from the semaphore's value down to 1 on each release looking",
@@ -28,8 +32,17 @@ export const PROFILES_INTRO = [
   "- **Server: `nestingDepth`, 3% of its busy time.** The scan that refuses bodies nested over 32 levels walked",
   "  every character; it now skips strings with `indexOf` (2.5 times faster on batch bodies, checked against a",
   "  depth oracle by a property test).",
+  "- **Client: `parseLine`, 18% of its time in \"after\".** `JSON.parse` of each ~210-byte grant line (0.7 µs",
+  "  measured alone) plus its schema check, though only the token and the fencing token were news to the client.",
+  "  The client now sends `compact: true` and the server answers a full grant as",
+  "  `{\"index\",\"token\",\"fencingTokens\"}` after one lease line (about 60 bytes; docs/protocol.md, ADR 0005);",
+  "  the client rebuilds the full answer from the entry it sent. The server's `onResult` fell from 14.5% to about",
+  "  4% with it (a template instead of `JSON.stringify` of the whole answer).",
+  "- **Client: two async frames per lock.** `LockClient.lock` awaited `acquireLocks`, which awaited the batcher:",
+  "  each frame is a promise and a microtask hop per lock (`runMicrotasks` 5–6%). The first poll is now chained",
+  "  with `then`; only waits that need a second poll run in an async loop.",
   "- **What is left** is mostly the cost of the transport: `writev` (the socket write of each request, which on",
-  "  this virtual machine includes waking the other process) and undici's request path on the client, and",
-  "  `JSON.parse` of each answer line (`parseLine`, about 0.8 µs per line, measured alone). The server's lock",
-  "  engine itself (`lock`, `grant`, `unlock`) is a few percent.",
+  "  this virtual machine includes waking the other process), `JSON.stringify` of each batch's entries (about",
+  "  0.25 µs per entry) and undici's request path on the client. The server's lock engine itself (`lock`,",
+  "  `grant`, `unlock`) is a few percent.",
 ].join("\n");
