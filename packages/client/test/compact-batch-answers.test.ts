@@ -1,7 +1,9 @@
 import type { ServerResponse } from "node:http";
+import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LockBatchLine, LockRequest } from "@leasehold/protocol";
 import { HttpLockService } from "../src/index.js";
+import { readLockBatchLines } from "../src/read-lock-batch-lines.js";
 import { rawHttpServer } from "./support/raw-http-server.js";
 
 const lease = { leaderId: "L-1", validForMs: 4_000 };
@@ -74,5 +76,35 @@ describe("compact lock-batch answers in the HTTP transport", () => {
     const lines: LockBatchLine[] = [];
     await expect(service.lockBatch("ns", { requests }, (line) => lines.push(line))).rejects.toMatchObject({ code: "BAD_RESPONSE", message: expect.stringMatching(message) as string });
     expect(lines).toEqual([{ index: 2, result: { status: "timeout" } }]);
+  });
+});
+
+describe("readLockBatchLines on a body that fails", () => {
+  const timeout = `{"index":2,"result":{"status":"timeout"}}\n`;
+
+  it("a body destroyed before its end rejects (premature close) after delivering the lines before", async () => {
+    const body = new PassThrough();
+    const lines: LockBatchLine[] = [];
+    const reading = readLockBatchLines(body, requests, (line) => lines.push(line));
+    body.write(timeout);
+    body.write(`{"index":0,`);
+    await new Promise((r) => setImmediate(r));
+    body.destroy();
+    await expect(reading).rejects.toMatchObject({ code: "ERR_STREAM_PREMATURE_CLOSE" });
+    expect(lines).toEqual([{ index: 2, result: { status: "timeout" } }]);
+  });
+
+  it("a body that errors rejects with its error", async () => {
+    const body = new PassThrough();
+    const reading = readLockBatchLines(body, requests, () => undefined);
+    body.destroy(Object.assign(new Error("socket hang up"), { code: "UND_ERR_SOCKET" }));
+    await expect(reading).rejects.toMatchObject({ code: "UND_ERR_SOCKET" });
+  });
+
+  it("a body ending in the middle of a line is BAD_RESPONSE", async () => {
+    const body = new PassThrough();
+    const reading = readLockBatchLines(body, requests, () => undefined);
+    body.end(`${timeout}{"index":1`);
+    await expect(reading).rejects.toMatchObject({ code: "BAD_RESPONSE", message: expect.stringMatching(/middle of a line/) as string });
   });
 });
