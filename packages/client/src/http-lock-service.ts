@@ -25,7 +25,8 @@ import {
   type Validator,
 } from "@leasehold/protocol";
 import { Agent, RetryAgent, type Dispatcher } from "undici";
-import { readLockBatchLines } from "./read-lock-batch-lines.js";
+import { dispatchExchange, textExchange } from "./dispatch-exchange.js";
+import { LockBatchLineReader } from "./read-lock-batch-lines.js";
 import { errorCode, errorFromAnswer, transportError } from "./transport-error.js";
 
 /** Options of {@link HttpLockService.lockBatch}: a call's, plus when the server has started the batch. */
@@ -165,18 +166,19 @@ export class HttpLockService implements LockService {
 
   /**
    * `lock-batch`: every entry answered to `onResult` as its NDJSON line arrives (lines are parsed
-   * from the body stream as it comes, each checked against the protocol; `BAD_RESPONSE` on
+   * from the body as its chunks come, each checked against the protocol; `BAD_RESPONSE` on
    * anything else). The batch is sent with `compact: true` and compact grant lines are completed
-   * from `body.requests`, so `onResult` always receives full lines. Never retried here: a batch is long-lived and half of it may have been
-   * answered, so the caller (the lock batcher) decides per unresolved entry. A `404` rejects
-   * `NOT_FOUND` with `details.status` 404: the server has no lock batches, and nothing ran.
+   * from `body.requests`, so `onResult` always receives full lines. Never retried here: a batch is
+   * long-lived and half of it may have been answered, so the caller (the lock batcher) decides per
+   * unresolved entry. A `404` rejects `NOT_FOUND` with `details.status` 404: the server has no lock
+   * batches, and nothing ran.
    */
   async lockBatch(namespace: string, body: LockBatchRequest, onResult: LockBatchResultListener, options?: LockBatchCallOptions): Promise<void> {
     const signal = options?.signal;
     const operation = "lock-batch";
     // The body may idle between lines for as long as the longest entry waits.
     const longest = body.requests.reduce((m, r) => Math.max(m, r.acquireTimeoutMs ?? 0), 0);
-    const request: Dispatcher.RequestOptions = {
+    const request: Dispatcher.DispatchOptions = {
       origin: this.#origin,
       path: this.#prefix + operationPath(namespace, operation),
       method: "POST",
@@ -184,35 +186,27 @@ export class HttpLockService implements LockService {
       // Compact answers: a grant line is its token and fencing tokens, not the whole `lock`
       // answer; parsing full lines was the client's largest cost under load (ADR 0005).
       body: JSON.stringify({ requests: body.requests, compact: true }),
-      ...(signal !== undefined && { signal }),
       headersTimeout: this.#timeoutMs,
       bodyTimeout: longest + this.#timeoutMs,
     };
-    let answer: Dispatcher.ResponseData;
+    const lines = new LockBatchLineReader(body.requests, onResult);
+    const errorBody: Buffer[] = [];
+    let status = 0;
     try {
-      answer = await this.#plain.request(request);
+      await dispatchExchange(this.#plain, request, signal, {
+        start: (statusCode) => {
+          status = statusCode;
+          options?.onStarted?.();
+        },
+        data: (chunk) => (status === 200 ? lines.push(chunk) : void errorBody.push(chunk)),
+        end: () => (status === 200 ? lines.end() : undefined),
+      });
     } catch (err) {
       throw transportError(err, operation, signal);
     }
-    options?.onStarted?.();
-    if (answer.statusCode !== 200) {
-      let text = "";
-      try {
-        text = await answer.body.text();
-      } catch (err) {
-        throw transportError(err, operation, signal);
-      }
-      if (answer.statusCode === 404) {
-        throw new LeaseholdError("NOT_FOUND", "lock-batch: the server does not have lock batches (404)", { status: 404 });
-      }
-      throw errorFromAnswer(answer.statusCode, text, operation);
-    }
-    try {
-      await readLockBatchLines(answer.body, body.requests, onResult);
-    } catch (err) {
-      answer.body.destroy();
-      throw transportError(err, operation, signal);
-    }
+    if (status === 200) return;
+    if (status === 404) throw new LeaseholdError("NOT_FOUND", "lock-batch: the server does not have lock batches (404)", { status: 404 });
+    throw errorFromAnswer(status, Buffer.concat(errorBody).toString("utf8"), operation);
   }
 
   /** `lock-cancel`: give up the lock request with this `requestId`; `{ cancelled }`. Retried like every idempotent call. */
@@ -252,13 +246,12 @@ export class HttpLockService implements LockService {
     timeoutMs: number,
   ): Promise<T> {
     const signal = options?.signal;
-    const request: Dispatcher.RequestOptions = {
+    const request: Dispatcher.DispatchOptions = {
       origin: this.#origin,
       path: this.#prefix + path,
       method,
       headers: method === "POST" ? this.#headers : withoutContentType(this.#headers),
       ...(body !== undefined && { body: JSON.stringify(body) }),
-      ...(signal !== undefined && { signal }),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     };
@@ -292,27 +285,21 @@ export class HttpLockService implements LockService {
    */
   async #exchangeWithRetry(
     dispatcher: Dispatcher,
-    request: Dispatcher.RequestOptions,
+    request: Dispatcher.DispatchOptions,
     signal: AbortSignal | undefined,
   ): Promise<{ status: number; text: string }> {
     const retryCodes = this.#fallback.get(dispatcher);
-    if (retryCodes === undefined) return exchange(dispatcher, request);
+    if (retryCodes === undefined) return textExchange(dispatcher, request, signal);
     let first: { status: number; text: string };
     try {
-      first = await exchange(this.#plain, request);
+      first = await textExchange(this.#plain, request, signal);
     } catch (err) {
       const code = errorCode(err);
       if (signal?.aborted || code === undefined || !retryCodes.includes(code)) throw err;
-      return exchange(dispatcher, request);
+      return textExchange(dispatcher, request, signal);
     }
-    return first.status === 503 ? exchange(dispatcher, request) : first;
+    return first.status === 503 ? textExchange(dispatcher, request, signal) : first;
   }
-}
-
-/** One request and its whole answer body. */
-async function exchange(dispatcher: Dispatcher, request: Dispatcher.RequestOptions): Promise<{ status: number; text: string }> {
-  const answer = await dispatcher.request(request);
-  return { status: answer.statusCode, text: await answer.body.text() };
 }
 
 function withoutContentType(headers: Record<string, string>): Record<string, string> {

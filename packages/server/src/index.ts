@@ -13,6 +13,7 @@ export type {
   DescriptorSnapshot,
   WaitingLock,
 } from "./service/embedded-lock-service.js";
+export type { LockBatchRun } from "./service/run-lock-batch.js";
 export { createRequestHandler } from "./http/create-request-handler.js";
 export type { RequestHandler, RequestHandlerOptions } from "./http/create-request-handler.js";
 export { createServerMetrics, REQUEST_DURATION_BUCKETS } from "./metrics/server-metrics.js";

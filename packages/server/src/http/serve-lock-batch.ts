@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { CompactLineWriter, type LockBatchLine } from "@leasehold/protocol";
 import type { EmbeddedLockService } from "../service/embedded-lock-service.js";
+import type { LockBatchRun } from "../service/run-lock-batch.js";
 import type { ExtraHeaders } from "./send-json.js";
 import { undeliveredTokens } from "./undelivered-tokens.js";
 
@@ -55,7 +56,6 @@ export interface ServeLockBatchOptions {
  */
 export async function serveLockBatch(options: ServeLockBatchOptions): Promise<void> {
   const { service, res, namespace, body, exchange, headers, release } = options;
-  const controller = new AbortController();
   const pending: UndeliveredGrants = { namespace, tokens: [] };
   let started = false;
   let answered = 0;
@@ -102,9 +102,9 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
     res.write(text, tokens.length === 0 ? undefined : delivered(tokens));
   };
 
-  let done: Promise<void>;
+  let run: LockBatchRun;
   try {
-    done = service.beginLockBatch(namespace, body, onResult, controller.signal);
+    run = service.beginLockBatch(namespace, body, onResult);
   } finally {
     gathering = false;
   }
@@ -120,11 +120,11 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
   else res.flushHeaders();
   exchange.granted = pending;
   if (allAnswered) {
-    await done;
+    await run.done;
     return;
   }
-  exchange.onGone = () => controller.abort();
-  await done;
+  exchange.onGone = () => run.abandon();
+  await run.done;
   exchange.onGone = null;
   if (!exchange.gone) res.end();
 }

@@ -1,5 +1,6 @@
 import type { LockBatchResultListener, LockCancelRequest, LockCancelResponse, LockMode, LockResponse, LockService } from "@leasehold/protocol";
 import type { Logger } from "pino";
+import type { LockBatchRun } from "./run-lock-batch.js";
 
 /** Options of {@link createLockService}; every field is optional. */
 export interface LockServiceOptions {
@@ -131,9 +132,12 @@ export interface EmbeddedLockService extends LockService {
   /**
    * {@link lockBatch} for hosts that must know, before anything is written, whether the batch as a
    * whole was refused: those checks throw synchronously and `onResult` has not been called; once
-   * it returns, every entry is running and the promise settles (never rejects) when all reported.
+   * it returns, every entry is running. The returned run's `done` settles (never rejects) when all
+   * reported, and its `abandon()` gives up every unresolved entry, as aborting `signal` (optional;
+   * default none) does. A host that learns of a disconnect itself calls `abandon()` and needs no
+   * signal, which is cheaper: most batches are answered before this returns.
    */
-  beginLockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, signal?: AbortSignal): Promise<void>;
+  beginLockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, signal?: AbortSignal): LockBatchRun;
   /**
    * Give up the lock request with `requestId` in the namespace (see `lock-cancel` in
    * docs/protocol.md): abandoned if waiting, released if granted; `{ cancelled: false }` otherwise.

@@ -23,7 +23,7 @@ import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserv
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import { DeadlineTimer } from "./deadline-timer.js";
 import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, ServiceMetrics } from "./embedded-lock-service.js";
-import { runLockBatch } from "./run-lock-batch.js";
+import { runLockBatch, type LockBatchRun } from "./run-lock-batch.js";
 import { WaitingLockHandle } from "./waiting-lock-handle.js";
 
 /** One caller attached to a waiting request (a retry with the same requestId adds another). */
@@ -145,7 +145,7 @@ export class InMemoryLockService implements EmbeddedLockService {
    */
   lockBatch(namespace: string, request: LockBatchRequest | unknown, onResult: LockBatchResultListener, options?: CallOptions): Promise<void> {
     try {
-      return this.beginLockBatch(namespace, request, onResult, options?.signal);
+      return this.beginLockBatch(namespace, request, onResult, options?.signal).done;
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
@@ -157,14 +157,20 @@ export class InMemoryLockService implements EmbeddedLockService {
    * drawn: a whole-batch error is an ordinary error answer, while once the first entry runs the
    * answer is a `200` stream of lines.
    */
-  beginLockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, signal?: AbortSignal): Promise<void> {
+  beginLockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, signal?: AbortSignal): LockBatchRun {
     this.checkOpen();
     const ns = validateNamespace(namespace);
     const { requests } = requestValidators["lock-batch"].parse(request);
     if (signal?.aborted === true) throw cancelled();
-    return runLockBatch((entry) => this.beginLock(ns, entry), requests, onResult, signal, (err) => {
+    const run = runLockBatch((entry) => this.beginLock(ns, entry), requests, onResult, (err) => {
       this.logger.error({ err }, "internal error while running a lock batch entry");
     });
+    if (signal !== undefined) {
+      const abandon = (): void => run.abandon();
+      signal.addEventListener("abort", abandon, { once: true });
+      void run.done.then(() => signal.removeEventListener("abort", abandon));
+    }
+    return run;
   }
 
   /**

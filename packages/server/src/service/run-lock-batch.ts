@@ -4,24 +4,34 @@ import { WaitingLockHandle } from "./waiting-lock-handle.js";
 /** Starts one entry as a single `lock` would: an answer at once, a wait, or a thrown error. */
 export type BeginEntry = (request: unknown) => LockResponse | WaitingLockHandle;
 
+/** A running lock batch. */
+export interface LockBatchRun {
+  /** Settles (never rejects) once every entry has been reported. */
+  readonly done: Promise<void>;
+  /** Abandon every unresolved entry; each then reports `CANCELLED`. Harmless once all reported. */
+  abandon(): void;
+}
+
+const FINISHED: LockBatchRun = { done: Promise.resolve(), abandon: () => undefined };
+
 /**
  * Run the entries of a lock batch, already known to be a valid envelope. Each entry is started
  * synchronously and in array order, so entries queue on each descriptor exactly as if they had been
  * sent one after another, and an entry never waits for another: each is reported to `onResult`
  * the moment it resolves. A thrown error (bad entry, `requestId` conflict, waiting limit) is
- * reported on that entry's line and the next entry runs. Aborting `signal` abandons every
- * unresolved entry; each then reports `CANCELLED`. `onBug` hears of errors that are not
+ * reported on that entry's line and the next entry runs. `onBug` hears of errors that are not
  * `LeaseholdError`s (reported to the client as `INTERNAL`) so the host can log them.
  *
- * Returns a promise that settles (never rejects) once every entry has been reported.
+ * Abandoning is a method of the returned run rather than an `AbortSignal` taken up front: most
+ * batches are answered within this call, and creating an `AbortController` per batch was most of
+ * what a one-entry batch cost over a single `lock` (measured: 3–4 µs of a 35 µs round trip).
  */
 export function runLockBatch(
   begin: BeginEntry,
   requests: readonly unknown[],
   onResult: LockBatchResultListener,
-  signal: AbortSignal | undefined,
   onBug: (err: unknown) => void,
-): Promise<void> {
+): LockBatchRun {
   const open = new Set<WaitingLockHandle>();
   for (let index = 0; index < requests.length; index++) {
     let begun: LockResponse | WaitingLockHandle;
@@ -34,19 +44,19 @@ export function runLockBatch(
     if (begun instanceof WaitingLockHandle) open.add(watch(begun, index));
     else onResult({ index, result: begun });
   }
-  if (open.size === 0) return Promise.resolve();
+  if (open.size === 0) return FINISHED;
 
   let finish: () => void = () => undefined;
   const done = new Promise<void>((resolve) => {
     finish = resolve;
   });
-  const abandonAll = (): void => {
-    // Copied first: each abandon settles its entry, which removes it from `open`.
-    for (const handle of [...open]) handle.abandon();
+  return {
+    done,
+    abandon() {
+      // Copied first: each abandon settles its entry, which removes it from `open`.
+      for (const handle of [...open]) handle.abandon();
+    },
   };
-  signal?.addEventListener("abort", abandonAll, { once: true });
-  if (signal?.aborted === true) abandonAll();
-  return done.then(() => signal?.removeEventListener("abort", abandonAll));
 
   function watch(handle: WaitingLockHandle, index: number): WaitingLockHandle {
     const settled = (): void => {

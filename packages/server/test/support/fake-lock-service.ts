@@ -1,5 +1,6 @@
 import type { LockBatchResultListener, LockRequest, LockResponse } from "@leasehold/protocol";
 import type { EmbeddedLockService, LockTableSnapshot, ServiceMetrics, WaitingLock } from "../../src/service/embedded-lock-service.js";
+import type { LockBatchRun } from "../../src/service/run-lock-batch.js";
 
 const EMPTY_METRICS: ServiceMetrics = {
   namespaces: 0,
@@ -31,17 +32,18 @@ export class FakeLockService implements EmbeddedLockService {
   beginLock(_namespace: string, request: unknown): WaitingLock {
     return { answer: this.onLock(request as LockRequest), abandon: () => undefined };
   }
-  /** Every entry goes to `onLock`; like `beginLock`, the signal is ignored on purpose. */
-  beginLockBatch(_namespace: string, request: unknown, onResult: LockBatchResultListener): Promise<void> {
+  /** Every entry goes to `onLock`; like `beginLock`, abandoning (and the signal) is ignored on purpose. */
+  beginLockBatch(_namespace: string, request: unknown, onResult: LockBatchResultListener): LockBatchRun {
     const requests = (request as { requests: LockRequest[] }).requests;
-    return Promise.all(
+    const done = Promise.all(
       requests.map((entry, index) =>
         this.onLock(entry).then((result) => onResult({ index, result })),
       ),
     ).then(() => undefined);
+    return { done, abandon: () => undefined };
   }
   lockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener): Promise<void> {
-    return this.beginLockBatch(namespace, request, onResult);
+    return this.beginLockBatch(namespace, request, onResult).done;
   }
   async cancelLock() {
     return { cancelled: false };
