@@ -1,5 +1,6 @@
 import { checkName, formatSample, type Labels } from "./format-sample.js";
 import type { Metric } from "./metric.js";
+import { orderedLabels, seriesKey } from "./series-key.js";
 
 /**
  * A monotonically increasing count, one series per distinct label set. Label values must come from
@@ -24,19 +25,15 @@ export class Counter<L extends string = never> implements Metric {
   /** Add `amount` (default 1, never negative) to the series of `labels`. */
   inc(labels: Readonly<Record<L, string>>, amount = 1): void {
     if (amount < 0) throw new Error(`counter ${this.name} cannot decrease`);
-    const ordered: Record<string, string> = {};
-    for (const name of this.#labelNames) ordered[name] = labels[name];
-    const key = JSON.stringify(ordered);
+    const key = seriesKey(this.#labelNames, labels);
     const series = this.#series.get(key);
     if (series) series.value += amount;
-    else this.#series.set(key, { labels: ordered, value: amount });
+    else this.#series.set(key, { labels: orderedLabels(this.#labelNames, labels), value: amount });
   }
 
   /** The current value of one series (0 when never incremented). */
   get(labels: Readonly<Record<L, string>>): number {
-    const ordered: Record<string, string> = {};
-    for (const name of this.#labelNames) ordered[name] = labels[name];
-    return this.#series.get(JSON.stringify(ordered))?.value ?? 0;
+    return this.#series.get(seriesKey(this.#labelNames, labels))?.value ?? 0;
   }
 
   samples(): string[] {

@@ -1,5 +1,6 @@
 import { checkName, formatSample, type Labels } from "./format-sample.js";
 import type { Metric } from "./metric.js";
+import { orderedLabels, seriesKey } from "./series-key.js";
 
 interface Series {
   readonly labels: Labels;
@@ -40,12 +41,10 @@ export class Histogram<L extends string = never> implements Metric {
 
   /** Record one observation (for latencies: seconds, as Prometheus convention asks). */
   observe(labels: Readonly<Record<L, string>>, value: number): void {
-    const ordered: Record<string, string> = {};
-    for (const name of this.#labelNames) ordered[name] = labels[name];
-    const key = JSON.stringify(ordered);
+    const key = seriesKey(this.#labelNames, labels);
     let series = this.#series.get(key);
     if (!series) {
-      series = { labels: ordered, counts: new Array<number>(this.#bounds.length).fill(0), sum: 0, count: 0 };
+      series = { labels: orderedLabels(this.#labelNames, labels), counts: new Array<number>(this.#bounds.length).fill(0), sum: 0, count: 0 };
       this.#series.set(key, series);
     }
     const index = this.#bounds.findIndex((bound) => value <= bound);
