@@ -25,9 +25,10 @@ export function descriptorNames(n: number): string[] {
 }
 
 /**
- * Run the mutual-exclusion workload: `clients` holders, each with its own `LockClient.http` (and
- * a second one, never refreshing, for the holds that pause; even-numbered holders with
- * `lockBatching` on, odd ones with it off), loop over {@link runHold} until
+ * Run the mutual-exclusion workload: `clients` holders, each using a `LockClient.http` (and a
+ * second one, never refreshing, for the holds that pause): odd-numbered holders each with their
+ * own, `lockBatching` off; even-numbered ones four to a client with `lockBatching` on, so that
+ * their locks meet in batches. They loop over {@link runHold} until
  * `durationMs` has passed, then every client is closed. Errors thrown by a hold are recorded in
  * `stats.errors` and the holder carries on, so one failure cannot hide the rest of the run.
  */
@@ -45,11 +46,24 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRun
   };
   const started = recorder.now();
   const endAt = started + options.durationMs;
+  // Half the holders send their locks in lock batches, half one request per lock: both paths are
+  // judged. Batching holders share a client in fours: a lock on an idle client goes as a plain
+  // `lock`, so a client of one holder would hardly ever batch; four holders on one client keep
+  // `lock-batch` (and `lock-cancel`) on the wire.
+  const shared = new Map<number, { client: LockClient; pausingClient: LockClient }>();
+  const batchingClients = (group: number) => {
+    let pair = shared.get(group);
+    if (pair === undefined) {
+      pair = { client: open({ lockBatching: true }), pausingClient: open({ lockBatching: true, refreshTickMs: NEVER_MS }) };
+      shared.set(group, pair);
+    }
+    return pair;
+  };
   const holders = Array.from({ length: options.clients }, async (_, c) => {
-    // Half the holders send their locks in lock batches, half one request per lock: both paths are judged.
     const lockBatching = c % 2 === 0;
-    const client = open({ lockBatching });
-    const pausingClient = open({ lockBatching, refreshTickMs: NEVER_MS });
+    const { client, pausingClient } = lockBatching
+      ? batchingClients(Math.floor(c / 8))
+      : { client: open({ lockBatching }), pausingClient: open({ lockBatching, refreshTickMs: NEVER_MS }) };
     const ctx: HoldContext = { options, recorder, resources, stats, client, pausingClient };
     for (let n = 0; recorder.now() < endAt; n++) {
       try {

@@ -43,8 +43,9 @@ function setup(main: CheckedRun): string[] {
   const o = main.options;
   return [
     `**Setup.** \`node packages/server/dist/cli.js --lease-ms 500\` runs as a child process (its leases promise`,
-    `\`validForMs\` = ${validForMs} ms). ${o.clients} holders, each with its own \`LockClient.http\` (half of them with \`lockBatching\``,
-    `on, half with it off, so both ways of sending a lock are judged), loop for ${n(o.durationMs / 1000)} s over`,
+    `\`validForMs\` = ${validForMs} ms). ${o.clients} holders on \`LockClient.http\` clients (half of them each with its own client,`,
+    `\`lockBatching\` off; half four to a client with \`lockBatching\` on, so their locks meet in \`lock-batch\` calls; both ways of`,
+    `sending a lock are judged), loop for ${n(o.durationMs / 1000)} s over`,
     `${o.descriptors} descriptors: each hold takes one descriptor at random, exclusive with chance ${o.exclusiveShare} (else shared), waiting`,
     `up to ${n(o.acquireTimeoutMs)} ms. An exclusive holder increments its descriptor's counter (read \`v\`, write \`v + 1\`); a shared`,
     `holder reads it twice; both check their guarantee before each operation and release with \`unlock\` or`,
