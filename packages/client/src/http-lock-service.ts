@@ -235,7 +235,12 @@ export class HttpLockService implements LockService {
     return this.#send("POST", operationPath(namespace, operation), operation, body, validator, options, dispatcher, timeoutMs);
   }
 
-  async #send<T>(
+  /**
+   * One call: the exchange (with the dispatcher's retries), then the answer checked. Chained with
+   * `then` rather than awaited through two async frames: each frame is a promise and a microtask
+   * hop on every call, and a lock + unlock makes two calls.
+   */
+  #send<T>(
     method: "GET" | "POST",
     path: string,
     operation: string,
@@ -251,28 +256,16 @@ export class HttpLockService implements LockService {
       path: this.#prefix + path,
       method,
       headers: method === "POST" ? this.#headers : withoutContentType(this.#headers),
-      ...(body !== undefined && { body: JSON.stringify(body) }),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     };
-    let status: number;
-    let text: string;
-    try {
-      ({ status, text } = await this.#exchangeWithRetry(dispatcher, request, signal));
-    } catch (err) {
-      throw transportError(err, operation, signal);
-    }
-    if (status < 200 || status >= 300) throw errorFromAnswer(status, text, operation);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new LeaseholdError("BAD_RESPONSE", `${operation}: the answer is not JSON`, { status, body: text.slice(0, 200) });
-    }
-    if (!validator.check(parsed)) {
-      throw new LeaseholdError("BAD_RESPONSE", `${operation}: the answer does not match the protocol`, { status });
-    }
-    return parsed;
+    if (body !== undefined) request.body = JSON.stringify(body);
+    return this.#exchangeWithRetry(dispatcher, request, signal).then(
+      ({ status, text }) => checkedAnswer(status, text, operation, validator),
+      (err: unknown) => {
+        throw transportError(err, operation, signal);
+      },
+    );
   }
 
   /**
@@ -283,23 +276,33 @@ export class HttpLockService implements LockService {
    * retries (its error codes, or a 503) is sent again, through the RetryAgent, which then does
    * the retrying with its backoff; its retry budget is one less, so the total is unchanged.
    */
-  async #exchangeWithRetry(
-    dispatcher: Dispatcher,
-    request: Dispatcher.DispatchOptions,
-    signal: AbortSignal | undefined,
-  ): Promise<{ status: number; text: string }> {
+  #exchangeWithRetry(dispatcher: Dispatcher, request: Dispatcher.DispatchOptions, signal: AbortSignal | undefined): Promise<{ status: number; text: string }> {
     const retryCodes = this.#fallback.get(dispatcher);
     if (retryCodes === undefined) return textExchange(dispatcher, request, signal);
-    let first: { status: number; text: string };
-    try {
-      first = await textExchange(this.#plain, request, signal);
-    } catch (err) {
-      const code = errorCode(err);
-      if (signal?.aborted || code === undefined || !retryCodes.includes(code)) throw err;
-      return textExchange(dispatcher, request, signal);
-    }
-    return first.status === 503 ? textExchange(dispatcher, request, signal) : first;
+    return textExchange(this.#plain, request, signal).then(
+      (first) => (first.status === 503 ? textExchange(dispatcher, request, signal) : first),
+      (err: unknown) => {
+        const code = errorCode(err);
+        if (signal?.aborted || code === undefined || !retryCodes.includes(code)) throw err;
+        return textExchange(dispatcher, request, signal);
+      },
+    );
   }
+}
+
+/** A 2xx answer's body parsed and checked against the protocol; anything else as its error. */
+function checkedAnswer<T>(status: number, text: string, operation: string, validator: Validator<T>): T {
+  if (status < 200 || status >= 300) throw errorFromAnswer(status, text, operation);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new LeaseholdError("BAD_RESPONSE", `${operation}: the answer is not JSON`, { status, body: text.slice(0, 200) });
+  }
+  if (!validator.check(parsed)) {
+    throw new LeaseholdError("BAD_RESPONSE", `${operation}: the answer does not match the protocol`, { status });
+  }
+  return parsed;
 }
 
 function withoutContentType(headers: Record<string, string>): Record<string, string> {
