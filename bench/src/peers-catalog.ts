@@ -6,7 +6,7 @@ export const PEERS_SECTION = "Peers: leasehold, redlock and PostgreSQL locks";
 /** What each peer is, as said after every figure of it. */
 const PEERS: Readonly<Record<string, string>> = {
   leasehold_async:
-    "leasehold: `LockClient.http` to the CLI server in a child process over loopback, with lock batching (the default; concurrent `lock` calls coalesce into `lock-batch` calls answered as NDJSON lines), `lock` then `tryUnlock` (the unlock is handed to the background batcher, so a pair ends when the lock is granted).",
+    "leasehold: `LockClient.http` to the CLI server in a child process over loopback, with lock batching (the default; concurrent `lock` calls coalesce into `lock-batch` calls answered as compact NDJSON lines, while a lone `lock` on an idle client goes as a plain `lock` request), `lock` then `tryUnlock` (the unlock is handed to the background batcher, so a pair ends when the lock is granted).",
   leasehold_sync: "leasehold with lock batching (the default) and an awaited `unlock` instead of `tryUnlock`: two round-trips per pair, like the other peers' pairs.",
   leasehold_unbatched:
     "leasehold with `lockBatching: false`: the leasehold_async calls (`lock` then `tryUnlock`) with one HTTP `lock` request per call, measured in the same rounds; the difference from leasehold_async is what lock batching buys.",
