@@ -110,6 +110,23 @@ describe("HttpLockService", () => {
     await expect(call).rejects.toMatchObject({ code: "CANCELLED" });
   });
 
+  it("an abort rejects at once even while the request still waits for a free connection", async () => {
+    const server = await rawHttpServer(() => undefined); // never answers: the one connection stays busy
+    const agent = new Agent({ connections: 1 });
+    const service = new HttpLockService({ baseUrl: server.url, dispatcher: agent, retry: fastRetry });
+    cleanups.push(() => service.close(), () => agent.destroy(), server.close);
+    const busy = service.timestamps("ns", { count: 1 }).catch((err: unknown) => err);
+    await new Promise((r) => setTimeout(r, 50));
+    const controller = new AbortController();
+    const queued = service.timestamps("ns", { count: 1 }, { signal: controller.signal });
+    const started = performance.now();
+    setTimeout(() => controller.abort(), 20);
+    await expect(queued).rejects.toMatchObject({ code: "CANCELLED" });
+    // Well before the busy request's 10 s headers timeout would free the connection.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    void busy;
+  });
+
   it("uses an injected dispatcher and leaves it open on close", async () => {
     const server = await rawHttpServer((_req, _body, res) => json(res, 200, { status: "ok", leaderId: "L", version: "1" }));
     cleanups.push(server.close);
