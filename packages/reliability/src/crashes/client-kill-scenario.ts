@@ -7,8 +7,8 @@ import { probeAgent, waitForMetrics } from "./http-probe.js";
 import type { LockHolderEvent } from "./lock-holder-protocol.js";
 import { SeededRandom } from "../seeded-random.js";
 import { ServerProcess } from "./server-process.js";
-import { Violations } from "./violations.js";
-import { settlesWithin } from "./settles-within.js";
+import { Violations } from "../violations.js";
+import { settleWithin } from "../settle-within.js";
 
 /** Sizes of the client-SIGKILL scenario. */
 export interface ClientKillOptions {
@@ -118,7 +118,7 @@ export async function runClientKillScenario(options: ClientKillOptions): Promise
       const bound = options.leaseMs + options.reapMarginMs;
       for (const descriptor of descriptors) {
         const [first, second] = waiters.filter((w) => w.descriptor === descriptor).sort((a, b) => a.rank - b.rank) as [Waiter, Waiter];
-        const firstSettled = await settlesWithin(first.answer, bound + 10_000);
+        const firstSettled = (await settleWithin(first.answer, bound + 10_000)).settled;
         const answer = firstSettled ? await first.answer.catch(() => undefined) : undefined;
         if (answer?.status !== "acquired" || first.grantedAt === undefined) {
           violations.add("waiters-proceed", `${descriptor}: the first waiter was not granted after the kill`);
@@ -133,7 +133,8 @@ export async function runClientKillScenario(options: ClientKillOptions): Promise
         violations.expect(fence > (childFence.get(descriptor) ?? Infinity), "fencing-grows", () => `${descriptor}: waiter's fencing token ${fence} is not above the dead holder's`);
         await waiterClients[0]!.unlock([answer.token]);
         operations++;
-        const secondAnswer = (await settlesWithin(second.answer, 10_000)) ? await second.answer.catch(() => undefined) : undefined;
+        const secondOutcome = await settleWithin(second.answer, 10_000);
+        const secondAnswer = secondOutcome.settled && secondOutcome.ok ? secondOutcome.value : undefined;
         if (secondAnswer?.status !== "acquired") {
           violations.add("waiters-proceed", `${descriptor}: the second waiter was not granted after the first released`);
           continue;
@@ -158,7 +159,7 @@ export async function runClientKillScenario(options: ClientKillOptions): Promise
     };
   } finally {
     await Promise.all(children.map((c) => c.kill()));
-    await settlesWithin(Promise.all(waiterClients.map((c) => c.close())), 15_000);
+    await settleWithin(Promise.all(waiterClients.map((c) => c.close())), 15_000);
     agent.destroy();
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });

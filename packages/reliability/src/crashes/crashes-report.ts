@@ -2,7 +2,7 @@ import type { SectionResult } from "../report/index.js";
 import type { ClientKillResult } from "./client-kill-scenario.js";
 import { percentile } from "./percentile.js";
 import type { ServerRestartResult } from "./server-restart-scenario.js";
-import type { Violation } from "./violations.js";
+import type { Violation } from "../violations.js";
 import type { WaiterFloodResult } from "./waiter-flood-scenario.js";
 
 /** The three scenarios' results, plus what the test process itself saw. */

@@ -3,7 +3,7 @@ import type { LoadHistory, LoadOperation } from "./load-history.js";
 import type { LostLockLog } from "./lost-lock-log.js";
 import type { SeededRandom } from "../seeded-random.js";
 import type { ServerIncarnations } from "./server-incarnations.js";
-import type { Violations } from "./violations.js";
+import type { Violations } from "../violations.js";
 
 /** Everything one load worker needs; the scenario builds one per client. */
 export interface LoadWorkerContext {

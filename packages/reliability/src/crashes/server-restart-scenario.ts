@@ -10,8 +10,8 @@ import { runLoadWorker } from "./restart-load-worker.js";
 import { SeededRandom } from "../seeded-random.js";
 import { ServerIncarnations, type Outage } from "./server-incarnations.js";
 import { checkValueOrder, type ValueOrderSummary } from "./value-order-checker.js";
-import { Violations } from "./violations.js";
-import { settlesWithin } from "./settles-within.js";
+import { Violations } from "../violations.js";
+import { settleWithin } from "../settle-within.js";
 
 /** Sizes of the server-restart scenario. */
 export interface ServerRestartOptions {
@@ -169,9 +169,9 @@ export async function runServerRestartScenario(options: ServerRestartOptions): P
     stop = true;
 
     // Every worker finishes its operation in hand; a hung one is a violation, not a hung test.
-    const joined = await settlesWithin(Promise.all(workers), 1_000 + hangBoundMs + 5_000);
+    const joined = (await settleWithin(Promise.all(workers), 1_000 + hangBoundMs + 5_000)).settled;
     violations.expect(joined, "no-hang", () => "a load worker did not finish after the load stopped");
-    const closed = await settlesWithin(Promise.all(clients.map((c) => c.close())), 15_000);
+    const closed = (await settleWithin(Promise.all(clients.map((c) => c.close())), 15_000)).settled;
     violations.expect(closed, "no-hang", () => "a client's close() did not resolve within 15 s");
 
     const failedOperations = checkFailures(history, servers.outages, violations);
@@ -226,7 +226,7 @@ export async function runServerRestartScenario(options: ServerRestartOptions): P
     };
   } finally {
     stop = true; // also when a step above threw: no loop may outlive the scenario
-    await settlesWithin(Promise.all(clients.map((c) => c.close())), 15_000);
+    await settleWithin(Promise.all(clients.map((c) => c.close())), 15_000);
     agent.destroy();
     await servers.stop().catch(() => servers.kill());
     await rm(dataDir, { recursive: true, force: true });

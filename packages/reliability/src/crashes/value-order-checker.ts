@@ -1,4 +1,4 @@
-import type { Violations } from "./violations.js";
+import type { Violations } from "../violations.js";
 
 /** One number the server handed out: a fresh timestamp, or a fencing token of a granted descriptor. */
 export interface IssuedValue {

@@ -7,9 +7,9 @@ import { probeAgent, timedGet, waitForMetrics } from "./http-probe.js";
 import { percentile } from "./percentile.js";
 import { residentSetBytes } from "./resident-set-bytes.js";
 import { ServerProcess } from "./server-process.js";
-import { Violations } from "./violations.js";
+import { Violations } from "../violations.js";
 import type { EngineMemoryEvent, WaiterFloodEvent, WaiterOutcome } from "./waiter-flood-protocol.js";
-import { settlesWithin } from "./settles-within.js";
+import { settleWithin } from "../settle-within.js";
 
 /** Sizes and bounds of the waiter-flood scenario. */
 export interface WaiterFloodOptions {
@@ -166,7 +166,7 @@ async function floodRound(server: ServerProcess, round: number, options: WaiterF
     };
   } finally {
     await child?.kill();
-    await settlesWithin(holder.close(), 15_000);
+    await settleWithin(holder.close(), 15_000);
     agent.destroy();
   }
 }

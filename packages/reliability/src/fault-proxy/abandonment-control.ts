@@ -6,7 +6,7 @@ import { checkGrants } from "./check-grants.js";
 import { startFaultProxy } from "./fault-proxy.js";
 import { rawPost } from "./raw-http.js";
 import { tapService } from "./server-tap.js";
-import { Violations } from "./violations.js";
+import { Violations } from "../violations.js";
 
 /** Options of {@link runAbandonmentControl}. */
 export interface AbandonmentControlOptions {

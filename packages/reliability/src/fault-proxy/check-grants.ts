@@ -1,5 +1,5 @@
 import type { ServerTap, TokenRecord } from "./server-tap.js";
-import type { Violations } from "./violations.js";
+import type { Violations } from "../violations.js";
 
 /** Options of {@link checkGrants}. */
 export interface CheckGrantsOptions {

@@ -1,6 +1,6 @@
 import type { LockAcquiredResponse } from "@leasehold/protocol";
 import type { ServerTap } from "./server-tap.js";
-import type { Violations } from "./violations.js";
+import type { Violations } from "../violations.js";
 
 /**
  * What the clients did and saw: operations by kind, outcomes, the slowest settle time per kind,

@@ -3,8 +3,8 @@ import type { LockMode } from "@leasehold/protocol";
 import type { ClientLedger } from "./client-ledger.js";
 import type { MsRange } from "./fault-proxy.js";
 import { SeededRandom, deriveSeed } from "../seeded-random.js";
-import { settleWithin } from "./settle-within.js";
-import type { Violations } from "./violations.js";
+import { settleWithin } from "../settle-within.js";
+import type { Violations } from "../violations.js";
 
 /** Options of {@link runClientWorkload}. */
 export interface ClientWorkloadOptions {

@@ -8,9 +8,9 @@ import type { FaultCounts, FaultRates } from "./fault-kinds.js";
 import { startFaultProxy, type MsRange } from "./fault-proxy.js";
 import { runRawWorkload } from "./raw-workload.js";
 import { tapService } from "./server-tap.js";
-import { settleWithin } from "./settle-within.js";
+import { settleWithin } from "../settle-within.js";
 import { startTableSampler } from "./table-sampler.js";
-import { Violations } from "./violations.js";
+import { Violations } from "../violations.js";
 
 /** Sizes and rates of one run of {@link runFaultProxyScenario}. */
 export interface FaultProxyScenarioConfig {

@@ -4,7 +4,7 @@ import type { ClientLedger } from "./client-ledger.js";
 import type { MsRange } from "./fault-proxy.js";
 import { rawPost, type RawOutcome } from "./raw-http.js";
 import { SeededRandom, deriveSeed } from "../seeded-random.js";
-import type { Violations } from "./violations.js";
+import type { Violations } from "../violations.js";
 
 /** Options of {@link runRawWorkload}. */
 export interface RawWorkloadOptions {

@@ -1,6 +1,6 @@
 import type { EmbeddedLockService } from "@leasehold/server";
 import type { ServerTap } from "./server-tap.js";
-import type { Violations } from "./violations.js";
+import type { Violations } from "../violations.js";
 
 /** Options of {@link startTableSampler}. */
 export interface TableSamplerOptions {

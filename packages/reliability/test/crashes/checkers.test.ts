@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkValueOrder, type IssuedValue } from "../../src/crashes/value-order-checker.js";
-import { Violations } from "../../src/crashes/violations.js";
+import { Violations } from "../../src/violations.js";
 import { checkFifo } from "../../src/crashes/waiter-flood-scenario.js";
 import type { WaiterOutcome } from "../../src/crashes/waiter-flood-protocol.js";
 
@@ -59,7 +59,7 @@ describe("checkFifo", () => {
   it("accepts grants in queue order", () => {
     const v = new Violations();
     expect(checkFifo([granted(0, 5, 0), granted(1, 6, 1), granted(2, 9, 2)], v)).toEqual({ outOfOrder: 0, notGranted: 0 });
-    expect(v.count).toBe(0);
+    expect(v.total).toBe(0);
   });
 
   it("finds two waiters granted in swapped order (both are out of place)", () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { checkGrants } from "../../src/fault-proxy/check-grants.js";
 import type { LockCallRecord, ServerTap, TokenRecord } from "../../src/fault-proxy/server-tap.js";
 import { startTableSampler } from "../../src/fault-proxy/table-sampler.js";
-import { Violations } from "../../src/fault-proxy/violations.js";
+import { Violations } from "../../src/violations.js";
 
 const LEASE = 1_000;
 const NS = "ns";
