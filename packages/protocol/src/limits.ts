@@ -15,6 +15,8 @@ export const LIMITS = {
   maxTimestampCount: 10_000,
   /** Largest `count` of a `transactions/start` request. */
   maxTransactionCount: 1_000,
+  /** Most shards a cluster may have (PROTOCOL.md "Cluster mode"); the default is 64. */
+  maxShards: 4_096,
   /** Longest descriptor, in UTF-8 bytes. */
   maxDescriptorBytes: 1024,
   /** Longest `requestId`, in characters. */

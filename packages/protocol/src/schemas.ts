@@ -180,7 +180,34 @@ export const ImmutableTimestampResponseSchema = Type.Object(
 );
 
 export const HealthResponseSchema = Type.Object(
-  { status: Type.Literal("ok"), leaderId: Type.String(), version: Type.String() },
+  {
+    status: Type.Literal("ok"),
+    leaderId: Type.String(),
+    version: Type.String(),
+    /** The answering server's id (cluster addition; optional so older servers still validate). */
+    serverId: Type.Optional(Type.String({ minLength: 1 })),
+    /** Cluster mode only: what this server leads. */
+    cluster: Type.Optional(Type.Object({ shardsLed: Type.Integer({ minimum: 0 }) }, strict)),
+  },
+  strict,
+);
+
+/** One shard's leader as a server knows it (`null` while it knows of no leader). */
+export const ClusterLeaderSchema = Type.Object(
+  {
+    shard: Type.Integer({ minimum: 0 }),
+    leaderUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    leaderId: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+  },
+  strict,
+);
+/** Answer of `GET /v1/cluster`: one entry per shard, in shard order. */
+export const ClusterResponseSchema = Type.Object(
+  {
+    serverId: Type.String({ minLength: 1 }),
+    shards: Type.Integer({ minimum: 1, maximum: LIMITS.maxShards }),
+    leaders: Type.Array(ClusterLeaderSchema),
+  },
   strict,
 );
 

@@ -43,6 +43,10 @@ export type ImmutableTimestampRequest = Static<typeof S.ImmutableTimestampReques
 export type ImmutableTimestampResponse = Static<typeof S.ImmutableTimestampResponseSchema>;
 /** Answer of `GET /v1/health`. */
 export type HealthResponse = Static<typeof S.HealthResponseSchema>;
+/** One shard's leader in a `GET /v1/cluster` answer. */
+export type ClusterLeader = Static<typeof S.ClusterLeaderSchema>;
+/** Answer of `GET /v1/cluster`. */
+export type ClusterResponse = Static<typeof S.ClusterResponseSchema>;
 /** Body of every non-2xx answer. */
 export type ErrorBody = Static<typeof S.ErrorBodySchema>;
 /** Body of `lock-batch`: 1..1,000 `lock` request bodies. */

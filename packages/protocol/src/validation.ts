@@ -195,6 +195,7 @@ export const responseValidators = {
   "lock-batch": compile("lock-batch line", S.LockBatchLineSchema),
   "lock-cancel": compile("lock-cancel answer", S.LockCancelResponseSchema),
   health: compile("health answer", S.HealthResponseSchema),
+  cluster: compile("cluster answer", S.ClusterResponseSchema),
   error: compile("error body", S.ErrorBodySchema),
 } as const;
 

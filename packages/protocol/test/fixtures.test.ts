@@ -20,7 +20,7 @@ const compactLines = {
 const dir = join(import.meta.dirname, "fixtures");
 const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
 
-const operationOf: Record<string, AnyOperation | "health" | "error"> = {
+const operationOf: Record<string, AnyOperation | "health" | "cluster" | "error"> = {
   lock: "lock",
   unlock: "unlock",
   refresh: "refresh",
@@ -30,6 +30,8 @@ const operationOf: Record<string, AnyOperation | "health" | "error"> = {
   "lock-batch": "lock-batch",
   "lock-cancel": "lock-cancel",
   health: "health",
+  "health-cluster": "health",
+  cluster: "cluster",
   error: "error",
 };
 
@@ -43,6 +45,8 @@ describe("golden fixtures", () => {
     for (const line of ["acquired", "timeout", "error", "cancelled", "lease", "grant"]) expect(files).toContain(`lock-batch.response.line-${line}.json`);
     expect(files).toContain("lock-batch.request.compact.json");
     expect(files).toContain("health.response.json");
+    expect(files).toContain("health-cluster.response.json");
+    expect(files).toContain("cluster.response.json");
     expect(files).toContain("error.response.json");
   });
 
