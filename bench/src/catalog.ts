@@ -40,6 +40,21 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
     meaning:
       "Grant and release cost must not grow with the lock table: ten times as many held locks should leave throughput about the same (O(1) per operation), where work proportional to what is held would divide it by ten. The first version of this benchmark found a twentyfold slowdown: V8's Map keeps deleted entries in their hash chain until the table is rebuilt, so a hot descriptor dropped and re-added next to a million held locks walked thousands of dead entries. Idle descriptors now stay in the map for a bounded window (`NamespaceState.retire`).",
   },
+  engine_release_us_10_watchers: {
+    section: "Lock engine (in process)",
+    meaning:
+      "Microseconds per shared lock+unlock pair on a descriptor that 10 as-many-as-possible exclusive claims are waiting for (the descriptor stays held shared, so no release can grant them).",
+  },
+  engine_release_us_10k_watchers: {
+    section: "Lock engine (in process)",
+    meaning: "The same with 10,000 claims waiting for the descriptor.",
+  },
+  engine_release_ratio_10k_over_10_watchers: {
+    section: "Lock engine (in process)",
+    meaning:
+      "A release must not pay for waiters it cannot grant: with watchers indexed by mode (`WatcherLists`), a release looks at the head of at most three lists, so 1,000 times as many watchers should leave the cost about the same. Before the index, every release scanned every watcher: 8.5 µs per shared release with 10 watchers and 112.6 µs with 10,000 (issue 13).",
+    target: { op: "<=", value: 2 },
+  },
   http_pairs_per_s_c64: {
     section: "HTTP server",
     meaning:

@@ -1,5 +1,6 @@
 import { EXCLUSIVE, NO_MODE, SHARED } from "./lock-mode-codes.js";
 import type { LockRequestState } from "./lock-request-state.js";
+import { WatcherLists } from "./watcher-lists.js";
 
 /**
  * One descriptor in use: who holds it (as a mode and a count: the holders themselves are only
@@ -21,8 +22,8 @@ export class DescriptorState {
   queueTail: LockRequestState | null = null;
   /** True while it sits in its namespace's queue of idle descriptors (see `NamespaceState.retire`). */
   retired = false;
-  /** as-many-as-possible requests waiting for this descriptor to be grantable, with their mode. */
-  watchers: Map<LockRequestState, number> | null = null;
+  /** as-many-as-possible requests waiting for this descriptor to be grantable, by mode; null when none. */
+  watchers: WatcherLists | null = null;
 
   /**
    * @param key The descriptor.
@@ -88,7 +89,7 @@ export class DescriptorState {
 
   /** Start watching for `request`, which wants this descriptor in `mode`. */
   watch(request: LockRequestState, mode: number): void {
-    (this.watchers ??= new Map()).set(request, mode);
+    (this.watchers ??= new WatcherLists()).add(request, mode);
   }
 
   /** Stop watching for `request`. */

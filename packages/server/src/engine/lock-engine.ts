@@ -331,21 +331,36 @@ export class LockEngine {
     return now;
   }
 
+  /**
+   * Reap what is due, in time order: lease lapses and waiter deadlines interleaved by their times,
+   * so that a late catch-up (a host timer that fired late, or an operation after a quiet spell)
+   * ends with what would have happened on time. Reaping every lapse first would let a lapse grant
+   * a waiter whose deadline had already passed before it. On a tie the lapse goes first: at its
+   * deadline the waiter was still waiting.
+   */
   private reap(now: number): void {
-    for (let head = this.table.leases.head; head !== null && head.expiresAt <= now; head = this.table.leases.head) {
-      this.reapVisits++;
-      const ns = head.namespace;
-      const count = head.heldCount;
-      this.table.releaseToken(head);
-      this.leaseLapsesTotal++;
-      this.onLeaseLapse(ns.name, count);
+    const leases = this.table.leases;
+    const deadlines = this.table.deadlines;
+    for (;;) {
+      const head = leases.head;
+      const top = deadlines.peek();
+      const lapseAt = head === null ? Infinity : head.expiresAt;
+      if (top === undefined || lapseAt <= top.deadline) {
+        if (head === null || lapseAt > now) break;
+        this.reapVisits++;
+        const ns = head.namespace;
+        const count = head.heldCount;
+        this.table.releaseToken(head);
+        this.leaseLapsesTotal++;
+        this.onLeaseLapse(ns.name, count);
+      } else {
+        if (top.deadline > now) break;
+        this.timeoutsTotal++;
+        this.table.endWaiting(top);
+        if (top.pending !== null) this.onSettled(top.pending, TIMEOUT);
+      }
     }
     this.reapVisits++;
-    for (let top = this.table.deadlines.peek(); top !== undefined && top.deadline <= now; top = this.table.deadlines.peek()) {
-      this.timeoutsTotal++;
-      this.table.endWaiting(top);
-      if (top.pending !== null) this.onSettled(top.pending, TIMEOUT);
-    }
   }
 
   private namespace(name: string): NamespaceState {

@@ -175,10 +175,13 @@ export class LockTable {
       head.nextIndex++;
       if (this.advanceAllOrNone(head)) this.grantWaiting(head);
     }
-    if (d.queueHead === null && d.watchers !== null) {
-      for (const [watcher, mode] of d.watchers) {
-        if (d.compatible(mode) && this.takeAvailable(watcher)) this.grantWaiting(watcher);
-      }
+    // Only watchers the descriptor can be granted to are visited (WatcherLists): a release that
+    // grants nobody costs O(1) however many watch. Each one found is granted (it takes at least
+    // this descriptor), which unwatches it, so the loop ends after the last grantable one.
+    for (let w = d.watchers; d.queueHead === null && w !== null; w = d.watchers) {
+      const watcher = w.firstGrantable(d);
+      if (watcher === null || !this.takeAvailable(watcher)) break;
+      this.grantWaiting(watcher);
     }
     if (d.isIdle()) ns.retire(d);
   }

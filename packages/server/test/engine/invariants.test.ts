@@ -1,7 +1,10 @@
 import fc from "fast-check";
 import type { LockResponse, LockSpec } from "@leasehold/protocol";
 import { describe, expect, it } from "vitest";
+import type { DescriptorState } from "../../src/engine/descriptor-state.js";
 import type { LockAttempt } from "../../src/engine/lock-engine.js";
+import type { LockRequestState } from "../../src/engine/lock-request-state.js";
+import type { PendingLock } from "../../src/engine/pending-lock.js";
 import { makeEngine } from "./engine-fixture.js";
 
 const descriptor = fc.constantFrom("a", "b", "c", "d");
@@ -14,7 +17,7 @@ const op = fc.oneof(
   fc.record({
     kind: fc.constant("lock" as const),
     locks: fc.uniqueArray(spec, { minLength: 1, maxLength: 3, selector: (s) => s.descriptor }),
-    timeout: fc.constantFrom(0, 5, 20),
+    timeout: fc.constantFrom(0, 5, 20, 500),
     amap: fc.boolean(),
     requestId: fc.option(fc.constantFrom("r1", "r2"), { nil: undefined }),
   }),
@@ -27,18 +30,53 @@ const op = fc.oneof(
 describe("engine invariants under random operations", () => {
   it("never lets conflicting holders coexist, never leaves a grantable queue head waiting, and cleans up", () => {
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+      // Long enough runs that queues build up (short ones rarely queue anything on a descriptor).
+      fc.property(fc.array(op, { minLength: 10, maxLength: 80, size: "max" }), (ops) => {
         const t = makeEngine();
         const tokens: string[] = [];
         const pending: LockAttempt[] = [];
         const fencing = new Set<number>();
         const abandoned = new Set<LockAttempt>();
-        const record = (answer: LockResponse | undefined) => {
+        // FIFO per descriptor: every request ever seen queued on a descriptor, in queue order, with
+        // the highest fencing token handed out when it was first seen there; and the grants of
+        // this step (fencing tokens follow grant order: every grant takes the namespace's next one).
+        const seenQueued = new Map<string, { req: LockRequestState; since: number }[]>();
+        let grants: { descriptor: string; fence: number; req: LockRequestState | null }[] = [];
+        const recorded = new Set<LockAttempt>();
+        const record = (answer: LockResponse | undefined, req: LockRequestState | null = null) => {
           if (answer?.status !== "acquired") return;
           tokens.push(answer.token);
           const names = answer.acquired.map((a) => a.descriptor);
           expect(names).toEqual([...names].sort());
-          for (const a of answer.acquired) fencing.add(a.fencingToken);
+          for (const a of answer.acquired) {
+            fencing.add(a.fencingToken);
+            grants.push({ descriptor: a.descriptor, fence: a.fencingToken, req });
+          }
+        };
+        const descriptorsOf = () =>
+          (t.engine as unknown as { namespaces: Map<string, { descriptors: Map<string, DescriptorState> }> }).namespaces.get("ns")?.descriptors.values() ?? [];
+        const fenceOf = (req: LockRequestState, descriptor: string) => req.acquired.find((a) => a?.descriptor === descriptor)?.fencingToken;
+        const checkFifo = () => {
+          // No grant of a descriptor goes to anyone but the requests queued there ahead of a request
+          // that was queued when the grant happened and was not granted before it.
+          for (const g of grants) {
+            for (const q of seenQueued.get(g.descriptor) ?? []) {
+              if (q.req === g.req) break; // the rest queued behind the grantee
+              if (q.since >= g.fence) continue; // queued after this grant
+              const stillQueued = q.req.queuedOn?.key === g.descriptor;
+              const grantedLater = (fenceOf(q.req, g.descriptor) ?? -1) > g.fence;
+              expect(stillQueued || grantedLater, `a request overtook an earlier one queued on ${g.descriptor}`).toBe(false);
+            }
+          }
+          grants = [];
+          const highest = t.engine.snapshot("ns").nextTimestamp - 1;
+          for (const d of descriptorsOf()) {
+            let list = seenQueued.get(d.key);
+            for (let q = d.queueHead; q !== null; q = q.queueNext) {
+              if (list === undefined) seenQueued.set(d.key, (list = []));
+              if (!list.some((e) => e.req === q)) list.push({ req: q, since: highest });
+            }
+          }
         };
         for (const o of ops) {
           if (o.kind === "lock") {
@@ -66,8 +104,11 @@ describe("engine invariants under random operations", () => {
           else if (o.kind === "txn") t.engine.startTransactions("ns", { count: 1 });
           for (const p of pending) {
             const outcome = t.outcome(p);
-            if (outcome !== undefined && !(outcome instanceof Error)) record(outcome);
+            if (outcome === undefined || recorded.has(p)) continue;
+            recorded.add(p);
+            if (!(outcome instanceof Error)) record(outcome, (p as PendingLock).request);
           }
+          checkFifo();
           const snap = t.engine.snapshot("ns");
           for (const d of snap.descriptors) {
             const modes = new Set(d.holders.map((h) => h.mode));
