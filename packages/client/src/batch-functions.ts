@@ -78,18 +78,35 @@ export function startTransactionsBatch(
   };
 }
 
+/** One caller's share of a batched refresh. */
+export interface RefreshAsk {
+  /** The tokens to renew. */
+  readonly tokens: readonly string[];
+  /**
+   * Checked for each token when the call is actually sent, which may be long after the ask was
+   * queued (another refresh call was in flight): a token it rejects is left out. The refresher
+   * passes "still tracked", so a token given to `unlock`/`tryUnlock` while its ask waited is never
+   * refreshed again. Default: every token is sent (an explicit `refresh()`).
+   */
+  readonly stillWanted?: ((token: string) => boolean) | undefined;
+}
+
 /**
- * Refresh requests (token lists) served by one `refresh` per 10,000 distinct tokens. Each caller
- * gets back the tokens of its own that were refreshed, and the shortest lease any call answered
- * (the conservative promise when the calls were split).
+ * Refresh requests served by one `refresh` per 10,000 distinct tokens. Each caller gets back the
+ * tokens of its own that were refreshed, and the shortest lease any call answered (the
+ * conservative promise when the calls were split).
  */
 export function refreshBatch(
   service: LockService,
   namespace: string,
   onCall: () => void = () => undefined,
-): BatchFunction<readonly string[], RefreshResponse> {
+): BatchFunction<RefreshAsk, RefreshResponse> {
   return async (requests) => {
-    const distinct = [...new Set(requests.flat())];
+    const wanted = new Set<string>();
+    for (const { tokens, stillWanted } of requests) {
+      for (const token of tokens) if (stillWanted === undefined || stillWanted(token)) wanted.add(token);
+    }
+    const distinct = [...wanted];
     const refreshed = new Set<string>();
     let lease: Lease | undefined;
     await Promise.all(
@@ -101,6 +118,6 @@ export function refreshBatch(
       }),
     );
     const finalLease: Lease = lease ?? { leaderId: "", validForMs: 0 };
-    return requests.map((tokens) => ({ refreshed: tokens.filter((t) => refreshed.has(t)), lease: finalLease }));
+    return requests.map(({ tokens }) => ({ refreshed: tokens.filter((t) => refreshed.has(t)), lease: finalLease }));
   };
 }

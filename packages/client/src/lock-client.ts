@@ -18,7 +18,7 @@ import { requestIdSource } from "./request-ids.js";
 import { acquireLocks, type AcquireResult } from "./acquire-locks.js";
 import { AsyncUnlocker } from "./async-unlocker.js";
 import { Autobatcher } from "./autobatcher.js";
-import { refreshBatch, startTransactionsBatch, timestampsBatch } from "./batch-functions.js";
+import { refreshBatch, startTransactionsBatch, timestampsBatch, type RefreshAsk } from "./batch-functions.js";
 import { chunks } from "./chunks.js";
 import { ClientStats, type ClientStatsSnapshot } from "./client-stats.js";
 import { HttpLockService } from "./http-lock-service.js";
@@ -70,7 +70,7 @@ export class LockClient {
   readonly #unlocker: AsyncUnlocker;
   readonly #timestamps: Autobatcher<number, TimestampsResponse>;
   readonly #transactions: Autobatcher<number, StartTransactionsResponse>;
-  readonly #refresh: Autobatcher<readonly string[], RefreshResponse>;
+  readonly #refresh: Autobatcher<RefreshAsk, RefreshResponse>;
   /** Where `lock` requests go: the lock batcher when `lockBatching` is on, else the service. */
   readonly #locks: Pick<LockService, "lock">;
   #closed: Promise<void> | undefined;
@@ -98,7 +98,7 @@ export class LockClient {
     this.#transactions = new Autobatcher(startTransactionsBatch(service, ns));
     this.#refresh = new Autobatcher(refreshBatch(service, ns, () => this.#stats.refreshCalls++));
     this.#refresher = new Refresher({
-      refresh: (tokens) => this.#refresh.submit(tokens),
+      refresh: (tokens, stillWanted) => this.#refresh.submit({ tokens, stillWanted }),
       logger: this.#logger,
       stats: this.#stats,
       now: this.#now,
@@ -169,7 +169,7 @@ export class LockClient {
   async #leaseAfterWait(response: LockAcquiredResponse, sentAt: number): Promise<[Lease, number]> {
     const renewSentAt = this.#now();
     try {
-      const renewed = await this.#refresh.submit([response.token]);
+      const renewed = await this.#refresh.submit({ tokens: [response.token] });
       if (renewed.lease.leaderId === response.lease.leaderId && renewed.refreshed.includes(response.token)) {
         return [renewed.lease, renewSentAt];
       }
@@ -225,7 +225,7 @@ export class LockClient {
   async refresh(tokens: readonly string[], options: SignalOptions = {}): Promise<RefreshResponse> {
     this.#checkOpen();
     if (tokens.length === 0) throw new LeaseholdError("INVALID_ARGUMENT", "refresh: tokens must not be empty", { path: "tokens" });
-    return this.#refresh.submit([...tokens], options);
+    return this.#refresh.submit({ tokens: [...tokens] }, options);
   }
 
   /** One fresh timestamp: greater than every timestamp and fencing token handed out before. */

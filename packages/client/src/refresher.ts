@@ -6,8 +6,11 @@ import type { LostLock, LostLockReason } from "./lost-lock.js";
 
 /** What the {@link Refresher} needs; `LockClient` supplies it. */
 export interface RefresherOptions {
-  /** The batched refresh of the client (shared with `refresh()`). */
-  readonly refresh: (tokens: readonly string[]) => Promise<RefreshResponse>;
+  /**
+   * The batched refresh of the client (shared with `refresh()`). `stillWanted` must be applied
+   * when the call is actually sent: the ask may wait behind another refresh call meanwhile.
+   */
+  readonly refresh: (tokens: readonly string[], stillWanted: (token: string) => boolean) => Promise<RefreshResponse>;
   /** Receives failed refreshes and lost locks, as counts (tokens never reach logs). */
   readonly logger: Logger;
   /** Counts lost locks for `stats()`. */
@@ -87,6 +90,8 @@ export class Refresher {
     this.#lost.complete();
   }
 
+  readonly #stillHeld = (token: string): boolean => this.#held.has(token);
+
   #renewAfter(validForMs: number): number {
     return Math.min(this.#options.refreshIntervalMs ?? Infinity, validForMs / 2);
   }
@@ -142,7 +147,9 @@ export class Refresher {
     const sentAt = this.#options.now();
     let answer: RefreshResponse;
     try {
-      answer = await this.#options.refresh(tokens);
+      // Filtered again when the call leaves: a token forgotten (unlocked) while this ask waited
+      // behind another refresh call must not be renewed ("never refreshed again").
+      answer = await this.#options.refresh(tokens, this.#stillHeld);
     } catch (err) {
       const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "UNKNOWN";
       this.#options.logger.warn({ tokenCount: tokens.length, code }, "leasehold: refresh failed; will retry");

@@ -7,10 +7,12 @@ import type { LostLock } from "./lost-lock.js";
 export interface WithLockOptions extends LockOptions {
   /**
    * How long before the lease would lapse the work's signal aborts, when refreshes have not
-   * extended it, in ms. Default: a fifth of the lease's `validForMs`, at most 2,000: enough for
-   * the work to notice and stop while the lock is still surely held.
+   * extended it, in ms: a finite number ≥ 0 (anything else rejects with `INVALID_ARGUMENT` before
+   * any lock is taken, since a negative margin would fire after the lease end and `NaN` would
+   * fire every millisecond). Default: a fifth of the lease's `validForMs`, at most 2,000: enough
+   * for the work to notice and stop while the lock is still surely held.
    */
-  readonly leaseMarginMs?: number;
+  readonly leaseMarginMs?: number | undefined;
 }
 
 /** The outcome of `withLock`: the work's result, or the timeout answer (the work never ran). */
@@ -35,6 +37,7 @@ export async function runWithLock<T>(
   options: WithLockOptions,
   fn: (signal: AbortSignal, lock: LockAcquiredResponse) => Promise<T> | T,
 ): Promise<WithLockResult<T>> {
+  checkLeaseMargin(options.leaseMarginMs);
   const answer = await host.lock(locks, options);
   if (answer.status === "timeout") return { status: "timeout" };
   const { token } = answer;
@@ -69,5 +72,16 @@ export async function runWithLock<T>(
     lost.unsubscribe();
     options.signal?.removeEventListener("abort", onCallerAbort);
     host.tryUnlock([token]);
+  }
+}
+
+/** A margin must be a finite number ≥ 0: the signal's promise is "before the lease end, never after". */
+function checkLeaseMargin(margin: unknown): void {
+  if (margin === undefined) return;
+  if (typeof margin !== "number" || !Number.isFinite(margin) || margin < 0) {
+    const got = typeof margin === "number" ? String(margin) : typeof margin;
+    throw new LeaseholdError("INVALID_ARGUMENT", `withLock: leaseMarginMs must be a finite number of milliseconds >= 0 (got ${got})`, {
+      path: "leaseMarginMs",
+    });
   }
 }

@@ -11,12 +11,14 @@ export async function tcpProxy(targetPort: number): Promise<{
   url: string;
   freeze: () => void;
   dropAnswer: (pattern: string) => void;
+  delayAnswers: (ms: number) => void;
   /** Monotonic time (performance.now) each request carrying `pattern` was forwarded. */
   forwarded: (pattern: string) => number[];
   close: () => Promise<void>;
 }> {
   let frozen = false;
   let dropPattern: string | undefined;
+  let answerDelayMs = 0;
   const log: { at: number; text: string }[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
@@ -40,7 +42,9 @@ export async function tcpProxy(targetPort: number): Promise<{
         upstream.destroy();
         return;
       }
-      client.write(chunk);
+      if (answerDelayMs === 0) client.write(chunk);
+      // Same delay for every chunk, so timers keep them in order.
+      else setTimeout(() => frozen || client.destroyed || client.write(chunk), answerDelayMs);
     });
     const end = (): void => {
       client.destroy();
@@ -58,6 +62,9 @@ export async function tcpProxy(targetPort: number): Promise<{
     },
     dropAnswer: (pattern) => {
       dropPattern = pattern;
+    },
+    delayAnswers: (ms) => {
+      answerDelayMs = ms;
     },
     forwarded: (pattern) => log.filter((l) => l.text.includes(pattern)).map((l) => l.at),
     close: () =>
