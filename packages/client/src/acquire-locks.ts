@@ -11,6 +11,12 @@ export interface AcquireResult {
 
 const NO_OPTIONS = {};
 
+/**
+ * Where lock requests go: a `LockService`'s `lock`, and its `cancelLock` if it has one (the HTTP
+ * transport and the server's embedded service do; the client's lock batcher cancels its own).
+ */
+export type LockRequester = Pick<LockService, "lock"> & Partial<Pick<LockService, "cancelLock">>;
+
 function checkTimeout(acquireTimeoutMs: number): void {
   if (typeof acquireTimeoutMs !== "number" || Number.isNaN(acquireTimeoutMs) || acquireTimeoutMs < 0) {
     throw new LeaseholdError("INVALID_ARGUMENT", `acquireTimeoutMs must be a number >= 0 (got ${String(acquireTimeoutMs)})`, {
@@ -22,8 +28,9 @@ function checkTimeout(acquireTimeoutMs: number): void {
 /**
  * Sends `lock` until it is granted or the total deadline passes, as long polls of at most 60 s
  * with one `requestId`, so that the transport may retry any of them without ever acquiring twice.
- * On abort, a grant the call could not see (the answer was in flight) is probed for and released
- * through `release`.
+ * On abort the request is cancelled by its `requestId` (`lock-cancel`) when the service offers
+ * it: that ends its wait on the server for certain and releases a grant whose answer was in
+ * flight. A grant that still reaches the call after the abort is released through `release`.
  *
  * The first poll is chained with `then` rather than awaited in an async function: almost every
  * call ends with it, and each async frame between the caller and the answer is another promise
@@ -31,7 +38,7 @@ function checkTimeout(acquireTimeoutMs: number): void {
  * (waits over 60 s, or a timeout answered before the client's own deadline) run in a loop.
  */
 export function acquireLocks(
-  service: Pick<LockService, "lock">,
+  service: LockRequester,
   namespace: string,
   locks: readonly LockSpec[],
   options: LockOptions,
@@ -74,7 +81,7 @@ function firstPoll(...[service, namespace, locks, options, now, release, newRequ
 
 /** What every poll of one call shares. */
 interface Poll {
-  readonly service: Pick<LockService, "lock">;
+  readonly service: LockRequester;
   readonly namespace: string;
   readonly base: LockRequest;
   readonly deadline: number;
@@ -109,11 +116,11 @@ function outcome(poll: Poll, response: LockResponse, sentAt: number): AcquireRes
   return poll.now() >= poll.deadline ? { response, sentAt } : undefined;
 }
 
-/** A poll failed: on abort, release a grant that may have crossed it, and say `CANCELLED`. */
+/** A poll failed: on abort, cancel the request on the server, and say `CANCELLED`. */
 function failed(poll: Poll, err: unknown): never {
   const { signal } = poll;
   if (signal?.aborted) {
-    releaseRacingGrant(poll.service, poll.namespace, poll.base, poll.release);
+    cancelAbandoned(poll);
     throw cancelledBy(signal);
   }
   throw err;
@@ -136,21 +143,19 @@ async function laterPolls(poll: Poll): Promise<AcquireResult> {
 }
 
 /**
- * The abort may have crossed a grant on the wire: the server granted, the answer never arrived.
- * Re-sending the same `requestId` without waiting answers that token if it exists, and we release
- * it. If the abandoned request had already left the queues, the probe is a fresh try that may
- * acquire at once, and it is released all the same. Runs in the background; never throws.
+ * The aborted request may still wait on the server (it has not yet noticed the closed
+ * connection), or its grant may have crossed the abort on the wire. `lock-cancel` by its
+ * `requestId` settles both: a waiting request is abandoned, a granted one released, and an
+ * unknown id changes nothing. It never joins the wait, as a re-sent `lock` with that id would (the
+ * zero-wait probe this replaces did: reaching the server before the disconnect, it kept the
+ * abandoned request queued until its own deadline). Runs in the background; never throws.
  */
-function releaseRacingGrant(
-  service: Pick<LockService, "lock">,
-  namespace: string,
-  request: Parameters<LockService["lock"]>[1],
-  release: (tokens: readonly string[]) => void,
-): void {
-  service.lock(namespace, { ...request, acquireTimeoutMs: 0 }).then(
-    (answer) => {
-      if (answer.status === "acquired") release([answer.token]);
-    },
-    () => undefined,
-  );
+function cancelAbandoned(poll: Poll): void {
+  const { service, namespace, base } = poll;
+  if (service.cancelLock === undefined || base.requestId === undefined) return;
+  try {
+    service.cancelLock(namespace, { requestId: base.requestId }).catch(() => undefined);
+  } catch {
+    // A synchronous throw from a custom service: nothing more to do than for a failed call.
+  }
 }

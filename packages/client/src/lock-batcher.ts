@@ -70,11 +70,12 @@ interface Entry {
  * - **A lone request on an idle client** (nothing else queued, no batch call open, no other lone
  *   request unanswered) goes as a plain `lock` with its `requestId`, over HTTP (not in process):
  *   a batch of one would cost the batch's framing for nothing, and a lone caller must not be
- *   slowed. Requests made while it is out go in batches. Its abort and failures are a single
- *   `lock`'s: the signal aborts the HTTP request, so the server abandons the wait.
+ *   slowed. Requests made while it is out go in batches. Its failures are a single `lock`'s;
+ *   its abort closes the HTTP request and sends `lock-cancel` (below).
  *
- * - **Abort** of one caller rejects it `CANCELLED` at once and sends `lock-cancel` for its
- *   `requestId`, which abandons only that entry; a grant that crossed the cancel is released.
+ * - **Abort** of one caller rejects it `CANCELLED` at once and, unless it had not left yet, sends
+ *   `lock-cancel` for its `requestId`, which abandons only that entry (batched or alone); a grant
+ *   that crossed the cancel is released.
  * - **Disconnect** (the batch call fails without an answer for some entries): each unresolved
  *   entry is retried alone as a single `lock` with the same `requestId` and what is left of its
  *   wait. That is safe: the server keeps a granted entry with a `requestId` and answers the retry
@@ -251,8 +252,8 @@ export class LockBatcher {
   /**
    * Send the entry as a single `lock` with the same `requestId` and what is left of its wait (all
    * of it for a lone request that never left in a batch), counted as outstanding until answered so
-   * that requests made meanwhile go in batches. Its abort and failures are those of a single
-   * `lock`: the signal aborts the HTTP request (the server abandons the wait), and the transport
+   * that requests made meanwhile go in batches. Its failures are those of a single `lock`: the
+   * signal aborts the HTTP request (and `#abort` cancels it by `requestId`), and the transport
    * retries what it may.
    */
   #alone(entry: Entry): void {
@@ -265,7 +266,12 @@ export class LockBatcher {
     this.#service.lock(this.#namespace, request, entry.signal ? { signal: entry.signal } : NO_OPTIONS).then(
       (answer) => {
         this.#outstanding--;
-        if (entry.state !== "alone") return; // aborted meanwhile: acquire-locks' probe releases a racing grant
+        if (entry.state !== "alone") {
+          // Aborted meanwhile (its lock-cancel is on its way): a grant that got here anyway is
+          // given back, whoever wins the race.
+          if (answer.status === "acquired") this.#release([answer.token]);
+          return;
+        }
         entry.state = "settled";
         entry.resolve(answer);
       },
@@ -288,8 +294,10 @@ export class LockBatcher {
     entry.reject(cancelledBy(signal));
     if (state === "queued") {
       this.#queue = this.#queue.filter((e) => e !== entry);
-    } else if (state === "batched") {
-      // Only this entry: dropping the connection would abandon the whole batch.
+    } else {
+      // Batched: only this entry (dropping the connection would abandon the whole batch). Alone:
+      // the signal closes its connection too, but the server may not have noticed yet, and a
+      // grant may be crossing the abort; the cancel settles both (see acquireLocks).
       this.#service.cancelLock?.(this.#namespace, { requestId: entry.request.requestId }).catch(() => undefined);
     }
   }

@@ -1,4 +1,4 @@
-import type { CallOptions, LockRequest, LockResponse } from "@leasehold/protocol";
+import type { CallOptions, LockCancelRequest, LockCancelResponse, LockRequest, LockResponse } from "@leasehold/protocol";
 import { describe, expect, it } from "vitest";
 import { LockClient } from "../src/index.js";
 import { captureLogger } from "./support/capture-logger.js";
@@ -62,15 +62,24 @@ describe("lock: long waits and aborts", () => {
     expect(service.unlockedTokens).toHaveLength(1);
   });
 
-  it("a grant whose answer the abort cut off is found by requestId and released", async () => {
+  it("a grant whose answer the abort cut off is cancelled by requestId and so released", async () => {
     // The service grants, then the abort cuts the answer off (as a closed connection would).
     const service = new (class extends FakeLockService {
+      readonly cancels: string[] = [];
       override async lock(ns: string, request: LockRequest, options?: CallOptions): Promise<LockResponse> {
         const answer = await super.lock(ns, request);
         if (options?.signal) {
           await new Promise((_, reject) => options.signal!.addEventListener("abort", () => reject(new Error("aborted"))));
         }
         return answer;
+      }
+      /** As the server's lock-cancel: a granted request is released as by unlock. */
+      async cancelLock(ns: string, request: LockCancelRequest): Promise<LockCancelResponse> {
+        this.cancels.push(request.requestId);
+        const token = this.byRequestId.get(request.requestId);
+        if (token === undefined || !this.held.has(token)) return { cancelled: false };
+        await this.unlock(ns, { tokens: [token] });
+        return { cancelled: true };
       }
     })();
     const client = LockClient.embedded(service, { namespace: "ns", logger: captureLogger().logger });
@@ -83,5 +92,7 @@ describe("lock: long waits and aborts", () => {
     await sleep(10);
     await client.close();
     expect(service.held.size).toBe(0);
+    expect(service.cancels).toHaveLength(1);
+    expect(service.lockCalls).toBe(1); // cancelled, never re-sent
   });
 });

@@ -12,6 +12,7 @@ export async function tcpProxy(targetPort: number): Promise<{
   freeze: () => void;
   dropAnswer: (pattern: string) => void;
   delayAnswers: (ms: number) => void;
+  delayClose: (ms: number) => void;
   /** Monotonic time (performance.now) each request carrying `pattern` was forwarded. */
   forwarded: (pattern: string) => number[];
   close: () => Promise<void>;
@@ -19,6 +20,7 @@ export async function tcpProxy(targetPort: number): Promise<{
   let frozen = false;
   let dropPattern: string | undefined;
   let answerDelayMs = 0;
+  let closeDelayMs = 0;
   const log: { at: number; text: string }[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
@@ -50,7 +52,11 @@ export async function tcpProxy(targetPort: number): Promise<{
       client.destroy();
       upstream.destroy();
     };
-    client.on("close", end).on("error", end);
+    const clientEnded = (): void => {
+      if (closeDelayMs === 0) end();
+      else setTimeout(end, closeDelayMs);
+    };
+    client.on("close", clientEnded).on("error", clientEnded);
     upstream.on("close", end).on("error", end);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -65,6 +71,9 @@ export async function tcpProxy(targetPort: number): Promise<{
     },
     delayAnswers: (ms) => {
       answerDelayMs = ms;
+    },
+    delayClose: (ms) => {
+      closeDelayMs = ms;
     },
     forwarded: (pattern) => log.filter((l) => l.text.includes(pattern)).map((l) => l.at),
     close: () =>
