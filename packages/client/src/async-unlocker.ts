@@ -1,5 +1,6 @@
-import { LIMITS, type LockService } from "@leasehold/protocol";
+import { LeaseholdError, LIMITS, type LockService } from "@leasehold/protocol";
 import type { Logger } from "pino";
+import { cancelledBy } from "./cancelled-by.js";
 import { chunks } from "./chunks.js";
 import type { ClientStats } from "./client-stats.js";
 import { SerialExecutor } from "./serial-executor.js";
@@ -20,6 +21,23 @@ export interface AsyncUnlockerOptions {
   readonly forget: (namespace: string, tokens: readonly string[]) => void;
 }
 
+/** A string that can be a token (the protocol's length bounds); anything else is refused or ignored. */
+const isToken = (t: unknown): t is string => typeof t === "string" && t.length > 0 && t.length <= LIMITS.maxTokenLength;
+
+/** One awaited `unlock` caller waiting in the pending set: its tokens and how to answer it. */
+interface AwaitedUnlock {
+  readonly namespace: string;
+  readonly tokens: readonly string[];
+  readonly resolve: (unlocked: string[]) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/** What one flush learned, per namespace: the tokens released, and the failed calls' tokens. */
+interface FlushOutcome {
+  readonly released: Set<string>;
+  failed: { readonly tokens: ReadonlySet<string>; readonly err: unknown }[] | null;
+}
+
 /**
  * AtlasDB's asynchronous batched unlocker (ADR 15), exactly as DESIGN.md states it.
  *
@@ -33,6 +51,11 @@ export interface AsyncUnlockerOptions {
  * Safety: only enqueued tokens are unlocked. Liveness: an enqueuer that loses the
  * compare-and-set saw a flush scheduled that has not cleared the flag yet, and that flush swaps
  * the set only after the enqueuer's insertion (it takes the lock exclusive after clearing).
+ *
+ * Awaited `unlock` calls take the same path ({@link unlock}): their tokens join the pending set
+ * with a waiter that the flush answers from the call's `unlocked` list. So concurrent awaited
+ * unlocks of a client coalesce into one call at a time, sharing the single flight with
+ * `tryUnlock` (never two unlock calls in flight), where each used to be its own request.
  */
 export class AsyncUnlocker {
   readonly #options: AsyncUnlockerOptions;
@@ -42,6 +65,8 @@ export class AsyncUnlocker {
   #enqueuing = 0;
   #whenEnqueued: Array<() => void> = [];
   #pending = new Map<string, Set<string>>();
+  /** Awaited unlocks whose tokens are in `#pending`, in arrival order; swapped with it. */
+  #awaited: AwaitedUnlock[] = [];
   #scheduled = false;
 
   constructor(options: AsyncUnlockerOptions) {
@@ -64,6 +89,41 @@ export class AsyncUnlocker {
     } catch (err) {
       this.#options.logger.error({ err }, "leasehold: tryUnlock failed (a bug); the locks will lapse with their lease");
     }
+  }
+
+  /**
+   * Release `tokens` and resolve with those that were held and are now released, as the
+   * protocol's `unlock` answers them, through the same single flight as {@link tryUnlock}. The
+   * tokens are forgotten (no longer refreshed) synchronously, first. Rejects with
+   * `INVALID_ARGUMENT` when an entry is not a token string (before anything else: one bad token
+   * must not fail the shared call), with the call's error when the call carrying its tokens
+   * failed, and with `CANCELLED` when `signal` aborts: that only abandons the wait for the answer;
+   * the tokens are released all the same. When a token is in several concurrent calls, the first
+   * to ask gets it in its answer, as if they had run one after another.
+   */
+  unlock(namespace: string, tokens: readonly string[], signal?: AbortSignal): Promise<string[]> {
+    if (!Array.isArray(tokens) || !tokens.every(isToken)) {
+      return Promise.reject(
+        new LeaseholdError("INVALID_ARGUMENT", `unlock: tokens must be an array of token strings of 1..${LIMITS.maxTokenLength} characters`, { path: "tokens" }),
+      );
+    }
+    this.#options.forget(namespace, tokens);
+    if (tokens.length === 0) return Promise.resolve([]);
+    const answer = new Promise<string[]>((resolve, reject) => {
+      this.#enqueuing++;
+      this.#enqueue(namespace, tokens, { namespace, tokens, resolve, reject }).then(this.#enqueued, (err: unknown) => {
+        this.#enqueueFailed(err);
+        reject(err);
+      });
+    });
+    if (signal === undefined) return answer;
+    const aborted = "unlock: the wait for the answer was aborted; the tokens are released all the same";
+    if (signal.aborted) return Promise.reject(cancelledBy(signal, aborted));
+    return new Promise<string[]>((resolve, reject) => {
+      const onAbort = (): void => reject(cancelledBy(signal, aborted));
+      signal.addEventListener("abort", onAbort, { once: true });
+      answer.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    });
   }
 
   /** Resolves once every token enqueued before the call has been sent (or its call failed). */
@@ -91,9 +151,7 @@ export class AsyncUnlocker {
       this.#options.logger.warn({ got: typeof tokens }, "leasehold: tryUnlock expects an array of tokens; ignored");
       return [];
     }
-    const valid = tokens.filter(
-      (t): t is string => typeof t === "string" && t.length > 0 && t.length <= LIMITS.maxTokenLength,
-    );
+    const valid = tokens.filter(isToken);
     if (valid.length < tokens.length) {
       this.#options.logger.warn(
         { ignored: tokens.length - valid.length },
@@ -103,12 +161,14 @@ export class AsyncUnlocker {
     return valid;
   }
 
-  async #enqueue(namespace: string, tokens: readonly string[]): Promise<void> {
+  async #enqueue(namespace: string, tokens: readonly string[], awaited?: AwaitedUnlock): Promise<void> {
     const release = await this.#lock.acquireShared();
     try {
       let set = this.#pending.get(namespace);
       if (set === undefined) this.#pending.set(namespace, (set = new Set()));
       for (const token of tokens) set.add(token);
+      // Under the same shared hold as its tokens: a flush swaps both together or neither.
+      if (awaited !== undefined) this.#awaited.push(awaited);
     } finally {
       release();
     }
@@ -123,19 +183,29 @@ export class AsyncUnlocker {
     this.#scheduled = false;
     const release = await this.#lock.acquireExclusive();
     const batch = this.#pending;
+    const awaited = this.#awaited;
     this.#pending = new Map();
+    this.#awaited = [];
     release();
+    // Only awaited callers need the answers; a flush of tryUnlock tokens alone keeps none.
+    const outcomes = awaited.length === 0 ? null : new Map<string, FlushOutcome>();
     for (const [namespace, set] of batch) {
-      for (const tokens of chunks([...set], LIMITS.maxTokensPerRequest)) await this.#send(namespace, tokens);
+      const outcome: FlushOutcome | undefined = outcomes === null ? undefined : { released: new Set(), failed: null };
+      if (outcome !== undefined) outcomes!.set(namespace, outcome);
+      // A failed call never stops the rest: each chunk's tokens are released or lapse on their own.
+      for (const tokens of chunks([...set], LIMITS.maxTokensPerRequest)) await this.#send(namespace, tokens, outcome);
     }
+    if (outcomes !== null) for (const waiter of awaited) answer(waiter, outcomes.get(waiter.namespace));
   }
 
-  async #send(namespace: string, tokens: string[]): Promise<void> {
+  async #send(namespace: string, tokens: string[], outcome: FlushOutcome | undefined): Promise<void> {
     const { service, stats, logger } = this.#options;
     stats.recordUnlockCall(tokens.length);
     try {
-      await service.unlock(namespace, { tokens });
+      const { unlocked } = await service.unlock(namespace, { tokens });
+      if (outcome !== undefined) for (const token of unlocked) outcome.released.add(token);
     } catch (err) {
+      if (outcome !== undefined) (outcome.failed ??= []).push({ tokens: new Set(tokens), err });
       stats.unlockFailures++;
       // Token text never reaches logs (a token is a bearer credential), and neither does the
       // error message, which could quote a token; the code says what went wrong.
@@ -146,4 +216,20 @@ export class AsyncUnlocker {
       );
     }
   }
+}
+
+/**
+ * Answer one awaited unlock from its flush: the call's error if a call carrying one of its tokens
+ * failed, else its tokens that were released, each given to the first caller that asked for it.
+ */
+function answer(waiter: AwaitedUnlock, outcome: FlushOutcome | undefined): void {
+  if (outcome === undefined) return waiter.resolve([]); // cannot happen: its tokens were in the batch
+  if (outcome.failed !== null) {
+    for (const { tokens, err } of outcome.failed) {
+      if (waiter.tokens.some((t) => tokens.has(t))) return waiter.reject(err);
+    }
+  }
+  const unlocked: string[] = [];
+  for (const token of waiter.tokens) if (outcome.released.delete(token)) unlocked.push(token);
+  waiter.resolve(unlocked);
 }

@@ -10,11 +10,14 @@ export interface HistogramBucket {
 export interface ClientStatsSnapshot {
   /** Tokens handed to `tryUnlock` (after dropping malformed ones). */
   readonly tokensEnqueued: number;
-  /** `unlock` calls the asynchronous unlocker sent (each with up to 10,000 tokens). */
+  /**
+   * `unlock` calls the unlocker sent (each with up to 10,000 tokens), for `tryUnlock` and awaited
+   * `unlock` together: both share its single flight.
+   */
   readonly unlockCalls: number;
   /** Tokens per unlocker `unlock` call: the batch size, which grows with load. */
   readonly tokensPerUnlockCall: readonly HistogramBucket[];
-  /** Unlocker `unlock` calls that failed (logged once each, never retried). */
+  /** Unlocker `unlock` calls that failed (logged once each, never retried; awaited callers get the error). */
   readonly unlockFailures: number;
   /** `refresh` calls sent, by the refresher and by `refresh()` together. */
   readonly refreshCalls: number;

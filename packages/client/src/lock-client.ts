@@ -19,7 +19,6 @@ import { acquireLocks, type AcquireResult } from "./acquire-locks.js";
 import { AsyncUnlocker } from "./async-unlocker.js";
 import { Autobatcher } from "./autobatcher.js";
 import { refreshBatch, startTransactionsBatch, timestampsBatch, type RefreshAsk } from "./batch-functions.js";
-import { chunks } from "./chunks.js";
 import { ClientStats, type ClientStatsSnapshot } from "./client-stats.js";
 import { HttpLockService } from "./http-lock-service.js";
 import { LockBatcher } from "./lock-batcher.js";
@@ -181,17 +180,15 @@ export class LockClient {
 
   /**
    * Release `tokens` and wait for the answer: the tokens that were held and are now released.
-   * They stop being refreshed first, whatever the outcome. Prefer {@link tryUnlock} on hot paths.
+   * They stop being refreshed first, synchronously, whatever the outcome. Concurrent `unlock`
+   * calls of this client, and the releases queued by {@link tryUnlock}, share one `unlock` call at
+   * a time (never two in flight): each caller still gets its own answer, or the error of the call
+   * that carried its tokens. `signal` abandons only the wait for the answer (`CANCELLED`): the
+   * tokens are released all the same. Prefer {@link tryUnlock} on hot paths.
    */
   async unlock(tokens: readonly string[], options: SignalOptions = {}): Promise<readonly string[]> {
     this.#checkOpen();
-    this.#refresher.forget(tokens);
-    const unlocked: string[] = [];
-    for (const part of chunks(tokens, LIMITS.maxTokensPerRequest)) {
-      const answer = await this.#service.unlock(this.namespace, { tokens: part }, options);
-      unlocked.push(...answer.unlocked);
-    }
-    return unlocked;
+    return this.#unlocker.unlock(this.namespace, tokens, options.signal);
   }
 
   /**
