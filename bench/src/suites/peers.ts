@@ -154,19 +154,25 @@ export const peersSuite: Suite = {
           { name: `peer_pair_p99_us_c1_${name}`, value: round(quantile(pairUs, 0.99), 0), unit: "µs", ...base, note },
         );
       }
-      const leasehold = figures.find((f) => f.name === "peer_pairs_per_s_c64_leasehold_async");
-      for (const peer of ["redlock", "pg_advisory"] as const) {
+      // [figure name, leasehold peer, other peer]: each a ratio of two c64 figures of this run.
+      const ratios = [
+        ["peer_ratio_leasehold_over_redlock_c64", "leasehold_async", "redlock"],
+        ["peer_ratio_leasehold_over_pg_advisory_c64", "leasehold_async", "pg_advisory"],
+        ["peer_ratio_leasehold_sync_over_redlock_c64", "leasehold_sync", "redlock"],
+      ] as const;
+      for (const [name, mine, peer] of ratios) {
+        const leasehold = figures.find((f) => f.name === `peer_pairs_per_s_c64_${mine}`);
         const other = figures.find((f) => f.name === `peer_pairs_per_s_c64_${peer}`);
         if (!leasehold || !other) {
-          ctx.progress(`peer_ratio_leasehold_over_${peer}_c64: not reported (${!leasehold ? "leasehold_async" : peer} not measured)`);
+          ctx.progress(`${name}: not reported (${!leasehold ? mine : peer} not measured)`);
           continue;
         }
         figures.push({
-          name: `peer_ratio_leasehold_over_${peer}_c64`,
+          name,
           value: round(leasehold.value / other.value, 2),
           unit: "ratio",
           ...base,
-          note: `peer_pairs_per_s_c64_leasehold_async (${leasehold.value}) / peer_pairs_per_s_c64_${peer} (${other.value}), same run`,
+          note: `peer_pairs_per_s_c64_${mine} (${leasehold.value}) / peer_pairs_per_s_c64_${peer} (${other.value}), same run`,
         });
       }
       return figures;
