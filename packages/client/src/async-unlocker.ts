@@ -118,7 +118,10 @@ export class AsyncUnlocker {
     });
     if (signal === undefined) return answer;
     const aborted = "unlock: the wait for the answer was aborted; the tokens are released all the same";
-    if (signal.aborted) return Promise.reject(cancelledBy(signal, aborted));
+    if (signal.aborted) {
+      answer.catch(() => undefined); // nobody waits for it: a failed call is logged, not unhandled
+      return Promise.reject(cancelledBy(signal, aborted));
+    }
     return new Promise<string[]>((resolve, reject) => {
       const onAbort = (): void => reject(cancelledBy(signal, aborted));
       signal.addEventListener("abort", onAbort, { once: true });

@@ -109,6 +109,24 @@ describe("awaited unlock coalesces into the unlocker's single flight", () => {
     expect(await client.unlock([])).toEqual([]);
   });
 
+  it("a signal aborted before the call: CANCELLED at once, tokens released, and a failing call is no unhandled rejection", async () => {
+    const { service, client } = setup(new FailingCalls(new Set([0])));
+    const a = await lockToken(client, "pre-aborted");
+    const b = await lockToken(client, "pre-aborted-2");
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      await expect(client.unlock([a], { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: "CANCELLED" });
+      await client.unlock([b], { signal: AbortSignal.abort() }).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(service.unlockCalls.flat()).toEqual(expect.arrayContaining([a, b]));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   it("an aborted wait rejects CANCELLED, and the tokens are released all the same", async () => {
     const { service, client } = setup();
     service.unlockDelayMs = 20;
