@@ -65,13 +65,21 @@ export const LockWaiterSchema = Type.Object(
   strict,
 );
 
+/**
+ * Most holders and most waiters listed per descriptor (the counts are always complete): a shared
+ * descriptor can have a million holders, and a page must stay bounded.
+ */
+export const MAX_LISTED_PER_DESCRIPTOR = 100;
+
 /** One descriptor of a `descriptors` page. */
 export const DescriptorInspectionSchema = Type.Object(
   {
     descriptor: DescriptorSchema,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.maxPermitLimit })),
-    holders: Type.Array(LockHolderSchema),
-    waiters: Type.Array(LockWaiterSchema),
+    holderCount: Count,
+    holders: Type.Array(LockHolderSchema, { maxItems: 100 }),
+    queueLength: Count,
+    waiters: Type.Array(LockWaiterSchema, { maxItems: 100 }),
     watchers: Count,
   },
   strict,
