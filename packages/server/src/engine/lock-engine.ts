@@ -6,6 +6,9 @@ import {
   type LockResponse,
   type LockSpec,
   type LockTimeoutResponse,
+  type NamespaceLocksQuery,
+  type NamespaceLocksResponse,
+  type NamespaceSummary,
   type RefreshRequest,
   type RefreshResponse,
   type StartTransactionsRequest,
@@ -15,15 +18,23 @@ import {
   type TimestampsResponse,
   type UnlockRequest,
   type UnlockResponse,
+  type RevokeRequest,
+  type RevokeResponse,
 } from "@leasehold/protocol";
 import type { LockTableSnapshot, ServiceMetrics } from "../service/embedded-lock-service.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
+import type { DescriptorState } from "./descriptor-state.js";
+import { emptyPage, inspectNamespace, summarizeNamespace } from "./inspect-namespace.js";
+import type { LeaseLapse } from "./lease-lapse.js";
 import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
 import { LockTable, allGrantableNow, forgetIdle } from "./lock-table.js";
 import { NamespaceState } from "./namespace-state.js";
 import { PendingLock } from "./pending-lock.js";
 import { sameIdentity, sortedSpecs } from "./request-identity.js";
+import { describeRevoked, findRevokeTargets } from "./revoke-holders.js";
+import { SmallestAfter } from "./smallest-after.js";
 import { snapshotNamespace } from "./snapshot-namespace.js";
+import { fingerprintOf } from "./token-fingerprint.js";
 import { createRandomTokenSource, type TokenSource } from "./token-source.js";
 
 /** Options of {@link LockEngine}; every field is optional. */
@@ -51,10 +62,11 @@ export interface LockEngineOptions {
   readonly onSettled?: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
   /**
    * Called, synchronously, for each token released because its lease lapsed, with how many
-   * descriptors it held (0 for an immutable-timestamp lock). The token itself is never passed:
+   * descriptors it held (0 for an immutable-timestamp lock) and who it was (fingerprint,
+   * description, first descriptor, how long it was held). The token itself is never passed:
    * it is a secret and must not reach logs. Default: nothing.
    */
-  readonly onLeaseLapse?: (namespace: string, descriptorCount: number) => void;
+  readonly onLeaseLapse?: (namespace: string, descriptorCount: number, lapse: LeaseLapse) => void;
   /**
    * Most lock requests one namespace may have waiting. Default 100,000 (see
    * `LockServiceOptions.maxWaitingPerNamespace`). A request that would have to wait beyond it
@@ -94,7 +106,7 @@ export class LockEngine {
   private readonly tokens: TokenSource;
   private readonly reserver: TimestampReserver;
   private readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
-  private readonly onLeaseLapse: (namespace: string, descriptorCount: number) => void;
+  private readonly onLeaseLapse: (namespace: string, descriptorCount: number, lapse: LeaseLapse) => void;
   private readonly namespaces = new Map<string, NamespaceState>();
   private readonly table: LockTable;
   private lastNamespace: NamespaceState | null = null;
@@ -103,6 +115,9 @@ export class LockEngine {
   private leaseLapsesTotal = 0;
   private unlocksTotal = 0;
   private abandonedTotal = 0;
+  private revokedTotal = 0;
+  /** Serial of the latest request that had to wait (the watchers view's cursor). */
+  private waitSerial = 0;
   private readonly maxWaitingPerNamespace: number;
 
   constructor(options: LockEngineOptions = {}) {
@@ -159,6 +174,8 @@ export class LockEngine {
     const createdForLimits = this.table.applyLimits(ns, specs);
     if (allOrNone && timeoutMs === 0 && !allGrantableNow(ns, specs)) return this.timeoutAtOnce(ns, specs);
     const req = new LockRequestState(ns, specs, requestId, allOrNone, max);
+    req.clientDescription = request.clientDescription;
+    req.arrivedAt = now;
     if (allOrNone ? this.table.advanceAllOrNone(req) : this.table.takeAvailable(req)) {
       if (createdForLimits) forgetIdle(ns, specs);
       if (requestId !== undefined) ns.requests.set(requestId, req);
@@ -168,6 +185,7 @@ export class LockEngine {
     if (!allOrNone) this.table.watch(req);
     else if (createdForLimits) forgetIdle(ns, specs);
     req.deadline = now + timeoutMs;
+    req.waitSerial = ++this.waitSerial;
     this.table.deadlines.push(req);
     ns.waiting.add(req);
     if (requestId !== undefined) ns.requests.set(requestId, req);
@@ -223,6 +241,7 @@ export class LockEngine {
     for (let i = 0; i < request.count; i++) {
       const lock = new LockRequestState(ns, null, undefined, true, 0);
       lock.startTimestamp = first + i;
+      lock.arrivedAt = lock.grantedAt = now;
       lock.status = HELD;
       lock.token = this.tokens.next();
       ns.tokens.set(lock.token, lock);
@@ -310,7 +329,64 @@ export class LockEngine {
       leaseLapsesTotal: this.leaseLapsesTotal,
       unlocksTotal: this.unlocksTotal,
       abandonedTotal: this.abandonedTotal,
+      revokedTotal: this.revokedTotal,
     };
+  }
+
+  /**
+   * Counts of up to `limit` namespaces with names after `cursor`, ascending, among those
+   * `visible` accepts (default: all). One walk of the namespaces through a bounded heap.
+   */
+  inspectNamespaces(cursor: string | undefined, limit: number, visible: (namespace: string) => boolean = () => true): { namespaces: NamespaceSummary[]; more: boolean } {
+    const now = this.catchUp();
+    const pick = new SmallestAfter<NamespaceState>(cursor, limit + 1);
+    for (const ns of this.namespaces.values()) if (visible(ns.name)) pick.offer(ns.name, ns);
+    const chosen = pick.sorted();
+    const more = chosen.length > limit;
+    if (more) chosen.length = limit;
+    return { namespaces: chosen.map((ns) => summarizeNamespace(ns, now)), more };
+  }
+
+  /** Counts of every namespace (for metrics): O(namespaces), no walk of any lock. */
+  namespaceSummaries(): NamespaceSummary[] {
+    const now = this.catchUp();
+    return [...this.namespaces.values()].map((ns) => summarizeNamespace(ns, now));
+  }
+
+  /** One page of a namespace's locks (docs/protocol.md "Inspection and revoke"); never creates the namespace. */
+  inspect(namespace: string, query: NamespaceLocksQuery): NamespaceLocksResponse {
+    const now = this.catchUp();
+    const ns = this.namespaces.get(namespace);
+    return ns === undefined ? emptyPage(namespace, query) : inspectNamespace(ns, query, now);
+  }
+
+  /**
+   * Release the holders a revoke names: waiting all-or-none requests holding a named descriptor
+   * first (they leave every queue, release their partial holds and settle `timeout` through
+   * `onSettled`), then the named tokens, whole. Waiters are granted at once, as on unlock.
+   */
+  revoke(namespace: string, request: RevokeRequest): RevokeResponse {
+    const now = this.catchUp();
+    const ns = this.namespaces.get(namespace);
+    if (ns === undefined) return { revoked: [], notFound: [...(request.fingerprints ?? request.descriptors ?? [])] };
+    const targets = findRevokeTargets(ns, request);
+    const revoked = [];
+    // Waiting ones first: releasing a token could complete a waiting request that holds a named
+    // descriptor, which would then keep it.
+    for (const req of targets.acquiring) {
+      if (req.status !== WAITING) continue;
+      revoked.push(describeRevoked(req, now));
+      this.table.endWaiting(req);
+      this.revokedTotal++;
+      if (req.pending !== null) this.onSettled(req.pending, TIMEOUT);
+    }
+    for (const req of targets.tokens) {
+      if (req.status !== HELD) continue;
+      revoked.push(describeRevoked(req, now));
+      this.table.releaseToken(req);
+      this.revokedTotal++;
+    }
+    return { revoked, notFound: targets.notFound };
   }
 
   /** A token-free picture of one namespace (an empty one, without creating it, if never used). */
@@ -336,9 +412,16 @@ export class LockEngine {
       this.reapVisits++;
       const ns = head.namespace;
       const count = head.heldCount;
+      const lapse: LeaseLapse = {
+        fingerprint: fingerprintOf(head),
+        clientDescription: head.clientDescription,
+        firstDescriptor: count > 0 ? (head.held[0] as DescriptorState).key : undefined,
+        startTimestamp: head.startTimestamp === 0 ? undefined : head.startTimestamp,
+        heldForMs: Math.max(0, Math.floor(now - head.grantedAt)),
+      };
       this.table.releaseToken(head);
       this.leaseLapsesTotal++;
-      this.onLeaseLapse(ns.name, count);
+      this.onLeaseLapse(ns.name, count, lapse);
     }
     this.reapVisits++;
     for (let top = this.table.deadlines.peek(); top !== undefined && top.deadline <= now; top = this.table.deadlines.peek()) {

@@ -11,7 +11,13 @@ import {
   type LockCancelRequest,
   type LockCancelResponse,
   type LockResponse,
+  type NamespaceLocksQuery,
+  type NamespaceLocksResponse,
+  type NamespacesQuery,
+  type NamespacesResponse,
+  type NamespaceSummary,
   type RefreshResponse,
+  type RevokeResponse,
   type StartTransactionsResponse,
   type TimestampsResponse,
   type UnlockResponse,
@@ -22,7 +28,8 @@ import type { PendingLock } from "../engine/pending-lock.js";
 import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserver.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import { DeadlineTimer } from "./deadline-timer.js";
-import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, ServiceMetrics } from "./embedded-lock-service.js";
+import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, RevokeContext, ServiceMetrics } from "./embedded-lock-service.js";
+import { logLeaseLapse, logRevoke } from "./log-admin-events.js";
 import { runLockBatch, type LockBatchRun } from "./run-lock-batch.js";
 import { WaitingLockHandle } from "./waiting-lock-handle.js";
 
@@ -69,8 +76,7 @@ export class InMemoryLockService implements EmbeddedLockService {
       reserver: this.reserver,
       maxWaitingPerNamespace: options.maxWaitingPerNamespace,
       onSettled: (pending, outcome) => this.settle(pending, outcome),
-      onLeaseLapse: (namespace, descriptors) =>
-        logger.warn({ namespace, descriptors }, "lease lapsed: released a token nobody refreshed in time"),
+      onLeaseLapse: (namespace, descriptors, lapse) => logLeaseLapse(logger, namespace, descriptors, lapse),
     });
     this.leaderId = this.engine.leaderId;
     this.timer = new DeadlineTimer(clock, () => {
@@ -249,6 +255,36 @@ export class InMemoryLockService implements EmbeddedLockService {
   /** Current counters and gauges. */
   metrics(): ServiceMetrics {
     return this.engine.metrics();
+  }
+
+  /** Counts of namespaces, a page at a time (see {@link EmbeddedLockService.inspectNamespaces}). */
+  inspectNamespaces(query: NamespacesQuery, visible?: (namespace: string) => boolean): NamespacesResponse {
+    this.checkOpen();
+    const { namespaces, more } = this.engine.inspectNamespaces(query.cursor, query.limit, visible);
+    const last = namespaces[namespaces.length - 1];
+    return more && last !== undefined ? { namespaces, nextCursor: last.namespace } : { namespaces };
+  }
+
+  /** Counts of every namespace (metrics). */
+  namespaceSummaries(): NamespaceSummary[] {
+    return this.closing === null ? this.engine.namespaceSummaries() : [];
+  }
+
+  /** One page of a namespace's locks; throws `INVALID_ARGUMENT` for a bad namespace. */
+  inspectLocks(namespace: string, query: NamespaceLocksQuery): NamespaceLocksResponse {
+    this.checkOpen();
+    return this.engine.inspect(validateNamespace(namespace), query);
+  }
+
+  /** Validate a revoke, release what it names, log it (see {@link EmbeddedLockService.revoke}). */
+  revoke(namespace: string, request: unknown, context: RevokeContext = {}): RevokeResponse {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    const body = requestValidators.revoke.parse(request);
+    const answer = this.engine.revoke(ns, body);
+    this.timer.arm(this.engine.nextDeadline());
+    logRevoke(this.logger, ns, body, answer, context);
+    return answer;
   }
 
   /** A token-free picture of one namespace; throws `INVALID_ARGUMENT` for a bad namespace. */
