@@ -26,6 +26,7 @@ interface CliOptions {
   readonly maxWaitingPerNamespace: number;
   /** Requests per second per client address; undefined: no limit. */
   readonly rateLimit: number | undefined;
+  readonly allowAdminWithoutAuth: boolean;
   readonly help: boolean;
 }
 
@@ -55,6 +56,10 @@ Options:
   --rate-limit <requests/s>
                         requests per second per client address; over it: 429 with retry-after
                         (default: off)
+  --allow-admin-without-auth
+                        serve admin routes (revoke) although no authentication is configured
+                        (default: off: without an "@admin" token revoke is refused with 403);
+                        only on a trusted network
   -h, --help            print this help and exit
 
 Signals: SIGTERM or SIGINT stops gracefully: waiting lock requests are answered 503, the
@@ -85,6 +90,7 @@ function parseFlags(argv: readonly string[]) {
         "max-connections": { type: "string", default: "10000" },
         "max-waiting-per-namespace": { type: "string", default: "100000" },
         "rate-limit": { type: "string" },
+        "allow-admin-without-auth": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
     }).values;
@@ -114,6 +120,7 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
     maxConnections: integer("max-connections", values["max-connections"], 1, 1_000_000),
     maxWaitingPerNamespace: integer("max-waiting-per-namespace", values["max-waiting-per-namespace"], 1, 100_000_000),
     rateLimit: values["rate-limit"] === undefined ? undefined : integer("rate-limit", values["rate-limit"], 1, 100_000_000),
+    allowAdminWithoutAuth: values["allow-admin-without-auth"],
     help: values.help,
   };
 }
@@ -145,6 +152,9 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   logger.info({ authentication: auth === undefined ? "off" : "bearer", namespaces: auth === undefined ? 0 : Object.keys(auth).length }, "authentication");
+  if (options.allowAdminWithoutAuth && auth === undefined) {
+    logger.warn("--allow-admin-without-auth: anyone who reaches this server may revoke any lock");
+  }
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({
@@ -157,6 +167,7 @@ async function main(argv: readonly string[]): Promise<number> {
       maxConnections: options.maxConnections,
       maxWaitingPerNamespace: options.maxWaitingPerNamespace,
       rateLimit: options.rateLimit,
+      allowAdminWithoutAuth: options.allowAdminWithoutAuth,
     });
   } catch (err) {
     // Port in use, unreadable data directory, corrupt bound file: say so in the log stream, exit 1.
