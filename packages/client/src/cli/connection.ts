@@ -41,7 +41,8 @@ export const DEFAULT_URL = "http://127.0.0.1:7878";
  * history), the same rule the server applies to its own token table.
  */
 export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Connection {
-  const url = flags.url ?? env.LEASEHOLD_URL ?? DEFAULT_URL;
+  // An empty variable counts as unset, as shells make it easy to export one by accident.
+  const url = flags.url ?? (env.LEASEHOLD_URL === "" ? undefined : env.LEASEHOLD_URL) ?? DEFAULT_URL;
   let parsed: URL;
   try {
     parsed = new URL(url);
