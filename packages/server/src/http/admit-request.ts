@@ -41,9 +41,10 @@ const UNAUTHENTICATED: Refusal = Object.freeze({
  * namespace's operations (401); whether the credential is an admin's is the route's own 403.
  */
 function requiredScope(route: Route): string | null | undefined {
-  if (route.kind === "health" || route.kind === "unmatched") return undefined;
+  // The page's files carry no data; the calls it makes are checked like any other.
+  if (route.kind === "health" || route.kind === "unmatched" || route.kind === "ui") return undefined;
   if (route.kind === "metrics") return null;
-  if (route.kind === "namespaces") return "";
+  if (route.kind === "namespaces" || route.kind === "events") return "";
   try {
     return decodeURIComponent(route.rawNamespace);
   } catch {

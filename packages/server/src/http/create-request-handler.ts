@@ -15,7 +15,9 @@ import { ALLOWED_METHODS, matchRoute, type Route } from "./match-route.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import { ClientGoneError, readBody } from "./read-body.js";
 import { canAnswer, sendError, sendJson, type ExtraHeaders } from "./send-json.js";
+import { serveEvents } from "./serve-events.js";
 import { serveInspection } from "./serve-inspection.js";
+import { serveStatusPage } from "./serve-status-page.js";
 import { serveLockBatch } from "./serve-lock-batch.js";
 import { traceDetail } from "./trace-detail.js";
 import { undeliveredTokens } from "./undelivered-tokens.js";
@@ -183,6 +185,12 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
       case "locks":
       case "revoke":
         await serveInspection(req, res, route, inspection, closeHeader);
+        return;
+      case "events":
+        serveEvents(req, res, inspection, closeHeader);
+        return;
+      case "ui":
+        serveStatusPage(req, res, route.file, closeHeader);
         return;
       case "metrics": {
         const text = Buffer.from(await metrics.renderAll(), "utf8");

@@ -8,6 +8,8 @@ export type Route =
   | { readonly kind: "namespaces" }
   | { readonly kind: "locks"; readonly rawNamespace: string }
   | { readonly kind: "revoke"; readonly rawNamespace: string }
+  | { readonly kind: "events" }
+  | { readonly kind: "ui"; readonly file: string }
   | { readonly kind: "unmatched" };
 
 /** The methods each known route answers, in the form of an `allow` header. */
@@ -20,6 +22,9 @@ export const ALLOWED_METHODS = {
   namespaces: ["GET"],
   locks: ["GET"],
   revoke: ["POST"],
+  // The status page and its activity feed (docs/operations.md "Status page").
+  events: ["GET"],
+  ui: ["GET", "HEAD"],
 } as const satisfies Record<Exclude<Route["kind"], "unmatched">, readonly string[]>;
 
 const NAMESPACES_PREFIX = "/v1/namespaces/";
@@ -34,6 +39,8 @@ export function matchRoute(target: string | undefined): Route {
   if (path === "/v1/health") return { kind: "health" };
   if (path === "/metrics") return { kind: "metrics" };
   if (path === "/v1/namespaces") return { kind: "namespaces" };
+  if (path === "/v1/events") return { kind: "events" };
+  if (path === "/ui" || path.startsWith("/ui/")) return { kind: "ui", file: path.slice(4) };
   if (!path.startsWith(NAMESPACES_PREFIX)) return { kind: "unmatched" };
   const rest = path.slice(NAMESPACES_PREFIX.length);
   const slash = rest.indexOf("/");

@@ -24,6 +24,8 @@ export type RouteLabel =
   | "namespaces"
   | "locks"
   | "revoke"
+  | "events"
+  | "ui"
   | "health"
   | "metrics"
   | "unmatched";

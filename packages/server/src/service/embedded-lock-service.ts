@@ -1,3 +1,4 @@
+import type { ActivityFeed } from "./activity-feed.js";
 import type {
   LockBatchResultListener,
   LockCancelRequest,
@@ -184,6 +185,11 @@ export interface EmbeddedLockService extends LockService {
   revoke(namespace: string, request: unknown, context?: RevokeContext): RevokeResponse;
   /** A picture of one namespace's lock table (an empty one for a namespace never used). */
   snapshot(namespace: string): LockTableSnapshot;
+  /**
+   * Recent lapses and revocations and per-second grants and waits, served as `GET /v1/events` for
+   * the status page. Optional: a service without it answers that route 404.
+   */
+  readonly activity?: ActivityFeed | undefined;
   /**
    * Stop serving: every waiting lock request is answered `UNAVAILABLE` (503), new calls fail with
    * `UNAVAILABLE`, timers stop and the timestamp bound is persisted. Idempotent.

@@ -29,6 +29,7 @@ import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserv
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import { DeadlineTimer } from "./deadline-timer.js";
 import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, RevokeContext, ServiceMetrics } from "./embedded-lock-service.js";
+import { ActivityFeed } from "./activity-feed.js";
 import { logLeaseLapse, logRevoke } from "./log-admin-events.js";
 import { runLockBatch, type LockBatchRun } from "./run-lock-batch.js";
 import { WaitingLockHandle } from "./waiting-lock-handle.js";
@@ -56,6 +57,9 @@ export class InMemoryLockService implements EmbeddedLockService {
   private readonly version: string;
   private readonly logger: Logger;
   private readonly waiting = new Map<PendingLock, Set<Caller>>();
+  private readonly clock: () => number;
+  /** Lapses, revocations, grants and waits for the status page (`GET /v1/events`). */
+  readonly activity: ActivityFeed;
   private closing: Promise<void> | null = null;
 
   /** See {@link LockServiceOptions} for every option and its default. */
@@ -76,8 +80,13 @@ export class InMemoryLockService implements EmbeddedLockService {
       reserver: this.reserver,
       maxWaitingPerNamespace: options.maxWaitingPerNamespace,
       onSettled: (pending, outcome) => this.settle(pending, outcome),
-      onLeaseLapse: (namespace, descriptors, lapse) => logLeaseLapse(logger, namespace, descriptors, lapse),
+      onLeaseLapse: (namespace, descriptors, lapse) => {
+        logLeaseLapse(logger, namespace, descriptors, lapse);
+        this.activity.lapse(namespace, descriptors, lapse);
+      },
     });
+    this.clock = clock;
+    this.activity = new ActivityFeed({ grantsTotal: () => this.engine.metrics().grantsTotal });
     this.leaderId = this.engine.leaderId;
     this.timer = new DeadlineTimer(clock, () => {
       if (this.closing !== null) return;
@@ -284,6 +293,7 @@ export class InMemoryLockService implements EmbeddedLockService {
     const answer = this.engine.revoke(ns, body);
     this.timer.arm(this.engine.nextDeadline());
     logRevoke(this.logger, ns, body, answer, context);
+    this.activity.revoked(ns, body.reason, answer);
     return answer;
   }
 
@@ -297,6 +307,7 @@ export class InMemoryLockService implements EmbeddedLockService {
     if (this.closing === null) {
       // Synchronous, so no call or timer can slip in between "closing" and "waiters answered".
       this.timer.clear();
+      this.activity.close();
       this.engine.close(new LeaseholdError("UNAVAILABLE", "the lock server is shutting down"));
       try {
         this.reserver.persist();
@@ -316,6 +327,7 @@ export class InMemoryLockService implements EmbeddedLockService {
     const callers = this.waiting.get(pending);
     if (callers === undefined) return;
     this.waiting.delete(pending);
+    if (!(outcome instanceof LeaseholdError) && outcome.status === "acquired") this.activity.waited(this.clock() - pending.request.arrivedAt);
     for (const caller of callers) {
       if (outcome instanceof LeaseholdError) caller.reject(outcome);
       else caller.resolve(outcome);

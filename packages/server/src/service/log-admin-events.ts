@@ -2,6 +2,7 @@ import type { RevokeRequest, RevokeResponse } from "@leasehold/protocol";
 import type { Logger } from "pino";
 import type { LeaseLapse } from "../engine/lease-lapse.js";
 import type { RevokeContext } from "./embedded-lock-service.js";
+import { summarizeHolder } from "./holder-summary.js";
 
 /** Most released holders itemised in one revoke log line; the count is always complete. */
 const MAX_LOGGED_HOLDERS = 100;
@@ -38,15 +39,7 @@ export function logRevoke(logger: Logger, namespace: string, request: RevokeRequ
       by: request.fingerprints !== undefined ? "fingerprints" : "descriptors",
       released: answer.revoked.length,
       notFound: answer.notFound.length,
-      holders: answer.revoked.slice(0, MAX_LOGGED_HOLDERS).map((h) => ({
-        fingerprint: h.fingerprint,
-        clientDescription: h.clientDescription,
-        descriptors: h.descriptors.length,
-        firstDescriptor: h.descriptors[0],
-        startTimestamp: h.startTimestamp,
-        heldForMs: h.heldForMs,
-        acquiring: h.acquiring,
-      })),
+      holders: answer.revoked.slice(0, MAX_LOGGED_HOLDERS).map(summarizeHolder),
     },
     "revoked by an admin: released these holders",
   );
