@@ -67,7 +67,7 @@ export async function serveInspection(
     case "locks": {
       const namespace = decodeNamespace(route.rawNamespace);
       const query = parseNamespaceLocksQuery(queryOf(req.url));
-      sendJson(res, 200, service.inspectLocks(namespace, query), headers);
+      sendJson(res, 200, await service.inspectLocks(namespace, query), headers);
       return;
     }
     case "revoke": {
