@@ -385,6 +385,27 @@ export class LockEngine {
   }
 
   /**
+   * Compute, in steps, the fingerprint of every live token of a namespace that has none yet, so a
+   * following revoke by fingerprint finds its targets among cached fingerprints instead of hashing
+   * a whole large namespace in one go (the host runs the steps with its event loop free between
+   * them). Tokens granted meanwhile are hashed by the revoke itself, if it still misses one.
+   */
+  fingerprintInSteps(namespace: string): { step(budget: number): boolean } {
+    const tokens = this.namespaces.get(namespace)?.tokens.values();
+    return {
+      step(budget) {
+        if (tokens === undefined) return true;
+        for (let n = 0; n < budget; n++) {
+          const next = tokens.next();
+          if (next.done === true) return true;
+          if (next.value.status === HELD) fingerprintOf(next.value);
+        }
+        return false;
+      },
+    };
+  }
+
+  /**
    * Release the holders a revoke names: waiting all-or-none requests holding a named descriptor
    * first (they leave every queue, release their partial holds and settle `timeout` through
    * `onSettled`), then the named tokens, whole. Waiters are granted at once, as on unlock.

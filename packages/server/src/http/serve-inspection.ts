@@ -79,7 +79,7 @@ export async function serveInspection(
       const raw = await readBody(req);
       if (raw.length === 0) throw new LeaseholdError("INVALID_ARGUMENT", "revoke request: the body is empty; send a JSON object", { path: "(body)" });
       const body = parseJsonBody(raw);
-      sendJson(res, 200, service.revoke(namespace, body, { client: req.socket.remoteAddress }), headers);
+      sendJson(res, 200, await service.revoke(namespace, body, { client: req.socket.remoteAddress }), headers);
       return;
     }
   }

@@ -185,7 +185,7 @@ export interface EmbeddedLockService extends LockService {
    * and log one warning saying what and why. The caller decides who may call it: the service
    * checks no credential. `context.client` (who asked, an address) goes to the log line.
    */
-  revoke(namespace: string, request: unknown, context?: RevokeContext): RevokeResponse;
+  revoke(namespace: string, request: unknown, context?: RevokeContext): Promise<RevokeResponse>;
   /** A picture of one namespace's lock table (an empty one for a namespace never used). */
   snapshot(namespace: string): LockTableSnapshot;
   /**

@@ -292,11 +292,23 @@ export class InMemoryLockService implements EmbeddedLockService {
     return job.finish();
   }
 
-  /** Validate a revoke, release what it names, log it (see {@link EmbeddedLockService.revoke}). */
-  revoke(namespace: string, request: unknown, context: RevokeContext = {}): RevokeResponse {
+  /**
+   * Validate a revoke, release what it names, log it (see {@link EmbeddedLockService.revoke}). A
+   * revoke by fingerprint first fingerprints the namespace's tokens in slices, with the event loop
+   * free in between, unless every asked fingerprint is already known; the release itself is one
+   * synchronous step.
+   */
+  async revoke(namespace: string, request: unknown, context: RevokeContext = {}): Promise<RevokeResponse> {
     this.checkOpen();
     const ns = validateNamespace(namespace);
     const body = requestValidators.revoke.parse(request);
+    if (body.fingerprints !== undefined) {
+      const job = this.engine.fingerprintInSteps(ns);
+      while (!job.step(INSPECTION_SLICE / 4)) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        this.checkOpen();
+      }
+    }
     const answer = this.engine.revoke(ns, body);
     this.timer.arm(this.engine.nextDeadline());
     logRevoke(this.logger, ns, body, answer, context);

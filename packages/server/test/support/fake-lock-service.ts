@@ -80,7 +80,7 @@ export class FakeLockService implements EmbeddedLockService {
     const summary = { namespace, heldLocks: 0, heldTokens: 0, waitingRequests: 0, immutableTimestampLocks: 0 };
     return { namespace, view: "descriptors" as const, summary, descriptors: [] };
   }
-  revoke() {
+  async revoke() {
     return { revoked: [], notFound: [] };
   }
   snapshot(): LockTableSnapshot {
