@@ -40,6 +40,21 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
     meaning:
       "Grant and release cost must not grow with the lock table: ten times as many held locks should leave throughput about the same (O(1) per operation), where work proportional to what is held would divide it by ten. The first version of this benchmark found a twentyfold slowdown: V8's Map keeps deleted entries in their hash chain until the table is rebuilt, so a hot descriptor dropped and re-added next to a million held locks walked thousands of dead entries. Idle descriptors now stay in the map for a bounded window (`NamespaceState.retire`).",
   },
+  inspect_page_ms_1m_held: {
+    section: "Inspection (in process)",
+    meaning:
+      "One `GET …/locks` page (100 descriptors) of a namespace holding 1,000,000 exclusive locks, built in one go by the engine: a walk of the descriptor map through a bounded heap plus the holders' walk (ADR 0006). The server runs the same walk in slices of 20,000 entries, so no request waits behind all of it.",
+  },
+  inspect_page_ms_1m_held_cursor: { section: "Inspection (in process)", meaning: "The same page from a cursor in the middle of the namespace." },
+  inspect_page_ms_1m_held_prefix: { section: "Inspection (in process)", meaning: "The same with a descriptor prefix that matches 100 descriptors: the walk still visits every descriptor." },
+  inspect_page_ms_1m_held_contended: { section: "Inspection (in process)", meaning: "`contended=true` with 10 waiters among 1,000,000 held: walks the waiting requests only." },
+  inspect_namespaces_ms_1m_held: { section: "Inspection (in process)", meaning: "`GET /v1/namespaces` with one namespace of 1,000,000 locks: counts are kept, nothing is walked." },
+  revoke_descriptor_ms_1m_held: { section: "Inspection (in process)", meaning: "Revoke one descriptor among 1,000,000 held: one walk of the namespace's tokens." },
+  revoke_fingerprint_ms_1m_held_cold: {
+    section: "Inspection (in process)",
+    meaning: "Revoke by a fingerprint when no fingerprint was computed yet: every token is hashed once (SHA-256). The server spreads this over slices of 5,000 tokens.",
+  },
+  revoke_fingerprint_ms_1m_held_warm: { section: "Inspection (in process)", meaning: "The same once every fingerprint is cached: a comparison per token." },
   http_pairs_per_s_c64: {
     section: "HTTP server",
     meaning:

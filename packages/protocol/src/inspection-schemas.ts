@@ -13,7 +13,7 @@ const strict = { additionalProperties: false } as const;
 export const INSPECTION_VIEWS = ["descriptors", "watchers", "immutable"] as const;
 
 /** A token's fingerprint: the first 16 lower-case hex digits of SHA-256 over the token's UTF-8 bytes. */
-export const FingerprintSchema = Type.String({ pattern: "^[0-9a-f]{16}$", minLength: 16, maxLength: 16 });
+export const FingerprintSchema = Type.String({ pattern: "^[0-9a-f]{16}$" });
 const Millis = Type.Integer({ minimum: 0 });
 const Count = Type.Integer({ minimum: 0 });
 const Description = Type.String({ maxLength: LIMITS.maxClientDescriptionLength });

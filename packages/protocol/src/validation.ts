@@ -61,8 +61,9 @@ function describe(e: ValueError): string {
     case ValueErrorType.StringMaxLength:
       return `must be at most ${String(schema.maxLength)} characters long`;
     case ValueErrorType.StringPattern:
+      // A fingerprint's value is never echoed: what was pasted there may be the token itself.
       return schema.pattern === "^[0-9a-f]{16}$"
-        ? `must be a token fingerprint: 16 lower-case hexadecimal digits (got ${shown(e.value)})`
+        ? "must be a token fingerprint: 16 lower-case hexadecimal digits (send the fingerprint an inspection page or log line shows, never the token)"
         : `must match ${String(schema.pattern)} (got ${shown(e.value)})`;
     case ValueErrorType.Array:
       return `must be an array (got ${typeName(e.value)})`;

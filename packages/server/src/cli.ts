@@ -47,7 +47,8 @@ Options:
                         fencing tokens then restart at 1 with the process; give one in production)
   --lease-ms <ms>       release a token this long after its last refresh (default: 10000)
   --log-level <level>   ${LOG_LEVELS.join(", ")} (default: info); pino JSON lines on stdout
-  --auth-file <path>    JSON table of bearer tokens, { "*": ["token"], "<namespace>": ["token"] }
+  --auth-file <path>    JSON table of bearer tokens, { "*": ["token"], "<namespace>": ["token"] };
+                        tokens under "@admin" may also revoke locks
                         (default: none: no authentication, unless ${AUTH_TOKENS_ENV} holds such a
                         table); tokens are never accepted as a command-line value
   --max-connections <n> connections open at once; one beyond gets 503 and is closed (default: 10000)

@@ -1,6 +1,8 @@
 import {
   MAX_LISTED_PER_DESCRIPTOR,
+  type AcquiredLock,
   type DescriptorInspection,
+  type DescriptorsPage,
   type ImmutableLockInspection,
   type LockHolder,
   type LockSpec,
@@ -12,7 +14,7 @@ import {
 } from "@leasehold/protocol";
 import type { DescriptorState } from "./descriptor-state.js";
 import { PERMIT, modeName } from "./lock-mode-codes.js";
-import type { LockRequestState } from "./lock-request-state.js";
+import { DONE, WAITING, type LockRequestState } from "./lock-request-state.js";
 import type { NamespaceState } from "./namespace-state.js";
 import { SmallestAfter } from "./smallest-after.js";
 import { fingerprintOf } from "./token-fingerprint.js";
@@ -56,19 +58,20 @@ export function emptyPage(namespace: string, query: NamespaceLocksQuery): Namesp
   return { namespace, view: "descriptors", summary, descriptors: [] };
 }
 
-/** One page of the asked view of a namespace. */
+/** One page of the asked view of a namespace, built in one go. */
 export function inspectNamespace(ns: NamespaceState, query: NamespaceLocksQuery, now: number): NamespaceLocksResponse {
+  if (query.view === "descriptors") {
+    const builder = new DescriptorsPageBuilder(ns, query);
+    while (!builder.step(Infinity));
+    return builder.finish(now);
+  }
   const summary = summarizeNamespace(ns, now);
   if (query.view === "watchers") {
     const { items, nextCursor } = watchersPage(ns, query, now);
     return withCursor({ namespace: ns.name, view: "watchers", summary, watchers: items }, nextCursor);
   }
-  if (query.view === "immutable") {
-    const { items, nextCursor } = immutablePage(ns, query, now);
-    return withCursor({ namespace: ns.name, view: "immutable", summary, immutableTimestampLocks: items }, nextCursor);
-  }
-  const { items, nextCursor } = descriptorsPage(ns, query, now);
-  return withCursor({ namespace: ns.name, view: "descriptors", summary, descriptors: items }, nextCursor);
+  const { items, nextCursor } = immutablePage(ns, query, now);
+  return withCursor({ namespace: ns.name, view: "immutable", summary, immutableTimestampLocks: items }, nextCursor);
 }
 
 function withCursor<T extends object>(page: T, nextCursor: string | undefined): T & { nextCursor?: string } {
@@ -80,72 +83,114 @@ interface Page<T> {
   readonly nextCursor: string | undefined;
 }
 
-function inUse(d: DescriptorState): boolean {
-  return d.holderCount > 0 || d.queueHead !== null || d.watchers !== null;
-}
-
 /**
- * Descriptors after the cursor, ascending: one walk of the descriptor map (or, for
- * `contended`, of the waiting requests) through a heap of `limit + 1` (the extra one says whether
- * another page follows), then one walk of the live tokens and waiting requests for the holders of
- * the chosen few, stopping as soon as every holder of theirs has been seen.
+ * Builds one `descriptors` page in steps, so a host can spread the walk of a huge namespace over
+ * several turns of its event loop instead of stalling every lock request behind it (ADR 0006).
+ * Phase 1 walks the descriptor map (or, for `contended`, the waiting requests) through a heap of
+ * `limit + 1` (the extra one says whether another page follows); phase 2 walks the waiting
+ * requests and live tokens for the chosen descriptors' holders, stopping once it has seen as many
+ * holds as they had when it began. Map iterators stay valid while the table changes (entries added
+ * meanwhile are visited, deleted ones skipped), and {@link finish} keeps only what is still true
+ * then: a page shows the table as it was while the page was built.
  */
-function descriptorsPage(ns: NamespaceState, query: NamespaceLocksQuery, now: number): Page<DescriptorInspection> {
-  const pick = new SmallestAfter<DescriptorState>(query.cursor, query.limit + 1);
-  const prefix = query.prefix;
-  const offer = (d: DescriptorState | undefined): void => {
-    if (d === undefined || !inUse(d)) return;
-    if (prefix !== undefined && !d.key.startsWith(prefix)) return;
-    pick.offer(d.key, d);
-  };
-  if (query.contended) {
-    for (const req of ns.waiting) {
-      if (req.queuedOn !== null) offer(req.queuedOn);
-      if (req.watching && req.specs !== null) for (const spec of req.specs) offer(ns.descriptors.get(spec.descriptor));
-    }
-  } else {
-    for (const d of ns.descriptors.values()) offer(d);
-  }
-  const chosen = pick.sorted();
-  const more = chosen.length > query.limit;
-  if (more) chosen.length = query.limit;
-  const holders = holdersOf(ns, chosen, now);
-  const items = chosen.map((d) => describe(d, holders.get(d) ?? [], now));
-  return { items, nextCursor: more ? (chosen[chosen.length - 1] as DescriptorState).key : undefined };
-}
+export class DescriptorsPageBuilder {
+  private readonly pick: SmallestAfter<DescriptorState>;
+  private phase: 1 | 2 | 3 = 1;
+  private source: Iterator<DescriptorState | LockRequestState>;
+  private chosen: DescriptorState[] = [];
+  private more = false;
+  private readonly holders = new Map<DescriptorState, LockRequestState[]>();
+  private unseen = 0;
+  private waitingDone = false;
 
-function holdersOf(ns: NamespaceState, chosen: readonly DescriptorState[], now: number): Map<DescriptorState, LockHolder[]> {
-  const lists = new Map<DescriptorState, LockHolder[]>();
-  let unseen = 0;
-  for (const d of chosen) {
-    lists.set(d, []);
-    unseen += d.holderCount;
+  constructor(
+    private readonly ns: NamespaceState,
+    private readonly query: NamespaceLocksQuery,
+  ) {
+    this.pick = new SmallestAfter<DescriptorState>(query.cursor, query.limit + 1);
+    this.source = query.contended ? ns.waiting.values() : ns.descriptors.values();
   }
-  const collect = (req: LockRequestState, acquiring: boolean): void => {
+
+  /** Do at most about `budget` visits; true once the page is ready for {@link finish}. */
+  step(budget: number): boolean {
+    for (let n = 0; n < budget && this.phase !== 3; n++) {
+      const next = this.source.next();
+      if (next.done === true) this.endPhase();
+      else if (this.phase === 1) this.choose(next.value);
+      else this.collect(next.value as LockRequestState);
+    }
+    return this.phase === 3;
+  }
+
+  /** The page, from what is true now (`now` on the engine's clock). Call once {@link step} said true. */
+  finish(now: number): DescriptorsPage {
+    const items = this.chosen.map((d) => {
+      const live = (this.holders.get(d) ?? []).filter((req) => req.status !== DONE && holdsAt(req, d) >= 0);
+      return describe(d, live.slice(0, MAX_LISTED_PER_DESCRIPTOR).map((req) => holder(req, holdsAt(req, d), now)).sort((a, b) => a.fencingToken - b.fencingToken), now);
+    });
+    const last = this.chosen[this.chosen.length - 1];
+    const page: DescriptorsPage = { namespace: this.ns.name, view: "descriptors", summary: summarizeNamespace(this.ns, now), descriptors: items };
+    return this.more && last !== undefined ? { ...page, nextCursor: last.key } : page;
+  }
+
+  private choose(value: DescriptorState | LockRequestState): void {
+    if (!this.query.contended) return this.offer(value as DescriptorState);
+    const req = value as LockRequestState;
+    if (req.queuedOn !== null) this.offer(req.queuedOn);
+    if (req.watching && req.specs !== null) for (const spec of req.specs) this.offer(this.ns.descriptors.get(spec.descriptor));
+  }
+
+  private offer(d: DescriptorState | undefined): void {
+    if (d === undefined || (d.holderCount === 0 && d.queueHead === null && d.watchers === null)) return;
+    if (this.query.prefix !== undefined && !d.key.startsWith(this.query.prefix)) return;
+    this.pick.offer(d.key, d);
+  }
+
+  private collect(req: LockRequestState): void {
     for (let i = 0; i < req.heldCount; i++) {
-      const list = lists.get(req.held[i] as DescriptorState);
+      const list = this.holders.get(req.held[i] as DescriptorState);
       if (list === undefined) continue;
-      unseen--;
-      if (list.length >= MAX_LISTED_PER_DESCRIPTOR) continue;
-      const a = req.acquired[i];
-      if (a === undefined) continue;
-      list.push(holder(req, a.mode, a.fencingToken, acquiring, now));
+      this.unseen--;
+      if (list.length < MAX_LISTED_PER_DESCRIPTOR) list.push(req);
     }
-  };
-  // Waiting requests first: there are few of them, and their partial holds are often the ones
-  // that explain a stuck queue.
-  for (const req of ns.waiting) if (unseen > 0) collect(req, true);
-  for (const req of ns.tokens.values()) {
-    if (unseen <= 0) break;
-    if (req.startTimestamp === 0) collect(req, false);
+    if (this.unseen <= 0) this.phase = 3;
   }
-  for (const list of lists.values()) list.sort((a, b) => a.fencingToken - b.fencingToken);
-  return lists;
+
+  private endPhase(): void {
+    if (this.phase === 1) {
+      const chosen = this.pick.sorted();
+      this.more = chosen.length > this.query.limit;
+      if (this.more) chosen.length = this.query.limit;
+      // Still in use? A descriptor chosen early in a long walk may have been released since.
+      this.chosen = chosen.filter((d) => d.holderCount > 0 || d.queueHead !== null || d.watchers !== null);
+      for (const d of this.chosen) {
+        this.holders.set(d, []);
+        this.unseen += d.holderCount;
+      }
+      this.phase = this.unseen > 0 ? 2 : 3;
+      // Waiting requests first: there are few, and their partial holds often explain a stuck queue.
+      this.source = this.ns.waiting.values();
+      return;
+    }
+    if (!this.waitingDone) {
+      this.waitingDone = true;
+      this.source = this.ns.tokens.values();
+      return;
+    }
+    this.phase = 3;
+  }
 }
 
-function holder(req: LockRequestState, mode: LockHolder["mode"], fencingToken: number, acquiring: boolean, now: number): LockHolder {
-  const h: { -readonly [K in keyof LockHolder]: LockHolder[K] } = { mode, fencingToken, heldForMs: 0 };
-  if (acquiring) {
+/** Index in `req.held` of `d`, or -1 (the request no longer holds it). */
+function holdsAt(req: LockRequestState, d: DescriptorState): number {
+  for (let i = 0; i < req.heldCount; i++) if (req.held[i] === d) return i;
+  return -1;
+}
+
+function holder(req: LockRequestState, index: number, now: number): LockHolder {
+  const a = req.acquired[index] as AcquiredLock;
+  const h: { -readonly [K in keyof LockHolder]: LockHolder[K] } = { mode: a.mode, fencingToken: a.fencingToken, heldForMs: 0 };
+  if (req.status === WAITING) {
     h.heldForMs = ms(now - req.arrivedAt);
     h.acquiring = true;
   } else {

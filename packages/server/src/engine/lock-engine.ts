@@ -24,7 +24,7 @@ import {
 import type { LockTableSnapshot, ServiceMetrics } from "../service/embedded-lock-service.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import type { DescriptorState } from "./descriptor-state.js";
-import { emptyPage, inspectNamespace, summarizeNamespace } from "./inspect-namespace.js";
+import { DescriptorsPageBuilder, emptyPage, inspectNamespace, summarizeNamespace } from "./inspect-namespace.js";
 import type { LeaseLapse } from "./lease-lapse.js";
 import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
 import { LockTable, allGrantableNow, forgetIdle } from "./lock-table.js";
@@ -73,6 +73,14 @@ export interface LockEngineOptions {
    * throws `TOO_MANY_REQUESTS` before it touches any state.
    */
   readonly maxWaitingPerNamespace?: number;
+}
+
+/** A page being built in steps (see {@link LockEngine.inspectInSteps}). */
+export interface InspectionJob {
+  /** Walk at most about `budget` entries; true once the page is ready. */
+  step(budget: number): boolean;
+  /** The page. Throws `UNAVAILABLE` if the engine closed meanwhile. */
+  finish(): NamespaceLocksResponse;
 }
 
 /** What {@link LockEngine.lock} answers: the final answer, or a handle when the request waits. */
@@ -358,6 +366,43 @@ export class LockEngine {
     const now = this.catchUp();
     const ns = this.namespaces.get(namespace);
     return ns === undefined ? emptyPage(namespace, query) : inspectNamespace(ns, query, now);
+  }
+
+  /**
+   * {@link inspect} in steps: `step(budget)` walks at most about `budget` entries and says whether
+   * the page is ready; `finish()` answers it. Between steps the table may change (the host runs
+   * other requests); the page then shows what is still true when it finishes. Only the
+   * `descriptors` view walks the whole namespace; the others are ready at once.
+   */
+  inspectInSteps(namespace: string, query: NamespaceLocksQuery): InspectionJob {
+    this.catchUp();
+    const ns = this.namespaces.get(namespace);
+    if (ns === undefined || query.view !== "descriptors") {
+      return { step: () => true, finish: () => this.inspect(namespace, query) };
+    }
+    const builder = new DescriptorsPageBuilder(ns, query);
+    return { step: (budget) => builder.step(budget), finish: () => builder.finish(this.catchUp()) };
+  }
+
+  /**
+   * Compute, in steps, the fingerprint of every live token of a namespace that has none yet, so a
+   * following revoke by fingerprint finds its targets among cached fingerprints instead of hashing
+   * a whole large namespace in one go (the host runs the steps with its event loop free between
+   * them). Tokens granted meanwhile are hashed by the revoke itself, if it still misses one.
+   */
+  fingerprintInSteps(namespace: string): { step(budget: number): boolean } {
+    const tokens = this.namespaces.get(namespace)?.tokens.values();
+    return {
+      step(budget) {
+        if (tokens === undefined) return true;
+        for (let n = 0; n < budget; n++) {
+          const next = tokens.next();
+          if (next.done === true) return true;
+          if (next.value.status === HELD) fingerprintOf(next.value);
+        }
+        return false;
+      },
+    };
   }
 
   /**

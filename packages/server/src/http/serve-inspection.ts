@@ -67,7 +67,7 @@ export async function serveInspection(
     case "locks": {
       const namespace = decodeNamespace(route.rawNamespace);
       const query = parseNamespaceLocksQuery(queryOf(req.url));
-      sendJson(res, 200, service.inspectLocks(namespace, query), headers);
+      sendJson(res, 200, await service.inspectLocks(namespace, query), headers);
       return;
     }
     case "revoke": {
@@ -79,7 +79,7 @@ export async function serveInspection(
       const raw = await readBody(req);
       if (raw.length === 0) throw new LeaseholdError("INVALID_ARGUMENT", "revoke request: the body is empty; send a JSON object", { path: "(body)" });
       const body = parseJsonBody(raw);
-      sendJson(res, 200, service.revoke(namespace, body, { client: req.socket.remoteAddress }), headers);
+      sendJson(res, 200, await service.revoke(namespace, body, { client: req.socket.remoteAddress }), headers);
       return;
     }
   }

@@ -175,14 +175,18 @@ export interface EmbeddedLockService extends LockService {
   inspectNamespaces(query: NamespacesQuery, visible?: (namespace: string) => boolean): NamespacesResponse;
   /** Counts of every namespace, unordered (metrics read them at scrape time). */
   namespaceSummaries(): NamespaceSummary[];
-  /** One page of a namespace's holders and waiters; never creates the namespace. Throws `INVALID_ARGUMENT` for a bad namespace. */
-  inspectLocks(namespace: string, query: NamespaceLocksQuery): NamespaceLocksResponse;
+  /**
+   * One page of a namespace's holders and waiters; never creates the namespace. Rejects
+   * `INVALID_ARGUMENT` for a bad namespace. A large namespace is walked in slices with the event
+   * loop free in between, so the answer comes asynchronously.
+   */
+  inspectLocks(namespace: string, query: NamespaceLocksQuery): Promise<NamespaceLocksResponse>;
   /**
    * Release the holders named by fingerprint or by descriptor (a `revoke` body, validated here)
    * and log one warning saying what and why. The caller decides who may call it: the service
    * checks no credential. `context.client` (who asked, an address) goes to the log line.
    */
-  revoke(namespace: string, request: unknown, context?: RevokeContext): RevokeResponse;
+  revoke(namespace: string, request: unknown, context?: RevokeContext): Promise<RevokeResponse>;
   /** A picture of one namespace's lock table (an empty one for a namespace never used). */
   snapshot(namespace: string): LockTableSnapshot;
   /**

@@ -76,11 +76,11 @@ export class FakeLockService implements EmbeddedLockService {
   namespaceSummaries() {
     return [];
   }
-  inspectLocks(namespace: string) {
+  async inspectLocks(namespace: string) {
     const summary = { namespace, heldLocks: 0, heldTokens: 0, waitingRequests: 0, immutableTimestampLocks: 0 };
     return { namespace, view: "descriptors" as const, summary, descriptors: [] };
   }
-  revoke() {
+  async revoke() {
     return { revoked: [], notFound: [] };
   }
   snapshot(): LockTableSnapshot {
