@@ -109,17 +109,20 @@ export function eventRows(events) {
     const holders = e.kind === "lapse" ? [e] : e.holders;
     const what = e.kind === "lapse" ? "lease lapsed" : `revoked${e.reason ? `: ${e.reason}` : ""}`;
     for (const x of holders) {
-      const held = x.startTimestamp !== undefined ? `immutable ts ${x.startTimestamp}` : `${x.descriptors} (${printable(x.firstDescriptor)}${x.descriptors > 1 ? ", …" : ""})`;
+      const held =
+        x.startTimestamp !== undefined
+          ? `immutable ts ${x.startTimestamp}`
+          : `${printable(x.firstDescriptor)}${x.descriptors > 1 ? ` +${x.descriptors - 1} more` : ""}`;
       rows.push(
         h(
           "tr",
           { "data-kind": e.kind, "data-namespace": e.namespace, "data-fingerprint": x.fingerprint },
           h("td", {}, time),
-          h("td", { class: `event-${e.kind} wrap` }, what),
+          h("td", { class: `event-${e.kind}` }, what),
           h("td", {}, e.namespace),
           h("td", { class: "mono" }, x.fingerprint ?? "-"),
           h("td", { class: "wrap" }, printable(x.clientDescription)),
-          h("td", { class: "wrap mono" }, held),
+          h("td", { class: "mono" }, held),
           h("td", { class: "num" }, ms(x.heldForMs)),
         ),
       );

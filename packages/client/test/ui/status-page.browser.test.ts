@@ -173,10 +173,16 @@ const SEEN_OBSERVER = `new MutationObserver((_, observer) => {
 async function screenshots(page: Page, url: string, out: string): Promise<void> {
   const traffic = LockClient.http({ baseUrl: url, namespace: "jobs", logger: captureLogger().logger });
   try {
-    for (let i = 0; i < 400; i++) {
-      const r = await traffic.lock([{ descriptor: `job-${i % 7}`, mode: "exclusive" }], { acquireTimeoutMs: 1_000, clientDescription: `importer ${i % 3}` });
-      if (r.status === "acquired") traffic.tryUnlock([r.token]);
-    }
+    // Four workers contending for three jobs, each holding a few ms: grants and queueing waits.
+    const worker = async (w: number): Promise<void> => {
+      for (let i = 0; i < 150; i++) {
+        const r = await traffic.lock([{ descriptor: `job-${i % 3}`, mode: "exclusive" }], { acquireTimeoutMs: 5_000, clientDescription: `importer ${w}` });
+        if (r.status !== "acquired") continue;
+        await new Promise((done) => setTimeout(done, 2 + (i % 5)));
+        await traffic.unlock([r.token]);
+      }
+    };
+    await Promise.all([0, 1, 2, 3].map(worker));
     await new Promise((r) => setTimeout(r, 2_500));
     mkdirSync(out, { recursive: true });
     await page.screenshot({ path: join(out, "status-page.png"), fullPage: true });
