@@ -90,6 +90,30 @@ describe("leasehold lock, end to end against the server CLI", { timeout: 120_000
     expect((await runLeasehold(["lock", `sig-${signal}`, "--timeout", "0", "--", "true"], env)).code).toBe(0);
   });
 
+  it("a signal while waiting cancels the wait: the command never runs and the request leaves the queue", async () => {
+    const holder = spawnNode(LEASEHOLD_BIN, ["lock", "queue", "--", "sh", "-c", WAITING_CHILD, "sh", "exit 0", join(dir, "q.pid")], env);
+    await holder.waitForLine("ready");
+    const marker = join(dir, "queued-ran");
+    const waiter = spawnNode(LEASEHOLD_BIN, ["lock", "queue", "--", "touch", marker], env);
+    const queued = async (): Promise<number> => {
+      const res = await fetch(`${server.url}/v1/namespaces/cli-test/locks?prefix=queue`);
+      const page = (await res.json()) as { descriptors: { waiters: unknown[] }[] };
+      return page.descriptors[0]?.waiters.length ?? 0;
+    };
+    for (let i = 0; i < 200 && (await queued()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await queued()).toBe(1);
+    waiter.child.kill("SIGTERM");
+    const { code } = await waiter.exited;
+    expect(code).toBe(128 + 15);
+    expect(waiter.stderr()).toMatch(/SIGTERM while waiting for the lock on "queue"; the command was not run/);
+    // The aborted request's connection closes with the process; the server then drops it.
+    for (let i = 0; i < 100 && (await queued()) !== 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await queued()).toBe(0);
+    holder.child.kill("SIGTERM");
+    await holder.exited;
+    expect(() => readFileSync(marker)).toThrow();
+  });
+
   it("a command killed by a signal gives 128 + its number", async () => {
     const r = await runLeasehold(["lock", "killed", "--", "sh", "-c", "kill -9 $$"], env);
     expect(r.code).toBe(128 + 9);
