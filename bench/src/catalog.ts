@@ -55,6 +55,21 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
       "A release must not pay for waiters it cannot grant: with watchers indexed by mode (`WatcherLists`), a release looks at the head of at most three lists, so 1,000 times as many watchers should leave the cost about the same. Before the index, every release scanned every watcher: 8.5 µs per shared release with 10 watchers and 112.6 µs with 10,000 (issue 13).",
     target: { op: "<=", value: 2 },
   },
+  inspect_page_ms_1m_held: {
+    section: "Inspection (in process)",
+    meaning:
+      "One `GET …/locks` page (100 descriptors) of a namespace holding 1,000,000 exclusive locks, built in one go by the engine: a walk of the descriptor map through a bounded heap plus the holders' walk (ADR 0006). The server runs the same walk in slices of 20,000 entries, so no request waits behind all of it.",
+  },
+  inspect_page_ms_1m_held_cursor: { section: "Inspection (in process)", meaning: "The same page from a cursor in the middle of the namespace." },
+  inspect_page_ms_1m_held_prefix: { section: "Inspection (in process)", meaning: "The same with a descriptor prefix that matches 100 descriptors: the walk still visits every descriptor." },
+  inspect_page_ms_1m_held_contended: { section: "Inspection (in process)", meaning: "`contended=true` with 10 waiters among 1,000,000 held: walks the waiting requests only." },
+  inspect_namespaces_ms_1m_held: { section: "Inspection (in process)", meaning: "`GET /v1/namespaces` with one namespace of 1,000,000 locks: counts are kept, nothing is walked." },
+  revoke_descriptor_ms_1m_held: { section: "Inspection (in process)", meaning: "Revoke one descriptor among 1,000,000 held: one walk of the namespace's tokens." },
+  revoke_fingerprint_ms_1m_held_cold: {
+    section: "Inspection (in process)",
+    meaning: "Revoke by a fingerprint when no fingerprint was computed yet: every token is hashed once (SHA-256). The server spreads this over slices of 5,000 tokens.",
+  },
+  revoke_fingerprint_ms_1m_held_warm: { section: "Inspection (in process)", meaning: "The same once every fingerprint is cached: a comparison per token." },
   http_pairs_per_s_c64: {
     section: "HTTP server",
     meaning:

@@ -19,6 +19,36 @@ export { utf8ByteLength } from "./utf8.js";
 export { fnv1a32, shardOf } from "./shards.js";
 export { CompactLineWriter, CompactLineReader } from "./compact-lines.js";
 export * from "./schemas.js";
+export * from "./inspection-schemas.js";
+export {
+  parseNamespaceLocksQuery,
+  parseNamespacesQuery,
+  DEFAULT_LOCKS_PAGE_SIZE,
+  DEFAULT_NAMESPACES_PAGE_SIZE,
+  namespacesPath,
+  namespaceLocksPath,
+  revokePath,
+} from "./inspection-query.js";
+export type { QueryEntries } from "./inspection-query.js";
+export type {
+  InspectionView,
+  NamespaceSummary,
+  NamespacesResponse,
+  NamespacesQuery,
+  LockHolder,
+  LockWaiter,
+  DescriptorInspection,
+  WatcherInspection,
+  ImmutableLockInspection,
+  DescriptorsPage,
+  WatchersPage,
+  ImmutableLocksPage,
+  NamespaceLocksResponse,
+  NamespaceLocksQuery,
+  RevokeRequest,
+  RevokedHolder,
+  RevokeResponse,
+} from "./inspection-types.js";
 export type {
   LockMode,
   LockBehavior,

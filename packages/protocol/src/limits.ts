@@ -30,6 +30,10 @@ export const LIMITS = {
    * small next to the 1 MiB body limit, while far exceeding what a client coalesces in one flush.
    */
   maxRequestsPerBatch: 1_000,
+  /** Most fingerprints or descriptors in one `revoke` request. */
+  maxRevokeEntries: 10_000,
+  /** Largest `limit` of an inspection page (`GET /v1/namespaces`, `GET …/locks`). */
+  maxInspectionPageSize: 1_000,
   /** Largest request body, in bytes; a larger one is refused with `413` without reading it all. */
   maxBodyBytes: 1024 * 1024,
 } as const;

@@ -3,7 +3,9 @@ import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import { LeaseholdError } from "./errors.js";
 import { LIMITS, NAMESPACE_PATTERN } from "./limits.js";
+import * as I from "./inspection-schemas.js";
 import * as S from "./schemas.js";
+import type { RevokeRequest } from "./inspection-types.js";
 import type { LockRequest } from "./types.js";
 import { utf8ByteLength } from "./utf8.js";
 
@@ -58,6 +60,11 @@ function describe(e: ValueError): string {
       return `must be at least ${String(schema.minLength)} characters long`;
     case ValueErrorType.StringMaxLength:
       return `must be at most ${String(schema.maxLength)} characters long`;
+    case ValueErrorType.StringPattern:
+      // A fingerprint's value is never echoed: what was pasted there may be the token itself.
+      return schema.pattern === "^[0-9a-f]{16}$"
+        ? "must be a token fingerprint: 16 lower-case hexadecimal digits (send the fingerprint an inspection page or log line shows, never the token)"
+        : `must match ${String(schema.pattern)} (got ${shown(e.value)})`;
     case ValueErrorType.Array:
       return `must be an array (got ${typeName(e.value)})`;
     case ValueErrorType.ArrayMinItems:
@@ -170,6 +177,19 @@ function lockRequestProblems(request: LockRequest): ValidationProblem[] {
   return problems;
 }
 
+function revokeRequestProblems(request: RevokeRequest): ValidationProblem[] {
+  const problems: ValidationProblem[] = [];
+  const given = (request.fingerprints !== undefined ? 1 : 0) + (request.descriptors !== undefined ? 1 : 0);
+  if (given !== 1) {
+    problems.push({ path: given === 0 ? "fingerprints" : "descriptors", message: given === 0 ? "or descriptors is required (give exactly one of them)" : "must not be given together with fingerprints (give exactly one of them)" });
+  }
+  request.descriptors?.forEach((descriptor, i) => {
+    const bad = descriptorProblem(descriptor);
+    if (bad) problems.push({ path: `descriptors[${i}]`, message: bad });
+  });
+  return problems;
+}
+
 /** Validators of every request body, by operation. */
 export const requestValidators = {
   lock: compile("lock request", S.LockRequestSchema, lockRequestProblems),
@@ -181,6 +201,8 @@ export const requestValidators = {
   // The envelope only: each entry is checked with `lock` on its own, so its problems stay on its line.
   "lock-batch": compile("lock-batch request", S.LockBatchEnvelopeSchema),
   "lock-cancel": compile("lock-cancel request", S.LockCancelRequestSchema),
+  /** Body of `POST /v1/namespaces/{namespace}/revoke` (an admin route, not a `LockService` operation). */
+  revoke: compile("revoke request", I.RevokeRequestSchema, revokeRequestProblems),
 } as const;
 
 /** Validators of every answer body, by operation; clients and fixture tests use them. */
@@ -197,6 +219,9 @@ export const responseValidators = {
   health: compile("health answer", S.HealthResponseSchema),
   cluster: compile("cluster answer", S.ClusterResponseSchema),
   error: compile("error body", S.ErrorBodySchema),
+  namespaces: compile("namespaces answer", I.NamespacesResponseSchema),
+  locks: compile("locks answer", I.NamespaceLocksResponseSchema),
+  revoke: compile("revoke answer", I.RevokeResponseSchema),
 } as const;
 
 /** Throw `INVALID_ARGUMENT` unless `namespace` matches {@link NAMESPACE_PATTERN}. */

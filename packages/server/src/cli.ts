@@ -26,6 +26,7 @@ interface CliOptions {
   readonly maxWaitingPerNamespace: number;
   /** Requests per second per client address; undefined: no limit. */
   readonly rateLimit: number | undefined;
+  readonly allowAdminWithoutAuth: boolean;
   readonly help: boolean;
 }
 
@@ -46,7 +47,8 @@ Options:
                         fencing tokens then restart at 1 with the process; give one in production)
   --lease-ms <ms>       release a token this long after its last refresh (default: 10000)
   --log-level <level>   ${LOG_LEVELS.join(", ")} (default: info); pino JSON lines on stdout
-  --auth-file <path>    JSON table of bearer tokens, { "*": ["token"], "<namespace>": ["token"] }
+  --auth-file <path>    JSON table of bearer tokens, { "*": ["token"], "<namespace>": ["token"] };
+                        tokens under "@admin" may also revoke locks
                         (default: none: no authentication, unless ${AUTH_TOKENS_ENV} holds such a
                         table); tokens are never accepted as a command-line value
   --max-connections <n> connections open at once; one beyond gets 503 and is closed (default: 10000)
@@ -55,6 +57,10 @@ Options:
   --rate-limit <requests/s>
                         requests per second per client address; over it: 429 with retry-after
                         (default: off)
+  --allow-admin-without-auth
+                        serve admin routes (revoke) although no authentication is configured
+                        (default: off: without an "@admin" token revoke is refused with 403);
+                        only on a trusted network
   -h, --help            print this help and exit
 
 Signals: SIGTERM or SIGINT stops gracefully: waiting lock requests are answered 503, the
@@ -85,6 +91,7 @@ function parseFlags(argv: readonly string[]) {
         "max-connections": { type: "string", default: "10000" },
         "max-waiting-per-namespace": { type: "string", default: "100000" },
         "rate-limit": { type: "string" },
+        "allow-admin-without-auth": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
     }).values;
@@ -114,6 +121,7 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
     maxConnections: integer("max-connections", values["max-connections"], 1, 1_000_000),
     maxWaitingPerNamespace: integer("max-waiting-per-namespace", values["max-waiting-per-namespace"], 1, 100_000_000),
     rateLimit: values["rate-limit"] === undefined ? undefined : integer("rate-limit", values["rate-limit"], 1, 100_000_000),
+    allowAdminWithoutAuth: values["allow-admin-without-auth"],
     help: values.help,
   };
 }
@@ -145,6 +153,9 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   logger.info({ authentication: auth === undefined ? "off" : "bearer", namespaces: auth === undefined ? 0 : Object.keys(auth).length }, "authentication");
+  if (options.allowAdminWithoutAuth && auth === undefined) {
+    logger.warn("--allow-admin-without-auth: anyone who reaches this server may revoke any lock");
+  }
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({
@@ -157,6 +168,7 @@ async function main(argv: readonly string[]): Promise<number> {
       maxConnections: options.maxConnections,
       maxWaitingPerNamespace: options.maxWaitingPerNamespace,
       rateLimit: options.rateLimit,
+      allowAdminWithoutAuth: options.allowAdminWithoutAuth,
     });
   } catch (err) {
     // Port in use, unreadable data directory, corrupt bound file: say so in the log stream, exit 1.

@@ -12,14 +12,16 @@ export type {
   LockTableSnapshot,
   DescriptorSnapshot,
   WaitingLock,
+  RevokeContext,
 } from "./service/embedded-lock-service.js";
 export type { LockBatchRun } from "./service/run-lock-batch.js";
 export { createRequestHandler } from "./http/create-request-handler.js";
 export type { RequestHandler, RequestHandlerOptions } from "./http/create-request-handler.js";
 export { createServerMetrics, REQUEST_DURATION_BUCKETS } from "./metrics/server-metrics.js";
-export type { ServerMetrics, RouteLabel } from "./metrics/server-metrics.js";
+export type { ServerMetrics, ServerMetricsOptions, RouteLabel } from "./metrics/server-metrics.js";
+export { tokenFingerprint } from "./engine/token-fingerprint.js";
 export { LockEngine } from "./engine/lock-engine.js";
-export { parseAuthTable, ANY_NAMESPACE } from "./http/auth-table.js";
+export { parseAuthTable, ANY_NAMESPACE, ADMIN_SCOPE } from "./http/auth-table.js";
 export type { AuthTable } from "./http/auth-table.js";
 export { loadAuthTable, AUTH_TOKENS_ENV } from "./http/load-auth-table.js";
 export type { LoadAuthTableOptions } from "./http/load-auth-table.js";

@@ -58,6 +58,18 @@ export interface StartServerOptions extends LockServiceOptions {
    * rate: 429 `TOO_MANY_REQUESTS` with a `retry-after` header in whole seconds.
    */
   readonly rateLimit?: number;
+  /**
+   * Serve the admin routes (revoke) when no authentication is configured. Default false: revoke
+   * takes locks away from clients, so without an auth table (whose `"@admin"` tokens are the admin
+   * credentials) it is refused with 403 `PERMISSION_DENIED` unless this is set. The CLI flag is
+   * `--allow-admin-without-auth`. It has no effect when `auth` is set.
+   */
+  readonly allowAdminWithoutAuth?: boolean | undefined;
+  /**
+   * How many of the busiest namespaces get their own `leasehold_namespace_*` series at
+   * `GET /metrics`. Default 10: bounded label cardinality (see docs/operations.md "Metrics").
+   */
+  readonly metricsTopNamespaces?: number | undefined;
 }
 
 /** A running server. */
@@ -113,8 +125,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     accepted.add(socket);
     socket.once("close", () => accepted.delete(socket));
   };
+  const auth = options.auth !== undefined && Object.keys(options.auth).length > 0 ? createBearerAuth(options.auth) : undefined;
+  const topNamespaces = options.metricsTopNamespaces ?? 10;
+  if (!Number.isSafeInteger(topNamespaces) || topNamespaces < 0) {
+    throw new RangeError(`metricsTopNamespaces must be a non-negative integer (got ${topNamespaces})`);
+  }
   const admit = createAdmission({
-    auth: options.auth !== undefined && Object.keys(options.auth).length > 0 ? createBearerAuth(options.auth) : undefined,
+    auth,
     rateLimiter: options.rateLimit === undefined ? undefined : createRateLimiter({ requestsPerSecond: options.rateLimit }),
     overConnectionLimit: (req) => overLimit.has(req.socket),
     maxConnections,
@@ -123,10 +140,21 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const logger = options.logger ?? pino({ level: "silent" });
   const service = createLockService({ ...options, logger });
   const { version } = await service.health();
-  const metrics = createServerMetrics(() => service.metrics(), { version, leaderId: service.leaderId });
+  const metrics = createServerMetrics(() => service.metrics(), { version, leaderId: service.leaderId }, {
+    namespaces: () => service.namespaceSummaries(),
+    topNamespaces,
+  });
   let closing: Promise<void> | undefined;
 
-  const server = createServer(createRequestHandler({ service, metrics, logger, admit, isClosing: () => closing !== undefined }));
+  const server = createServer(createRequestHandler({
+      service,
+      metrics,
+      logger,
+      admit,
+      auth,
+      allowAdminWithoutAuth: options.allowAdminWithoutAuth,
+      isClosing: () => closing !== undefined,
+    }));
   server.on("connection", trackConnection);
   server.on("clientError", handleClientError);
   // lock long-polls wait up to 60 s; leave headroom over that before node gives up on a request.

@@ -6,6 +6,9 @@ import {
   type LockResponse,
   type LockSpec,
   type LockTimeoutResponse,
+  type NamespaceLocksQuery,
+  type NamespaceLocksResponse,
+  type NamespaceSummary,
   type RefreshRequest,
   type RefreshResponse,
   type StartTransactionsRequest,
@@ -15,15 +18,23 @@ import {
   type TimestampsResponse,
   type UnlockRequest,
   type UnlockResponse,
+  type RevokeRequest,
+  type RevokeResponse,
 } from "@leasehold/protocol";
 import type { LockTableSnapshot, ServiceMetrics } from "../service/embedded-lock-service.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
+import type { DescriptorState } from "./descriptor-state.js";
+import { DescriptorsPageBuilder, emptyPage, inspectNamespace, summarizeNamespace } from "./inspect-namespace.js";
+import type { LeaseLapse } from "./lease-lapse.js";
 import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
 import { LockTable, allGrantableNow, forgetIdle } from "./lock-table.js";
 import { NamespaceState } from "./namespace-state.js";
 import { PendingLock } from "./pending-lock.js";
 import { sameIdentity, sortedSpecs } from "./request-identity.js";
+import { describeRevoked, findRevokeTargets } from "./revoke-holders.js";
+import { SmallestAfter } from "./smallest-after.js";
 import { snapshotNamespace } from "./snapshot-namespace.js";
+import { fingerprintOf } from "./token-fingerprint.js";
 import { createRandomTokenSource, type TokenSource } from "./token-source.js";
 
 /** Options of {@link LockEngine}; every field is optional. */
@@ -51,16 +62,25 @@ export interface LockEngineOptions {
   readonly onSettled?: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
   /**
    * Called, synchronously, for each token released because its lease lapsed, with how many
-   * descriptors it held (0 for an immutable-timestamp lock). The token itself is never passed:
+   * descriptors it held (0 for an immutable-timestamp lock) and who it was (fingerprint,
+   * description, first descriptor, how long it was held). The token itself is never passed:
    * it is a secret and must not reach logs. Default: nothing.
    */
-  readonly onLeaseLapse?: (namespace: string, descriptorCount: number) => void;
+  readonly onLeaseLapse?: (namespace: string, descriptorCount: number, lapse: LeaseLapse) => void;
   /**
    * Most lock requests one namespace may have waiting. Default 100,000 (see
    * `LockServiceOptions.maxWaitingPerNamespace`). A request that would have to wait beyond it
    * throws `TOO_MANY_REQUESTS` before it touches any state.
    */
   readonly maxWaitingPerNamespace?: number;
+}
+
+/** A page being built in steps (see {@link LockEngine.inspectInSteps}). */
+export interface InspectionJob {
+  /** Walk at most about `budget` entries; true once the page is ready. */
+  step(budget: number): boolean;
+  /** The page. Throws `UNAVAILABLE` if the engine closed meanwhile. */
+  finish(): NamespaceLocksResponse;
 }
 
 /** What {@link LockEngine.lock} answers: the final answer, or a handle when the request waits. */
@@ -94,7 +114,7 @@ export class LockEngine {
   private readonly tokens: TokenSource;
   private readonly reserver: TimestampReserver;
   private readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
-  private readonly onLeaseLapse: (namespace: string, descriptorCount: number) => void;
+  private readonly onLeaseLapse: (namespace: string, descriptorCount: number, lapse: LeaseLapse) => void;
   private readonly namespaces = new Map<string, NamespaceState>();
   private readonly table: LockTable;
   private lastNamespace: NamespaceState | null = null;
@@ -103,6 +123,9 @@ export class LockEngine {
   private leaseLapsesTotal = 0;
   private unlocksTotal = 0;
   private abandonedTotal = 0;
+  private revokedTotal = 0;
+  /** Serial of the latest request that had to wait (the watchers view's cursor). */
+  private waitSerial = 0;
   private readonly maxWaitingPerNamespace: number;
 
   constructor(options: LockEngineOptions = {}) {
@@ -159,6 +182,8 @@ export class LockEngine {
     const createdForLimits = this.table.applyLimits(ns, specs);
     if (allOrNone && timeoutMs === 0 && !allGrantableNow(ns, specs)) return this.timeoutAtOnce(ns, specs);
     const req = new LockRequestState(ns, specs, requestId, allOrNone, max);
+    req.clientDescription = request.clientDescription;
+    req.arrivedAt = now;
     if (allOrNone ? this.table.advanceAllOrNone(req) : this.table.takeAvailable(req)) {
       if (createdForLimits) forgetIdle(ns, specs);
       if (requestId !== undefined) ns.requests.set(requestId, req);
@@ -168,6 +193,7 @@ export class LockEngine {
     if (!allOrNone) this.table.watch(req);
     else if (createdForLimits) forgetIdle(ns, specs);
     req.deadline = now + timeoutMs;
+    req.waitSerial = ++this.waitSerial;
     this.table.deadlines.push(req);
     ns.waiting.add(req);
     if (requestId !== undefined) ns.requests.set(requestId, req);
@@ -223,6 +249,7 @@ export class LockEngine {
     for (let i = 0; i < request.count; i++) {
       const lock = new LockRequestState(ns, null, undefined, true, 0);
       lock.startTimestamp = first + i;
+      lock.arrivedAt = lock.grantedAt = now;
       lock.status = HELD;
       lock.token = this.tokens.next();
       ns.tokens.set(lock.token, lock);
@@ -310,7 +337,101 @@ export class LockEngine {
       leaseLapsesTotal: this.leaseLapsesTotal,
       unlocksTotal: this.unlocksTotal,
       abandonedTotal: this.abandonedTotal,
+      revokedTotal: this.revokedTotal,
     };
+  }
+
+  /**
+   * Counts of up to `limit` namespaces with names after `cursor`, ascending, among those
+   * `visible` accepts (default: all). One walk of the namespaces through a bounded heap.
+   */
+  inspectNamespaces(cursor: string | undefined, limit: number, visible: (namespace: string) => boolean = () => true): { namespaces: NamespaceSummary[]; more: boolean } {
+    const now = this.catchUp();
+    const pick = new SmallestAfter<NamespaceState>(cursor, limit + 1);
+    for (const ns of this.namespaces.values()) if (visible(ns.name)) pick.offer(ns.name, ns);
+    const chosen = pick.sorted();
+    const more = chosen.length > limit;
+    if (more) chosen.length = limit;
+    return { namespaces: chosen.map((ns) => summarizeNamespace(ns, now)), more };
+  }
+
+  /** Counts of every namespace (for metrics): O(namespaces), no walk of any lock. */
+  namespaceSummaries(): NamespaceSummary[] {
+    const now = this.catchUp();
+    return [...this.namespaces.values()].map((ns) => summarizeNamespace(ns, now));
+  }
+
+  /** One page of a namespace's locks (docs/protocol.md "Inspection and revoke"); never creates the namespace. */
+  inspect(namespace: string, query: NamespaceLocksQuery): NamespaceLocksResponse {
+    const now = this.catchUp();
+    const ns = this.namespaces.get(namespace);
+    return ns === undefined ? emptyPage(namespace, query) : inspectNamespace(ns, query, now);
+  }
+
+  /**
+   * {@link inspect} in steps: `step(budget)` walks at most about `budget` entries and says whether
+   * the page is ready; `finish()` answers it. Between steps the table may change (the host runs
+   * other requests); the page then shows what is still true when it finishes. Only the
+   * `descriptors` view walks the whole namespace; the others are ready at once.
+   */
+  inspectInSteps(namespace: string, query: NamespaceLocksQuery): InspectionJob {
+    this.catchUp();
+    const ns = this.namespaces.get(namespace);
+    if (ns === undefined || query.view !== "descriptors") {
+      return { step: () => true, finish: () => this.inspect(namespace, query) };
+    }
+    const builder = new DescriptorsPageBuilder(ns, query);
+    return { step: (budget) => builder.step(budget), finish: () => builder.finish(this.catchUp()) };
+  }
+
+  /**
+   * Compute, in steps, the fingerprint of every live token of a namespace that has none yet, so a
+   * following revoke by fingerprint finds its targets among cached fingerprints instead of hashing
+   * a whole large namespace in one go (the host runs the steps with its event loop free between
+   * them). Tokens granted meanwhile are hashed by the revoke itself, if it still misses one.
+   */
+  fingerprintInSteps(namespace: string): { step(budget: number): boolean } {
+    const tokens = this.namespaces.get(namespace)?.tokens.values();
+    return {
+      step(budget) {
+        if (tokens === undefined) return true;
+        for (let n = 0; n < budget; n++) {
+          const next = tokens.next();
+          if (next.done === true) return true;
+          if (next.value.status === HELD) fingerprintOf(next.value);
+        }
+        return false;
+      },
+    };
+  }
+
+  /**
+   * Release the holders a revoke names: waiting all-or-none requests holding a named descriptor
+   * first (they leave every queue, release their partial holds and settle `timeout` through
+   * `onSettled`), then the named tokens, whole. Waiters are granted at once, as on unlock.
+   */
+  revoke(namespace: string, request: RevokeRequest): RevokeResponse {
+    const now = this.catchUp();
+    const ns = this.namespaces.get(namespace);
+    if (ns === undefined) return { revoked: [], notFound: [...(request.fingerprints ?? request.descriptors ?? [])] };
+    const targets = findRevokeTargets(ns, request);
+    const revoked = [];
+    // Waiting ones first: releasing a token could complete a waiting request that holds a named
+    // descriptor, which would then keep it.
+    for (const req of targets.acquiring) {
+      if (req.status !== WAITING) continue;
+      revoked.push(describeRevoked(req, now));
+      this.table.endWaiting(req);
+      this.revokedTotal++;
+      if (req.pending !== null) this.onSettled(req.pending, TIMEOUT);
+    }
+    for (const req of targets.tokens) {
+      if (req.status !== HELD) continue;
+      revoked.push(describeRevoked(req, now));
+      this.table.releaseToken(req);
+      this.revokedTotal++;
+    }
+    return { revoked, notFound: targets.notFound };
   }
 
   /** A token-free picture of one namespace (an empty one, without creating it, if never used). */
@@ -350,9 +471,16 @@ export class LockEngine {
         this.reapVisits++;
         const ns = head.namespace;
         const count = head.heldCount;
+        const lapse: LeaseLapse = {
+          fingerprint: fingerprintOf(head),
+          clientDescription: head.clientDescription,
+          firstDescriptor: count > 0 ? (head.held[0] as DescriptorState).key : undefined,
+          startTimestamp: head.startTimestamp === 0 ? undefined : head.startTimestamp,
+          heldForMs: Math.max(0, Math.floor(now - head.grantedAt)),
+        };
         this.table.releaseToken(head);
         this.leaseLapsesTotal++;
-        this.onLeaseLapse(ns.name, count);
+        this.onLeaseLapse(ns.name, count, lapse);
       } else {
         if (top.deadline > now) break;
         this.timeoutsTotal++;

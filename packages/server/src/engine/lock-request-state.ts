@@ -55,6 +55,16 @@ export class LockRequestState implements LeaseEntry<LockRequestState>, DeadlineI
   expiresAt = 0;
   /** The handle given to the caller while it waits. */
   pending: PendingLock | null = null;
+  /** The `clientDescription` of the request, kept for inspection and logs; undefined when none. */
+  clientDescription: string | undefined = undefined;
+  /** When the request arrived (immutable-timestamp locks: when started), on the engine's clock. */
+  arrivedAt = 0;
+  /** When it was granted and became a token, on the engine's clock; 0 until then. */
+  grantedAt = 0;
+  /** Order of arrival among waiting requests (1, 2, …): the cursor of the watchers view; 0 if it never waited. */
+  waitSerial = 0;
+  /** The token's fingerprint once something asked for it (see `tokenFingerprint`); "" until then. */
+  fingerprint = "";
 
   constructor(
     readonly namespace: NamespaceState,

@@ -102,6 +102,7 @@ export class LockTable {
     const i = req.heldCount++;
     req.held[i] = d;
     req.acquired[i] = { descriptor: spec.descriptor, mode: spec.mode, fencingToken };
+    req.namespace.heldLocks++;
     this.heldLocks++;
     this.grantsTotal++;
   }
@@ -114,6 +115,7 @@ export class LockTable {
       req.acquired.length = req.heldCount;
     }
     req.status = HELD;
+    req.grantedAt = this.now;
     const token = (req.token = this.tokens.next());
     ns.tokens.set(token, req);
     this.leases.append(req, this.now + this.leaseMs);
@@ -192,6 +194,7 @@ export class LockTable {
     const held = req.held;
     const n = req.heldCount;
     this.heldLocks -= n;
+    ns.heldLocks -= n;
     // Free everything first, then wake waiters: a waiting as-many-as-possible claim woken by the
     // first descriptor must see all of them free ("takes what it can at that moment").
     for (let i = 0; i < n; i++) (held[i] as DescriptorState).removeHolder();

@@ -38,6 +38,8 @@ export class NamespaceState {
   private immutableHead = 0;
   /** Live immutable-timestamp locks. */
   immutableCount = 0;
+  /** Descriptor holds in this namespace (waiting all-or-none requests' partial holds included). */
+  heldLocks = 0;
   /** The next counter value. */
   private next: number;
   /** Highest counter value the reserver has made durable. */
@@ -131,6 +133,28 @@ export class NamespaceState {
     while (head < list.length && (list[head] as LockRequestState).status !== HELD) head++;
     this.immutableHead = head;
     return list[head]?.startTimestamp;
+  }
+
+  /**
+   * Up to `limit` live immutable-timestamp locks with a start timestamp above `after`, ascending.
+   * The list is sorted by start timestamp, so a binary search finds the place: a page costs
+   * O(log n + limit + released entries skipped), never a walk of every lock.
+   */
+  immutablesAfter(after: number, limit: number): LockRequestState[] {
+    const list = this.immutables;
+    let lo = this.immutableHead;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((list[mid] as LockRequestState).startTimestamp <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: LockRequestState[] = [];
+    for (let i = lo; i < list.length && out.length < limit; i++) {
+      const lock = list[i] as LockRequestState;
+      if (lock.status === HELD) out.push(lock);
+    }
+    return out;
   }
 
   /** Start timestamps of live immutable-timestamp locks, ascending. */

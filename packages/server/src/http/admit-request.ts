@@ -35,10 +35,16 @@ const UNAUTHENTICATED: Refusal = Object.freeze({
   headers: Object.freeze({ "www-authenticate": 'Bearer realm="leasehold"' }),
 });
 
-/** The namespace a token must be valid for; `null` means "every namespace". */
+/**
+ * The namespace a token must be valid for; `null` means "every namespace", `""` any valid token
+ * (`GET /v1/namespaces` then lists only what that token may see). Revoke is checked here like its
+ * namespace's operations (401); whether the credential is an admin's is the route's own 403.
+ */
 function requiredScope(route: Route): string | null | undefined {
-  if (route.kind === "health" || route.kind === "unmatched") return undefined;
+  // The page's files carry no data; the calls it makes are checked like any other.
+  if (route.kind === "health" || route.kind === "unmatched" || route.kind === "ui") return undefined;
   if (route.kind === "metrics") return null;
+  if (route.kind === "namespaces" || route.kind === "events") return "";
   try {
     return decodeURIComponent(route.rawNamespace);
   } catch {
@@ -82,7 +88,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
     }
     if (auth !== undefined) {
       const scope = requiredScope(route);
-      if (scope !== undefined && !auth.allows(req.headers.authorization, scope)) return UNAUTHENTICATED;
+      if (scope === "") {
+        if (auth.scopes(req.headers.authorization) === null) return UNAUTHENTICATED;
+      } else if (scope !== undefined && !auth.allows(req.headers.authorization, scope)) return UNAUTHENTICATED;
     }
     return null;
   };

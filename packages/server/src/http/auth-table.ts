@@ -2,13 +2,21 @@ import { validateNamespace } from "@leasehold/protocol";
 
 /**
  * Which bearer tokens may call which namespaces: namespace name → tokens. The key `"*"` grants
- * every namespace and `GET /metrics`. Example: `{ "*": ["ops-token"], "billing": ["billing-token"] }`.
- * An empty table (no keys) means authentication is off.
+ * every namespace and `GET /metrics`; the key `"@admin"` grants all of that plus the admin routes
+ * (revoke). Example: `{ "@admin": ["ops-token"], "billing": ["billing-token"] }`. An empty table
+ * (no keys) means authentication is off.
  */
 export type AuthTable = Readonly<Record<string, readonly string[]>>;
 
 /** The key of tokens valid for every namespace (and for `GET /metrics`). */
 export const ANY_NAMESPACE = "*";
+
+/**
+ * The key of admin tokens: valid for every namespace, `GET /metrics` and the admin routes (revoke).
+ * Not a valid namespace name (namespaces start with a letter or digit), so it can never collide
+ * with one.
+ */
+export const ADMIN_SCOPE = "@admin";
 
 /**
  * Shortest token accepted. A bearer token is a password a program sends on every call: 16
@@ -33,11 +41,11 @@ export function parseAuthTable(text: string, source: string): AuthTable {
   }
   const table: Record<string, readonly string[]> = {};
   for (const [namespace, tokens] of Object.entries(parsed)) {
-    if (namespace !== ANY_NAMESPACE) {
+    if (namespace !== ANY_NAMESPACE && namespace !== ADMIN_SCOPE) {
       try {
         validateNamespace(namespace);
       } catch {
-        throw new Error(`${source}: ${JSON.stringify(namespace)} is not a valid namespace name nor "*"`);
+        throw new Error(`${source}: ${JSON.stringify(namespace)} is not a valid namespace name nor "*" nor "${ADMIN_SCOPE}"`);
       }
     }
     if (!Array.isArray(tokens) || tokens.length === 0) {

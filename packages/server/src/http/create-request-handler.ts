@@ -5,7 +5,9 @@ import type { Logger } from "pino";
 import type { RouteLabel, ServerMetrics } from "../metrics/server-metrics.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../metrics/metric-registry.js";
 import type { EmbeddedLockService } from "../service/embedded-lock-service.js";
+import { logAccess } from "./access-log.js";
 import type { Admission } from "./admit-request.js";
+import type { BearerAuth } from "./bearer-auth.js";
 import { callOperation } from "./call-operation.js";
 import { checkContentType } from "./check-content-type.js";
 import { decodeNamespace } from "./decode-namespace.js";
@@ -13,7 +15,11 @@ import { ALLOWED_METHODS, matchRoute, type Route } from "./match-route.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import { ClientGoneError, readBody } from "./read-body.js";
 import { canAnswer, sendError, sendJson, type ExtraHeaders } from "./send-json.js";
+import { serveEvents } from "./serve-events.js";
+import { serveInspection } from "./serve-inspection.js";
+import { serveStatusPage } from "./serve-status-page.js";
 import { serveLockBatch } from "./serve-lock-batch.js";
+import { traceDetail } from "./trace-detail.js";
 import { undeliveredTokens } from "./undelivered-tokens.js";
 
 /** What the request handler needs from its host. */
@@ -22,7 +28,11 @@ export interface RequestHandlerOptions {
   readonly service: EmbeddedLockService;
   /** Where request counts and latencies go and what `GET /metrics` renders. */
   readonly metrics: ServerMetrics;
-  /** Errors (5xx) and undelivered grants are logged here; nothing is logged per request at info. */
+  /**
+   * Errors (5xx) and undelivered grants are logged here; nothing is logged per request at info.
+   * At `debug`, one access-log line per request (operation, namespace, status, duration); at
+   * `trace`, plus what it carried, tokens only as fingerprints.
+   */
   readonly logger: Logger;
   /** True once the host is stopping: answers then carry `connection: close` so sockets drain. */
   readonly isClosing: () => boolean;
@@ -31,6 +41,17 @@ export interface RequestHandlerOptions {
    * (see `createAdmission`). Default: none, every request is admitted.
    */
   readonly admit?: Admission;
+  /**
+   * The bearer-token checker, for the routes whose answer depends on the credential
+   * (`GET /v1/namespaces` lists what it may see; revoke needs an admin). Default: none,
+   * authentication off.
+   */
+  readonly auth?: BearerAuth | undefined;
+  /**
+   * Serve revoke when authentication is off. Default false: revoke takes locks from clients, so
+   * without credentials it is refused (403) unless the operator opted in.
+   */
+  readonly allowAdminWithoutAuth?: boolean | undefined;
 }
 
 /** A `node:http` request listener serving protocol v1, health and metrics. */
@@ -54,6 +75,9 @@ interface Exchange {
   onGone: (() => void) | null;
   /** Tokens the answer being written grants; released if the client leaves before it is finished. */
   granted: { readonly namespace: string; readonly tokens: string[] } | null;
+  /** Set when the access log is at trace: what the request carried, for its log line. */
+  trace: boolean;
+  detail: object | null;
 }
 
 /** Headers an error answer needs besides its body. */
@@ -73,6 +97,7 @@ function errorHeaders(err: LeaseholdError): ExtraHeaders {
  */
 export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
   const { service, metrics, logger, isClosing, admit } = options;
+  const inspection = { service, auth: options.auth, allowAdminWithoutAuth: options.allowAdminWithoutAuth === true };
 
   async function serveOperation(
     req: IncomingMessage,
@@ -111,6 +136,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
         exchange.onGone = null;
       } else answer = begun;
     } else answer = await callOperation(service, operation, namespace, body, {});
+    if (exchange.trace) exchange.detail = traceDetail(operation, body, answer);
     const tokens = undeliveredTokens(operation, body, answer);
     if (tokens.length > 0) {
       // The client may have left while the service worked: then 'close' has already been seen.
@@ -155,8 +181,19 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
       case "health":
         sendJson(res, 200, await service.health(), closeHeader);
         return;
+      case "namespaces":
+      case "locks":
+      case "revoke":
+        await serveInspection(req, res, route, inspection, closeHeader);
+        return;
+      case "events":
+        serveEvents(req, res, inspection, closeHeader);
+        return;
+      case "ui":
+        serveStatusPage(req, res, route.file, closeHeader);
+        return;
       case "metrics": {
-        const text = Buffer.from(metrics.render(), "utf8");
+        const text = Buffer.from(await metrics.renderAll(), "utf8");
         res.writeHead(200, { ...closeHeader, "content-type": PROMETHEUS_CONTENT_TYPE, "content-length": String(text.length), "cache-control": "no-store" });
         res.end(text);
         return;
@@ -191,7 +228,9 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
   return (req, res) => {
     const started = performance.now();
     const route = matchRoute(req.url);
-    const exchange: Exchange = { gone: false, onGone: null, granted: null };
+    // The level is read once per request: at info the access log costs this one comparison.
+    const debug = logger.isLevelEnabled("debug");
+    const exchange: Exchange = { gone: false, onGone: null, granted: null, trace: debug && logger.isLevelEnabled("trace"), detail: null };
     res.on("close", () => {
       // 'close' also follows a finished answer; only an unfinished one means the client left.
       const finished = res.writableFinished;
@@ -201,7 +240,11 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
         // A batch's list of unflushed grants may be empty by now: nothing to release then.
         if (exchange.granted !== null && exchange.granted.tokens.length > 0) releaseUndelivered(exchange.granted);
       }
-      metrics.observeRequest(routeLabel(route), finished ? res.statusCode : 499, (performance.now() - started) / 1000);
+      const label = routeLabel(route);
+      const status = finished ? res.statusCode : 499;
+      const seconds = (performance.now() - started) / 1000;
+      metrics.observeRequest(label, status, seconds);
+      if (debug) logAccess(logger, label, route, status, seconds, exchange.trace ? (exchange.detail ?? {}) : null);
     });
     serve(req, res, route, exchange)
       .catch((err: unknown) => answerError(res, err, exchange.gone))

@@ -5,6 +5,11 @@ export type Route =
   | { readonly kind: "operation"; readonly operation: AnyOperation; readonly rawNamespace: string }
   | { readonly kind: "health" }
   | { readonly kind: "metrics" }
+  | { readonly kind: "namespaces" }
+  | { readonly kind: "locks"; readonly rawNamespace: string }
+  | { readonly kind: "revoke"; readonly rawNamespace: string }
+  | { readonly kind: "events" }
+  | { readonly kind: "ui"; readonly file: string }
   | { readonly kind: "unmatched" };
 
 /** The methods each known route answers, in the form of an `allow` header. */
@@ -13,6 +18,13 @@ export const ALLOWED_METHODS = {
   // HEAD rides along with GET so load balancers can probe without a body.
   health: ["GET", "HEAD"],
   metrics: ["GET", "HEAD"],
+  // Inspection and revoke (docs/protocol.md "Inspection and revoke").
+  namespaces: ["GET"],
+  locks: ["GET"],
+  revoke: ["POST"],
+  // The status page and its activity feed (docs/operations.md "Status page").
+  events: ["GET"],
+  ui: ["GET", "HEAD"],
 } as const satisfies Record<Exclude<Route["kind"], "unmatched">, readonly string[]>;
 
 const NAMESPACES_PREFIX = "/v1/namespaces/";
@@ -26,11 +38,16 @@ export function matchRoute(target: string | undefined): Route {
   const path = (target ?? "/").split("?", 1)[0] ?? "/";
   if (path === "/v1/health") return { kind: "health" };
   if (path === "/metrics") return { kind: "metrics" };
+  if (path === "/v1/namespaces") return { kind: "namespaces" };
+  if (path === "/v1/events") return { kind: "events" };
+  if (path === "/ui" || path.startsWith("/ui/")) return { kind: "ui", file: path.slice(4) };
   if (!path.startsWith(NAMESPACES_PREFIX)) return { kind: "unmatched" };
   const rest = path.slice(NAMESPACES_PREFIX.length);
   const slash = rest.indexOf("/");
   if (slash < 0) return { kind: "unmatched" };
   const operation = rest.slice(slash + 1);
+  if (operation === "locks") return { kind: "locks", rawNamespace: rest.slice(0, slash) };
+  if (operation === "revoke") return { kind: "revoke", rawNamespace: rest.slice(0, slash) };
   if (!isOperation(operation) && !isBatchOperation(operation)) return { kind: "unmatched" };
   return { kind: "operation", operation, rawNamespace: rest.slice(0, slash) };
 }

@@ -1,8 +1,11 @@
+import type { NamespaceSummary } from "@leasehold/protocol";
 import type { ServiceMetrics } from "../service/embedded-lock-service.js";
 import { CallbackMetric } from "./callback-metric.js";
 import { Counter } from "./counter.js";
 import { Histogram } from "./histogram.js";
 import { MetricRegistry } from "./metric-registry.js";
+import { DEFAULT_TOP_NAMESPACES, namespaceMetrics } from "./namespace-metrics.js";
+import { runtimeRegistry } from "./runtime-metrics.js";
 
 /**
  * The `operation` label of request metrics: the protocol operations (the six of v1 and the batch
@@ -18,6 +21,11 @@ export type RouteLabel =
   | "immutable-timestamp"
   | "lock-batch"
   | "lock-cancel"
+  | "namespaces"
+  | "locks"
+  | "revoke"
+  | "events"
+  | "ui"
   | "health"
   | "metrics"
   | "unmatched";
@@ -34,8 +42,26 @@ export const REQUEST_DURATION_BUCKETS = [
 export interface ServerMetrics {
   /** Record one finished (or abandoned) request. `status` is the HTTP status, 499 for a client gone. */
   observeRequest(operation: RouteLabel, status: number, seconds: number): void;
-  /** The Prometheus text exposition of every metric. */
+  /** The Prometheus text exposition of the hand-written metrics (lock table, requests, namespaces). */
   render(): string;
+  /** {@link render} followed by the process and runtime metrics of prom-client, when enabled. */
+  renderAll(): Promise<string>;
+}
+
+/** Options of {@link createServerMetrics}; every field is optional. */
+export interface ServerMetricsOptions {
+  /**
+   * Counts per namespace, read at scrape time for the per-namespace gauges and the ages of the
+   * oldest hold and longest wait. Default: none, and those families are left out.
+   */
+  readonly namespaces?: (() => readonly NamespaceSummary[]) | undefined;
+  /** How many of the busiest namespaces get their own series. Default 10 (see `DEFAULT_TOP_NAMESPACES`). */
+  readonly topNamespaces?: number | undefined;
+  /**
+   * Append prom-client's process and runtime metrics (event-loop delay, GC, heap, CPU, memory).
+   * Default true: they are what tells a slow server from a slow network.
+   */
+  readonly runtime?: boolean | undefined;
 }
 
 /**
@@ -43,7 +69,11 @@ export interface ServerMetrics {
  * request latency and counts are kept here. No label ever carries a token, descriptor, namespace
  * or request id: those are unbounded and some of them are secrets.
  */
-export function createServerMetrics(read: () => ServiceMetrics, info: { readonly version: string; readonly leaderId: string }): ServerMetrics {
+export function createServerMetrics(
+  read: () => ServiceMetrics,
+  info: { readonly version: string; readonly leaderId: string },
+  options: ServerMetricsOptions = {},
+): ServerMetrics {
   const registry = new MetricRegistry();
   const gauge = (name: string, help: string, pick: (m: ServiceMetrics) => number): void => {
     registry.register(new CallbackMetric(name, help, "gauge", () => pick(read())));
@@ -67,6 +97,10 @@ export function createServerMetrics(read: () => ServiceMetrics, info: { readonly
   counter("leasehold_lease_lapses_total", "Tokens released because nothing refreshed them within the lease.", (m) => m.leaseLapsesTotal);
   counter("leasehold_unlocks_total", "Tokens released by unlock since start.", (m) => m.unlocksTotal);
   counter("leasehold_abandoned_total", "Waiting lock requests abandoned because the client went away.", (m) => m.abandonedTotal);
+  counter("leasehold_revoked_total", "Holders released by an admin's revoke since start.", (m) => m.revokedTotal ?? 0);
+  if (options.namespaces !== undefined) {
+    for (const metric of namespaceMetrics(options.namespaces, options.topNamespaces ?? DEFAULT_TOP_NAMESPACES)) registry.register(metric);
+  }
 
   const requests = registry.register(
     new Counter("leasehold_requests_total", "HTTP requests answered, by operation and status (499: client gone first).", ["operation", "status"]),
@@ -86,5 +120,9 @@ export function createServerMetrics(read: () => ServiceMetrics, info: { readonly
       duration.observe({ operation }, seconds);
     },
     render: () => registry.render(),
+    async renderAll() {
+      const own = registry.render();
+      return options.runtime === false ? own : own + (await runtimeRegistry().metrics());
+    },
   };
 }

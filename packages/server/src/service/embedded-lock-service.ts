@@ -1,4 +1,18 @@
-import type { LockBatchResultListener, LockCancelRequest, LockCancelResponse, LockMode, LockResponse, LockService } from "@leasehold/protocol";
+import type { ActivityFeed } from "./activity-feed.js";
+import type {
+  LockBatchResultListener,
+  LockCancelRequest,
+  LockCancelResponse,
+  LockMode,
+  LockResponse,
+  LockService,
+  NamespaceLocksQuery,
+  NamespaceLocksResponse,
+  NamespacesQuery,
+  NamespacesResponse,
+  NamespaceSummary,
+  RevokeResponse,
+} from "@leasehold/protocol";
 import type { Logger } from "pino";
 import type { LockBatchRun } from "./run-lock-batch.js";
 
@@ -47,6 +61,12 @@ export interface LockServiceOptions {
   readonly maxWaitingPerNamespace?: number;
 }
 
+/** Who asked for a revoke, for its log line. */
+export interface RevokeContext {
+  /** The caller, for example its socket address. Default: not logged. */
+  readonly client?: string | undefined;
+}
+
 /** Counters and gauges the service keeps; the HTTP layer renders them at `GET /metrics`. */
 export interface ServiceMetrics {
   /** Namespaces created so far. */
@@ -67,6 +87,8 @@ export interface ServiceMetrics {
   readonly unlocksTotal: number;
   /** Waiting requests abandoned (client gone or aborted) since start. */
   readonly abandonedTotal: number;
+  /** Holders released by an admin's revoke since start (absent from services without revoke). */
+  readonly revokedTotal?: number | undefined;
 }
 
 /** One held or waiting entry of a descriptor, for snapshots. */
@@ -145,8 +167,33 @@ export interface EmbeddedLockService extends LockService {
   cancelLock(namespace: string, request: LockCancelRequest | unknown, options?: { readonly signal?: AbortSignal }): Promise<LockCancelResponse>;
   /** Current counters and gauges. */
   metrics(): ServiceMetrics;
+  /**
+   * Counts of the namespaces after `query.cursor`, ascending, at most `query.limit`, among those
+   * `visible` accepts (default: every namespace; the HTTP layer passes what the caller's credential
+   * may see). See docs/protocol.md "Inspection and revoke".
+   */
+  inspectNamespaces(query: NamespacesQuery, visible?: (namespace: string) => boolean): NamespacesResponse;
+  /** Counts of every namespace, unordered (metrics read them at scrape time). */
+  namespaceSummaries(): NamespaceSummary[];
+  /**
+   * One page of a namespace's holders and waiters; never creates the namespace. Rejects
+   * `INVALID_ARGUMENT` for a bad namespace. A large namespace is walked in slices with the event
+   * loop free in between, so the answer comes asynchronously.
+   */
+  inspectLocks(namespace: string, query: NamespaceLocksQuery): Promise<NamespaceLocksResponse>;
+  /**
+   * Release the holders named by fingerprint or by descriptor (a `revoke` body, validated here)
+   * and log one warning saying what and why. The caller decides who may call it: the service
+   * checks no credential. `context.client` (who asked, an address) goes to the log line.
+   */
+  revoke(namespace: string, request: unknown, context?: RevokeContext): Promise<RevokeResponse>;
   /** A picture of one namespace's lock table (an empty one for a namespace never used). */
   snapshot(namespace: string): LockTableSnapshot;
+  /**
+   * Recent lapses and revocations and per-second grants and waits, served as `GET /v1/events` for
+   * the status page. Optional: a service without it answers that route 404.
+   */
+  readonly activity?: ActivityFeed | undefined;
   /**
    * Stop serving: every waiting lock request is answered `UNAVAILABLE` (503), new calls fail with
    * `UNAVAILABLE`, timers stop and the timestamp bound is persisted. Idempotent.

@@ -70,6 +70,19 @@ export class FakeLockService implements EmbeddedLockService {
   metrics(): ServiceMetrics {
     return EMPTY_METRICS;
   }
+  inspectNamespaces() {
+    return { namespaces: [] };
+  }
+  namespaceSummaries() {
+    return [];
+  }
+  async inspectLocks(namespace: string) {
+    const summary = { namespace, heldLocks: 0, heldTokens: 0, waitingRequests: 0, immutableTimestampLocks: 0 };
+    return { namespace, view: "descriptors" as const, summary, descriptors: [] };
+  }
+  async revoke() {
+    return { revoked: [], notFound: [] };
+  }
   snapshot(): LockTableSnapshot {
     return { descriptors: [], heldTokens: 0, waitingRequests: 0, immutableLocks: [], nextTimestamp: 1 };
   }
