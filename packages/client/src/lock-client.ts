@@ -20,9 +20,12 @@ import { AsyncUnlocker } from "./async-unlocker.js";
 import { Autobatcher } from "./autobatcher.js";
 import { refreshBatch, startTransactionsBatch, timestampsBatch } from "./batch-functions.js";
 import { chunks } from "./chunks.js";
+import { clientChannels, clientMessages, lockCallObserved } from "./client-diagnostics.js";
 import { ClientStats, type ClientStatsSnapshot } from "./client-stats.js";
 import { HttpLockService } from "./http-lock-service.js";
 import { LockBatcher } from "./lock-batcher.js";
+import { observeRefresh } from "./observe-refresh.js";
+import { observeLockCall } from "./observe-lock-call.js";
 import type { HttpLockClientOptions, LockClientOptions } from "./lock-client-options.js";
 import type { LockOptions } from "./lock-options.js";
 import type { LostLock } from "./lost-lock.js";
@@ -96,7 +99,7 @@ export class LockClient {
     const ns = this.namespace;
     this.#timestamps = new Autobatcher(timestampsBatch(service, ns));
     this.#transactions = new Autobatcher(startTransactionsBatch(service, ns));
-    this.#refresh = new Autobatcher(refreshBatch(service, ns, () => this.#stats.refreshCalls++));
+    this.#refresh = new Autobatcher(observeRefresh(ns, refreshBatch(service, ns, () => this.#stats.refreshCalls++), this.#now));
     this.#refresher = new Refresher({
       refresh: (tokens) => this.#refresh.submit(tokens),
       logger: this.#logger,
@@ -115,6 +118,10 @@ export class LockClient {
       logger: this.#logger,
       stats: this.#stats,
       forget: (_namespace, tokens) => this.#refresher.forget(tokens),
+    });
+    // Lost locks are rare: one subscription per client, publishing only when someone listens.
+    this.#refresher.lost.subscribe(({ token, reason }) => {
+      if (clientChannels.lockLost.hasSubscribers) clientChannels.lockLost.publish(clientMessages.lockLost(ns, token, reason));
     });
   }
 
@@ -135,9 +142,14 @@ export class LockClient {
    */
   lock(locks: readonly LockSpec[], options: LockOptions = {}): Promise<LockResponse> {
     if (this.#closed !== undefined) return Promise.reject(closedError());
+    if (lockCallObserved()) return observeLockCall(this.namespace, locks, options, this.#now, this.#newRequestId, this.#acquire);
     // Chained rather than awaited: see acquireLocks on why each async frame counts here.
     return acquireLocks(this.#locks, this.namespace, locks, options, this.#now, this.#giveBack, this.#newRequestId).then(this.#granted);
   }
+
+  /** `lock` for a call observed through the diagnostics channels (see {@link observeLockCall}). */
+  readonly #acquire = (locks: readonly LockSpec[], options: LockOptions): Promise<LockResponse> =>
+    acquireLocks(this.#locks, this.namespace, locks, options, this.#now, this.#giveBack, this.#newRequestId).then(this.#granted);
 
   /** Track a grant (almost every grant comes well inside its lease: only a long wait costs a refresh). */
   readonly #granted = ({ response, sentAt }: AcquireResult): LockResponse | Promise<LockResponse> => {
@@ -186,6 +198,7 @@ export class LockClient {
   async unlock(tokens: readonly string[], options: SignalOptions = {}): Promise<readonly string[]> {
     this.#checkOpen();
     this.#refresher.forget(tokens);
+    if (clientChannels.lockRelease.hasSubscribers) clientChannels.lockRelease.publish(clientMessages.lockRelease(this.namespace, tokens, "unlock"));
     const unlocked: string[] = [];
     for (const part of chunks(tokens, LIMITS.maxTokensPerRequest)) {
       const answer = await this.#service.unlock(this.namespace, { tokens: part }, options);
@@ -201,6 +214,7 @@ export class LockClient {
    * lapse with their lease. `close()` waits for every release queued here to be sent.
    */
   tryUnlock(tokens: readonly string[]): void {
+    if (clientChannels.lockRelease.hasSubscribers) clientChannels.lockRelease.publish(clientMessages.lockRelease(this.namespace, tokens, "tryUnlock"));
     this.#unlocker.tryUnlock(this.namespace, tokens);
   }
 

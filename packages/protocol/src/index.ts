@@ -19,6 +19,19 @@ export { utf8ByteLength } from "./utf8.js";
 export { fnv1a32, shardOf } from "./shards.js";
 export { CompactLineWriter, CompactLineReader } from "./compact-lines.js";
 export * from "./schemas.js";
+export { CLIENT_CHANNELS, SERVER_CHANNELS } from "./diagnostics-channels.js";
+export type {
+  ClientLockRequestMessage,
+  ClientLockEndMessage,
+  ClientLockGrantedMessage,
+  ClientLockErrorMessage,
+  ClientLockReleaseMessage,
+  ClientLockLostMessage,
+  ClientUnlockFlushMessage,
+  ClientRefreshMessage,
+  ServerLockGrantMessage,
+  ServerLeaseLapseMessage,
+} from "./diagnostics-channels.js";
 export type {
   LockMode,
   LockBehavior,

@@ -24,6 +24,7 @@ import { createMemoryTimestampReserver, type TimestampReserver } from "../timest
 import { DeadlineTimer } from "./deadline-timer.js";
 import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, ServiceMetrics } from "./embedded-lock-service.js";
 import { runLockBatch, type LockBatchRun } from "./run-lock-batch.js";
+import { serverChannels, serverMessages } from "./server-diagnostics.js";
 import { WaitingLockHandle } from "./waiting-lock-handle.js";
 
 /** One caller attached to a waiting request (a retry with the same requestId adds another). */
@@ -69,8 +70,10 @@ export class InMemoryLockService implements EmbeddedLockService {
       reserver: this.reserver,
       maxWaitingPerNamespace: options.maxWaitingPerNamespace,
       onSettled: (pending, outcome) => this.settle(pending, outcome),
-      onLeaseLapse: (namespace, descriptors) =>
-        logger.warn({ namespace, descriptors }, "lease lapsed: released a token nobody refreshed in time"),
+      onLeaseLapse: (namespace, descriptors) => {
+        logger.warn({ namespace, descriptors }, "lease lapsed: released a token nobody refreshed in time");
+        if (serverChannels.leaseLapse.hasSubscribers) serverChannels.leaseLapse.publish(serverMessages.leaseLapse(namespace, descriptors));
+      },
     });
     this.leaderId = this.engine.leaderId;
     this.timer = new DeadlineTimer(clock, () => {
@@ -117,7 +120,12 @@ export class InMemoryLockService implements EmbeddedLockService {
     const body = requestValidators.lock.parse(request);
     const attempt = this.engine.lock(ns, body);
     this.timer.arm(this.engine.nextDeadline());
-    if (attempt.status !== "waiting") return attempt;
+    if (attempt.status !== "waiting") {
+      if (attempt.status === "acquired" && serverChannels.lockGrant.hasSubscribers) {
+        serverChannels.lockGrant.publish(serverMessages.lockGrant(ns, body.requestId, attempt, false));
+      }
+      return attempt;
+    }
     let callers = this.waiting.get(attempt);
     if (callers === undefined) this.waiting.set(attempt, (callers = new Set()));
     const group = callers;
@@ -278,6 +286,10 @@ export class InMemoryLockService implements EmbeddedLockService {
 
   private settle(pending: PendingLock, outcome: LockResponse | LeaseholdError): void {
     const callers = this.waiting.get(pending);
+    if (serverChannels.lockGrant.hasSubscribers && !(outcome instanceof LeaseholdError) && outcome.status === "acquired") {
+      const req = pending.request;
+      serverChannels.lockGrant.publish(serverMessages.lockGrant(req.namespace.name, req.requestId, outcome, true));
+    }
     if (callers === undefined) return;
     this.waiting.delete(pending);
     for (const caller of callers) {
