@@ -19,6 +19,10 @@ export { utf8ByteLength } from "./utf8.js";
 export { fnv1a32, shardOf } from "./shards.js";
 export { CompactLineWriter, CompactLineReader } from "./compact-lines.js";
 export * from "./schemas.js";
+export { protocolJsonSchemas, PROTOCOL_BODIES, JSON_SCHEMA_DIALECT } from "./documents/json-schemas.js";
+export type { ProtocolBody } from "./documents/json-schemas.js";
+export { openApiDocument } from "./documents/openapi-document.js";
+export type { OpenApiDocumentOptions } from "./documents/openapi-document.js";
 export { CLIENT_CHANNELS, SERVER_CHANNELS } from "./diagnostics-channels.js";
 export type {
   ClientLockRequestMessage,
