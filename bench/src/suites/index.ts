@@ -3,8 +3,9 @@ import { clientSuite } from "./client.js";
 import { engineSuite } from "./engine.js";
 import { httpSuite } from "./http.js";
 import { memorySuite } from "./memory.js";
+import { observabilitySuite } from "./observability.js";
 import { peersSuite } from "./peers.js";
 import { txnSuite } from "./txn.js";
 
 /** Every suite, in the order `pnpm bench` runs them; `peers` only runs when named. */
-export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite, txnSuite, peersSuite];
+export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite, observabilitySuite, txnSuite, peersSuite];

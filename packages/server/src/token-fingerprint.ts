@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * A short, one-way fingerprint of a token for diagnostics: the first 8 bytes of its SHA-256, as
@@ -8,5 +8,6 @@ import { createHash } from "node:crypto";
  * it. 64 bits keep accidental collisions out of any realistic trace, and reveal nothing usable.
  */
 export function tokenFingerprint(token: string): string {
-  return createHash("sha256").update(token).digest("hex").slice(0, 16);
+  // The one-shot `hash` (Node 20.12+) costs a fifth of a `createHash` object per call.
+  return hash("sha256", token, "hex").slice(0, 16);
 }
