@@ -81,6 +81,21 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
     meaning:
       "What one `tryUnlock` call costs its caller (median), timed around the synchronous call on a client over HTTP while the background flusher runs. This is what a commit pays to release its locks.",
   },
+  tryunlock_ns_p50_without_otel: {
+    section: "Client",
+    meaning:
+      "`tryunlock_ns_p50` measured by the observability suite before `@leasehold/opentelemetry` is imported: the baseline of the two figures after it, from the same process and run (median of the rounds' medians).",
+  },
+  tryunlock_ns_p50_otel_loaded: {
+    section: "Client",
+    meaning:
+      "The same once `@leasehold/opentelemetry` is imported but not enabled: nobody subscribes to the diagnostics channels, so `tryUnlock` builds no message and pays one `hasSubscribers` read. It should match the figure without the package, within the noise.",
+  },
+  tryunlock_ns_p50_otel_enabled: {
+    section: "Client",
+    meaning:
+      "The same while `instrumentLeasehold()` is enabled with the OpenTelemetry SDK's tracer and meter providers (spans not exported): each call publishes a release message with a SHA-256 token fingerprint, ends a hold span and records a hold-time point. What tracing every lock costs a commit.",
+  },
   tryunlock_ns_p99: {
     section: "Client",
     meaning: "The 99th percentile of the same: the occasional call that also allocates a new pending set or schedules the flush.",

@@ -30,7 +30,7 @@ async function committers(baseUrl: string, concurrency: number, ms: number, name
 }
 
 /** The caller's cost of `tryUnlock`, lock by lock, with the flusher running in the background. */
-async function tryUnlockCost(baseUrl: string, samples: number): Promise<number[]> {
+export async function tryUnlockCost(baseUrl: string, samples: number): Promise<number[]> {
   const client = LockClient.http({ baseUrl, namespace: "bench-tryunlock", logger: silentLogger() });
   const costs: number[] = [];
   const tokens: string[] = [];

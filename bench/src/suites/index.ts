@@ -4,8 +4,9 @@ import { engineSuite } from "./engine.js";
 import { httpSuite } from "./http.js";
 import { inspectionSuite } from "./inspection.js";
 import { memorySuite } from "./memory.js";
+import { observabilitySuite } from "./observability.js";
 import { peersSuite } from "./peers.js";
 import { txnSuite } from "./txn.js";
 
 /** Every suite, in the order `pnpm bench` runs them; `peers` only runs when named. */
-export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite, txnSuite, inspectionSuite, peersSuite];
+export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite, observabilitySuite, txnSuite, inspectionSuite, peersSuite];

@@ -2,6 +2,7 @@ import { LeaseholdError, LIMITS, type LockService } from "@leasehold/protocol";
 import type { Logger } from "pino";
 import { cancelledBy } from "./cancelled-by.js";
 import { chunks } from "./chunks.js";
+import { clientChannels, clientMessages, errorCode } from "./client-diagnostics.js";
 import type { ClientStats } from "./client-stats.js";
 import { SerialExecutor } from "./serial-executor.js";
 import { SharedExclusiveLock } from "./shared-exclusive-lock.js";
@@ -204,20 +205,29 @@ export class AsyncUnlocker {
   async #send(namespace: string, tokens: string[], outcome: FlushOutcome | undefined): Promise<void> {
     const { service, stats, logger } = this.#options;
     stats.recordUnlockCall(tokens.length);
+    // Timed only while someone listens on leasehold:client:unlock:flush.
+    const start = clientChannels.unlockFlush.hasSubscribers ? performance.now() : -1;
     try {
       const { unlocked } = await service.unlock(namespace, { tokens });
       if (outcome !== undefined) for (const token of unlocked) outcome.released.add(token);
+      if (start >= 0) this.#flushed(namespace, tokens.length, start, undefined);
     } catch (err) {
       if (outcome !== undefined) (outcome.failed ??= []).push({ tokens: new Set(tokens), err });
       stats.unlockFailures++;
       // Token text never reaches logs (a token is a bearer credential), and neither does the
       // error message, which could quote a token; the code says what went wrong.
-      const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "UNKNOWN";
+      const code = errorCode(err);
+      if (start >= 0) this.#flushed(namespace, tokens.length, start, code);
       logger.warn(
         { namespace, tokenCount: tokens.length, code },
         "leasehold: unlock call failed; its locks will lapse with their lease",
       );
     }
+  }
+
+  #flushed(namespace: string, batchSize: number, start: number, code: string | undefined): void {
+    const c = clientChannels.unlockFlush;
+    if (c.hasSubscribers) c.publish(clientMessages.unlockFlush(namespace, batchSize, performance.now() - start, code));
   }
 }
 

@@ -4,6 +4,18 @@ export type { LockClientOptions, HttpLockClientOptions } from "./lock-client-opt
 export type { LockOptions } from "./lock-options.js";
 export type { WithLockOptions, WithLockResult } from "./with-lock.js";
 export type { LostLock, LostLockReason } from "./lost-lock.js";
+export { CLIENT_CHANNELS } from "@leasehold/protocol";
+export type {
+  ClientLockRequestMessage,
+  ClientLockEndMessage,
+  ClientLockGrantedMessage,
+  ClientLockErrorMessage,
+  ClientLockReleaseMessage,
+  ClientLockLostMessage,
+  ClientUnlockFlushMessage,
+  ClientRefreshMessage,
+} from "@leasehold/protocol";
+export { tokenFingerprint } from "./token-fingerprint.js";
 export type { ClientStatsSnapshot, HistogramBucket } from "./client-stats.js";
 export { HttpLockService } from "./http-lock-service.js";
 export type { HttpLockServiceOptions, RetryOptions } from "./http-lock-service.js";

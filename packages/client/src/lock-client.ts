@@ -19,9 +19,12 @@ import { acquireLocks, type AcquireResult } from "./acquire-locks.js";
 import { AsyncUnlocker } from "./async-unlocker.js";
 import { Autobatcher } from "./autobatcher.js";
 import { refreshBatch, startTransactionsBatch, timestampsBatch, type RefreshAsk } from "./batch-functions.js";
+import { clientChannels, clientMessages, lockCallObserved } from "./client-diagnostics.js";
 import { ClientStats, type ClientStatsSnapshot } from "./client-stats.js";
 import { HttpLockService } from "./http-lock-service.js";
 import { LockBatcher } from "./lock-batcher.js";
+import { observeRefresh } from "./observe-refresh.js";
+import { observeLockCall } from "./observe-lock-call.js";
 import type { HttpLockClientOptions, LockClientOptions } from "./lock-client-options.js";
 import type { LockOptions } from "./lock-options.js";
 import type { LostLock } from "./lost-lock.js";
@@ -95,7 +98,7 @@ export class LockClient {
     const ns = this.namespace;
     this.#timestamps = new Autobatcher(timestampsBatch(service, ns));
     this.#transactions = new Autobatcher(startTransactionsBatch(service, ns));
-    this.#refresh = new Autobatcher(refreshBatch(service, ns, () => this.#stats.refreshCalls++));
+    this.#refresh = new Autobatcher(observeRefresh(ns, refreshBatch(service, ns, () => this.#stats.refreshCalls++), this.#now));
     this.#refresher = new Refresher({
       refresh: (tokens, stillWanted) => this.#refresh.submit({ tokens, stillWanted }),
       logger: this.#logger,
@@ -114,6 +117,10 @@ export class LockClient {
       logger: this.#logger,
       stats: this.#stats,
       forget: (_namespace, tokens) => this.#refresher.forget(tokens),
+    });
+    // Lost locks are rare: one subscription per client, publishing only when someone listens.
+    this.#refresher.lost.subscribe(({ token, reason }) => {
+      if (clientChannels.lockLost.hasSubscribers) clientChannels.lockLost.publish(clientMessages.lockLost(ns, token, reason));
     });
   }
 
@@ -134,9 +141,14 @@ export class LockClient {
    */
   lock(locks: readonly LockSpec[], options: LockOptions = {}): Promise<LockResponse> {
     if (this.#closed !== undefined) return Promise.reject(closedError());
+    if (lockCallObserved()) return observeLockCall(this.namespace, locks, options, this.#now, this.#newRequestId, this.#acquire);
     // Chained rather than awaited: see acquireLocks on why each async frame counts here.
     return acquireLocks(this.#locks, this.namespace, locks, options, this.#now, this.#giveBack, this.#newRequestId).then(this.#granted);
   }
+
+  /** `lock` for a call observed through the diagnostics channels (see {@link observeLockCall}). */
+  readonly #acquire = (locks: readonly LockSpec[], options: LockOptions): Promise<LockResponse> =>
+    acquireLocks(this.#locks, this.namespace, locks, options, this.#now, this.#giveBack, this.#newRequestId).then(this.#granted);
 
   /** Track a grant (almost every grant comes well inside its lease: only a long wait costs a refresh). */
   readonly #granted = ({ response, sentAt }: AcquireResult): LockResponse | Promise<LockResponse> => {
@@ -188,7 +200,9 @@ export class LockClient {
    */
   async unlock(tokens: readonly string[], options: SignalOptions = {}): Promise<readonly string[]> {
     this.#checkOpen();
-    return this.#unlocker.unlock(this.namespace, tokens, options.signal);
+    const released = this.#unlocker.unlock(this.namespace, tokens, options.signal);
+    if (clientChannels.lockRelease.hasSubscribers) clientChannels.lockRelease.publish(clientMessages.lockRelease(this.namespace, tokens, "unlock"));
+    return released;
   }
 
   /**
@@ -199,6 +213,7 @@ export class LockClient {
    */
   tryUnlock(tokens: readonly string[]): void {
     this.#unlocker.tryUnlock(this.namespace, tokens);
+    if (clientChannels.lockRelease.hasSubscribers) clientChannels.lockRelease.publish(clientMessages.lockRelease(this.namespace, tokens, "tryUnlock"));
   }
 
   /**

@@ -49,6 +49,23 @@ export type {
   RevokedHolder,
   RevokeResponse,
 } from "./inspection-types.js";
+export { protocolJsonSchemas, PROTOCOL_BODIES, JSON_SCHEMA_DIALECT } from "./documents/json-schemas.js";
+export type { ProtocolBody } from "./documents/json-schemas.js";
+export { openApiDocument } from "./documents/openapi-document.js";
+export type { OpenApiDocumentOptions } from "./documents/openapi-document.js";
+export { CLIENT_CHANNELS, SERVER_CHANNELS } from "./diagnostics-channels.js";
+export type {
+  ClientLockRequestMessage,
+  ClientLockEndMessage,
+  ClientLockGrantedMessage,
+  ClientLockErrorMessage,
+  ClientLockReleaseMessage,
+  ClientLockLostMessage,
+  ClientUnlockFlushMessage,
+  ClientRefreshMessage,
+  ServerLockGrantMessage,
+  ServerLeaseLapseMessage,
+} from "./diagnostics-channels.js";
 export type {
   LockMode,
   LockBehavior,

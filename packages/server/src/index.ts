@@ -25,3 +25,5 @@ export { parseAuthTable, ANY_NAMESPACE, ADMIN_SCOPE } from "./http/auth-table.js
 export type { AuthTable } from "./http/auth-table.js";
 export { loadAuthTable, AUTH_TOKENS_ENV } from "./http/load-auth-table.js";
 export type { LoadAuthTableOptions } from "./http/load-auth-table.js";
+export { SERVER_CHANNELS } from "@leasehold/protocol";
+export type { ServerLockGrantMessage, ServerLeaseLapseMessage } from "@leasehold/protocol";

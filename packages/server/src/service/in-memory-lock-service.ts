@@ -32,6 +32,7 @@ import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, Revoke
 import { ActivityFeed } from "./activity-feed.js";
 import { logLeaseLapse, logRevoke } from "./log-admin-events.js";
 import { runLockBatch, type LockBatchRun } from "./run-lock-batch.js";
+import { serverChannels, serverMessages } from "./server-diagnostics.js";
 import { WaitingLockHandle } from "./waiting-lock-handle.js";
 
 /** One caller attached to a waiting request (a retry with the same requestId adds another). */
@@ -90,6 +91,7 @@ export class InMemoryLockService implements EmbeddedLockService {
       onLeaseLapse: (namespace, descriptors, lapse) => {
         logLeaseLapse(logger, namespace, descriptors, lapse);
         this.activity.lapse(namespace, descriptors, lapse);
+        if (serverChannels.leaseLapse.hasSubscribers) serverChannels.leaseLapse.publish(serverMessages.leaseLapse(namespace, descriptors));
       },
     });
     this.clock = clock;
@@ -139,7 +141,12 @@ export class InMemoryLockService implements EmbeddedLockService {
     const body = requestValidators.lock.parse(request);
     const attempt = this.engine.lock(ns, body);
     this.timer.arm(this.engine.nextDeadline());
-    if (attempt.status !== "waiting") return attempt;
+    if (attempt.status !== "waiting") {
+      if (attempt.status === "acquired" && serverChannels.lockGrant.hasSubscribers) {
+        serverChannels.lockGrant.publish(serverMessages.lockGrant(ns, body.requestId, attempt, false));
+      }
+      return attempt;
+    }
     let callers = this.waiting.get(attempt);
     if (callers === undefined) this.waiting.set(attempt, (callers = new Set()));
     const group = callers;
@@ -353,6 +360,10 @@ export class InMemoryLockService implements EmbeddedLockService {
 
   private settle(pending: PendingLock, outcome: LockResponse | LeaseholdError): void {
     const callers = this.waiting.get(pending);
+    if (serverChannels.lockGrant.hasSubscribers && !(outcome instanceof LeaseholdError) && outcome.status === "acquired") {
+      const req = pending.request;
+      serverChannels.lockGrant.publish(serverMessages.lockGrant(req.namespace.name, req.requestId, outcome, true));
+    }
     if (callers === undefined) return;
     this.waiting.delete(pending);
     if (!(outcome instanceof LeaseholdError) && outcome.status === "acquired") this.activity.waited(this.clock() - pending.request.arrivedAt);

@@ -1,0 +1,158 @@
+import { ERROR_STATUS, type ErrorCode } from "../errors.js";
+import { LIMITS, NAMESPACE_PATTERN } from "../limits.js";
+import { JSON_SCHEMA_DIALECT, PROTOCOL_BODIES, toJsonSchema } from "./json-schemas.js";
+
+type Json = Record<string, unknown>;
+
+const ref = (component: string): Json => ({ $ref: `#/components/schemas/${component}` });
+const json = (component: string): Json => ({ "application/json": { schema: ref(component) } });
+
+/** Which error codes each kind of route can answer, beyond those every route can. */
+const EVERY_ROUTE: readonly ErrorCode[] = ["UNAUTHENTICATED", "METHOD_NOT_ALLOWED", "TOO_MANY_REQUESTS", "UNAVAILABLE", "INTERNAL"];
+const EVERY_OPERATION: readonly ErrorCode[] = [...EVERY_ROUTE, "INVALID_ARGUMENT", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "NOT_LEADER"];
+
+const WHEN: Record<ErrorCode, string> = {
+  INVALID_ARGUMENT: "The body is not JSON, or breaks a rule of the protocol (unknown field, value out of range, null, duplicate descriptors, bad namespace, …); details.path names the first offending field and details.problems lists up to ten.",
+  UNAUTHENTICATED: "Authentication is configured and the request lacks a valid bearer token for the namespace (www-authenticate: Bearer).",
+  NOT_FOUND: "No such route (a server without lock batches answers this on lock-batch and lock-cancel).",
+  METHOD_NOT_ALLOWED: "Wrong method on a known route; the allow header names the right one.",
+  REQUEST_ID_CONFLICT: "The requestId names a live request with different locks, behavior or max.",
+  PAYLOAD_TOO_LARGE: `The body is over ${LIMITS.maxBodyBytes} bytes.`,
+  UNSUPPORTED_MEDIA_TYPE: "A content type other than application/json.",
+  TOO_MANY_REQUESTS: "A configured limit is exceeded: the client address's request rate (retry-after header) or the namespace's waiting lock requests (nothing was queued).",
+  NOT_LEADER: "Cluster mode: this server does not lead the namespace's shard; details.leaderUrl names the leader when known. Nothing changed.",
+  INTERNAL: "A bug; never caused by what a client sent.",
+  UNAVAILABLE: "The server is shutting down, over its connection limit, or (cluster mode) the shard has no leader yet (retry-after header, details.retryAfterMs).",
+  CANCELLED: "The waiting lock request was given up by lock-cancel (status 499).",
+  BAD_RESPONSE: "Raised by clients only; never sent by a server.",
+};
+
+const RETRY_AFTER = { "retry-after": { description: "Seconds to wait before retrying (at least 1).", schema: { type: "integer", minimum: 1 } } };
+
+/** The error answers of a route, one per status, each naming its codes. */
+function errors(codes: readonly ErrorCode[]): Json {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  const responses: Json = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const answer: Json = { description: list.map((code) => `${code}: ${WHEN[code]}`).join(" "), content: json("ErrorBody") };
+    if (status === 429 || status === 503) answer.headers = RETRY_AFTER;
+    if (status === 401) answer.headers = { "www-authenticate": { schema: { type: "string", const: "Bearer" } } };
+    if (status === 405) answer.headers = { allow: { schema: { type: "string" } } };
+    responses[String(status)] = answer;
+  }
+  return responses;
+}
+
+interface Route {
+  readonly operation: string;
+  readonly summary: string;
+  readonly request: string;
+  readonly response: string;
+  readonly codes?: readonly ErrorCode[];
+  readonly optionalBody?: boolean;
+}
+
+const OPERATION_ROUTES: readonly Route[] = [
+  { operation: "lock", summary: "Acquire locks, waiting up to acquireTimeoutMs. A timeout is a 200 answer, not an error.", request: "LockRequest", response: "LockResponse", codes: ["REQUEST_ID_CONFLICT", "CANCELLED"] },
+  { operation: "unlock", summary: "Release tokens; unknown, expired and released tokens are ignored (idempotent).", request: "UnlockRequest", response: "UnlockResponse" },
+  { operation: "refresh", summary: "Renew the leases of tokens still held; a lapsed token is never revived.", request: "RefreshRequest", response: "RefreshResponse" },
+  { operation: "timestamps", summary: "Fresh timestamps, above every timestamp and fencing token the namespace ever handed out.", request: "TimestampsRequest", response: "TimestampsResponse" },
+  { operation: "transactions/start", summary: "Start transactions, each holding an immutable-timestamp lock at its start timestamp.", request: "StartTransactionsRequest", response: "StartTransactionsResponse" },
+  { operation: "immutable-timestamp", summary: "The smallest start timestamp held by an immutable-timestamp lock, or a fresh timestamp.", request: "ImmutableTimestampRequest", response: "ImmutableTimestampResponse", optionalBody: true },
+  { operation: "lock-cancel", summary: "Give up the lock request with this requestId: a waiting one leaves every queue, a held one is released.", request: "LockCancelRequest", response: "LockCancelResponse" },
+];
+
+const NAMESPACE_PARAMETER = {
+  name: "namespace",
+  in: "path",
+  required: true,
+  description: "Created on first use; shares nothing with any other namespace.",
+  schema: { type: "string", pattern: NAMESPACE_PATTERN.source },
+};
+
+function operationPath(route: Route): Json {
+  return {
+    post: {
+      operationId: route.operation.replace(/[/-](\w)/g, (_m, c: string) => c.toUpperCase()),
+      summary: route.summary,
+      parameters: [NAMESPACE_PARAMETER],
+      requestBody: { required: route.optionalBody !== true, content: json(route.request) },
+      responses: { "200": { description: "OK", content: json(route.response) }, ...errors([...EVERY_OPERATION, ...(route.codes ?? [])]) },
+    },
+  };
+}
+
+const LOCK_BATCH_PATH = {
+  post: {
+    operationId: "lockBatch",
+    summary: "Run up to 1,000 lock requests in one call; each entry's answer is one NDJSON line, written as that entry resolves.",
+    description:
+      "The 200 answer is application/x-ndjson, chunked: one JSON object per line, in the order entries resolve (not index order). " +
+      "Each line matches LockBatchLine. An entry's error never fails the other entries; the status it would have had is the status of its code. " +
+      "Whole-batch errors (bad envelope, auth, size, …) are ordinary error answers, before any entry runs.",
+    parameters: [NAMESPACE_PARAMETER],
+    requestBody: { required: true, content: json("LockBatchRequest") },
+    responses: {
+      "200": {
+        description: "One line per entry (and, with compact: true, lease lines), each a LockBatchLine followed by \\n.",
+        headers: { "cache-control": { schema: { type: "string", const: "no-store" } } },
+        content: { "application/x-ndjson": { schema: ref("LockBatchLine") } },
+      },
+      ...errors([...EVERY_OPERATION, "NOT_FOUND"]),
+    },
+  },
+};
+
+const get = (operationId: string, summary: string, content: Json, codes: readonly ErrorCode[], security?: unknown[]): Json => ({
+  get: {
+    operationId,
+    summary,
+    ...(security === undefined ? {} : { security }),
+    responses: { "200": { description: "OK", content }, ...errors(codes) },
+  },
+});
+
+/** Options of {@link openApiDocument}. */
+export interface OpenApiDocumentOptions {
+  /** `info.version`: the version of the package that ships the document. Default `"0.0.0"`. */
+  readonly version?: string | undefined;
+}
+
+/**
+ * The OpenAPI 3.1 document of the HTTP API: every route of docs/protocol.md with its request and
+ * answer schemas (the same JSON Schemas as `schemas/`), status codes and error bodies. Pure; the
+ * generator writes it to the package's `openapi.json`.
+ */
+export function openApiDocument(options: OpenApiDocumentOptions = {}): Json {
+  const paths: Json = {};
+  for (const route of OPERATION_ROUTES) paths[`/v1/namespaces/{namespace}/${route.operation}`] = operationPath(route);
+  paths["/v1/namespaces/{namespace}/lock-batch"] = LOCK_BATCH_PATH;
+  paths["/v1/health"] = get("health", "Liveness, leader id and version; needs no credentials.", json("HealthResponse"), ["UNAVAILABLE"], []);
+  paths["/v1/cluster"] = get("cluster", "Which server leads each shard, as this server knows it (a single server: one shard, itself).", json("ClusterResponse"), EVERY_ROUTE);
+  paths["/metrics"] = get(
+    "metrics",
+    "Prometheus text format; needs a token valid for every namespace (\"*\") when authentication is configured.",
+    { "text/plain": { schema: { type: "string" } } },
+    EVERY_ROUTE,
+  );
+  const schemas: Json = {};
+  for (const body of PROTOCOL_BODIES) schemas[body.component] = { description: body.description, ...toJsonSchema(body.schema) };
+  return {
+    openapi: "3.1.0",
+    jsonSchemaDialect: JSON_SCHEMA_DIALECT,
+    info: {
+      title: "leasehold lock service",
+      version: options.version ?? "0.0.0",
+      description: "Protocol v1 of leasehold, a lock service in the style of AtlasDB TimeLock. docs/protocol.md is the full statement; this document is generated from the protocol package's TypeBox schemas.",
+      license: { name: "Apache-2.0", identifier: "Apache-2.0" },
+    },
+    servers: [{ url: "http://127.0.0.1:7878", description: "the server of `pnpm start`" }],
+    security: [{}, { bearer: [] }],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "Only when the server is configured with tokens (docs/operations.md, Authentication)." } },
+    },
+  };
+}
