@@ -1,5 +1,6 @@
 import type { RefreshResponse } from "@leasehold/protocol";
 import type { BatchFunction } from "./autobatcher.js";
+import type { RefreshAsk } from "./batch-functions.js";
 import { clientChannels, clientMessages, errorCode } from "./client-diagnostics.js";
 
 /**
@@ -9,14 +10,19 @@ import { clientChannels, clientMessages, errorCode } from "./client-diagnostics.
  */
 export function observeRefresh(
   namespace: string,
-  batch: BatchFunction<readonly string[], RefreshResponse>,
+  batch: BatchFunction<RefreshAsk, RefreshResponse>,
   now: () => number,
-): BatchFunction<readonly string[], RefreshResponse> {
+): BatchFunction<RefreshAsk, RefreshResponse> {
   const c = clientChannels.refresh;
   return (requests) => {
     if (!c.hasSubscribers) return batch(requests);
     const start = now();
-    const tokenCount = new Set(requests.flat()).size;
+    // The tokens the batch will send: asked for and, where the ask says so, still wanted now.
+    const sent = new Set<string>();
+    for (const { tokens, stillWanted } of requests) {
+      for (const token of tokens) if (stillWanted === undefined || stillWanted(token)) sent.add(token);
+    }
+    const tokenCount = sent.size;
     return batch(requests).then(
       (answers) => {
         const refreshed = new Set<string>();
