@@ -5,7 +5,15 @@ import type { LockClient, SignalOptions } from "../lock-client.js";
 /**
  * A granted lock request that outlives one function call: a job permit taken at start and given
  * back at completion, a batch of claimed tasks, a mutex or timeout lock. The client's refresher
- * keeps it alive until {@link HeldLock.release}.
+ * keeps it alive until {@link HeldLock.release}, or the end of an `await using` scope. Its
+ * `status` is `"acquired"`, so a recipe's answer is this handle or the shared `{ status:
+ * "timeout" }`, as `lock`'s is:
+ *
+ * ```ts
+ * await using held = await mutex.lock({ acquireTimeoutMs: 5_000 });
+ * if (held.status === "timeout") return;
+ * await rebuild({ signal: held.signal, fence: held.fencingToken() }); // released at the end of the scope
+ * ```
  *
  * **It can be lost while work still runs** (a long pause, a partition, a server restart):
  * `signal` aborts as soon as the client learns of it, but it cannot recall a write already sent.
@@ -14,7 +22,9 @@ import type { LockClient, SignalOptions } from "../lock-client.js";
  * methods: they use `withLock`, whose signal also fires a margin before a lease that is not being
  * renewed would lapse.
  */
-export class HeldLock {
+export class HeldLock implements AsyncDisposable {
+  /** Always `"acquired"`: tells a handle from the `{ status: "timeout" }` answer. */
+  readonly status = "acquired" as const;
   /** The lock token: the only way to refresh or release what this request holds. */
   readonly token: string;
   /** Every descriptor granted, with its fencing token, in the server's (ascending) order. */
@@ -73,6 +83,15 @@ export class HeldLock {
     this.#stopWatching();
     const unlocked = await this.#client.unlock([this.token], options);
     return unlocked.includes(this.token);
+  }
+
+  /**
+   * {@link release}, for `await using`: waits for the server's answer; does nothing if the lock
+   * was already released (by `release`, `releaseInBackground` or an earlier disposal). A failed
+   * unlock call rejects, as `release` does; the lock then lapses with its lease.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
   }
 
   /**
