@@ -7,9 +7,12 @@
  * while it holds the task's claim.
  */
 export interface RetriesLeftStore {
-  /** Captures the task has left, or `undefined` if it was never captured (it then gets the worker's `maxAttempts`). */
+  /**
+   * Captures the task has left, or `undefined` if it was never captured (it then gets the worker's
+   * `maxAttempts`). `-1` marks a task that was given up: it is never run or given up again.
+   */
   get(taskId: string): number | undefined | Promise<number | undefined>;
-  /** Store the captures left after one more capture. */
+  /** Store the captures left after one more capture, or `-1` once the task is given up. */
   set(taskId: string, retriesLeft: number, fence: number): void | Promise<void>;
   /** The task succeeded: forget its count (a finished task leaves the window and is never claimed again). */
   delete(taskId: string, fence: number): void | Promise<void>;

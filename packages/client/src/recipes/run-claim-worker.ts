@@ -69,8 +69,9 @@ export interface ContinuousClaimOptions {
   /**
    * Called, under the task's claim, when a task is given up: record it (say, `status = 'failed'`)
    * so that it leaves the candidates window. `error` is the last failure, `undefined` when the
-   * task came back with no captures left (its last worker died). Default: none — then the task
-   * stays in your window and is given up again each time it is claimed.
+   * task came back with no captures left (its last worker died). Called once per task: the
+   * retries-left store marks it given up (`-1`). Default: none — then the task stays in your
+   * window, and claims of it are skipped without running it.
    */
   readonly onGiveUp?: ((taskId: string, error: unknown, claim: TaskClaim) => void | Promise<void>) | undefined;
   /** Called with each failure of `process` (the worker goes on). Default: none. */
@@ -92,6 +93,9 @@ export interface ClaimWorkerStats {
 }
 
 type Counts = { -readonly [K in keyof ClaimWorkerStats]: ClaimWorkerStats[K] };
+
+/** Captures left of a task that was given up (0 means its last capture is spent, outcome unknown). */
+const GIVEN_UP = -1;
 
 const defaultStores = new WeakMap<WorkQueueClaims, RetriesLeftStore>();
 
@@ -194,7 +198,8 @@ class ContinuousWorker {
     const leftBefore: number[] = [];
     for (const id of claim.taskIds) {
       const left = (await this.#left.get(id)) ?? this.#maxAttempts;
-      if (left <= 0) await this.#giveUp(id, undefined, claim);
+      if (left < 0) continue; // given up already; this worker's window was read before that
+      if (left === 0) await this.#giveUp(id, undefined, claim);
       else {
         await this.#left.set(id, left - 1, claim.taskFence(id));
         runnable.push(id);
@@ -221,7 +226,9 @@ class ContinuousWorker {
     for (const id of runnable) await this.#left.delete(id, claim.taskFence(id));
   }
 
+  /** Give a task up, once: `-1` captures left marks it, so a stale window's claim skips it. */
   async #giveUp(taskId: string, error: unknown, claim: TaskClaim): Promise<void> {
+    await this.#left.set(taskId, GIVEN_UP, claim.taskFence(taskId));
     this.#stats.givenUp++;
     await this.#mode.onGiveUp?.(taskId, error, claim);
   }
