@@ -51,9 +51,9 @@ describe("await using", () => {
     const service = createLockService({ leaseMs: 5_000 });
     const unlocks: string[][] = [];
     const counting: LockService = Object.assign(Object.create(service) as LockService, {
-      unlock: (ns: string, body: { tokens: readonly string[] }, o?: { signal?: AbortSignal }) => {
-        unlocks.push([...body.tokens]);
-        return service.unlock(ns, body, o);
+      unlock: (...args: Parameters<LockService["unlock"]>) => {
+        unlocks.push([...args[1].tokens]);
+        return service.unlock(...args);
       },
     });
     await using client = LockClient.embedded(counting, { namespace: "throw", logger: captureLogger().logger });
