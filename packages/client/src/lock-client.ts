@@ -54,6 +54,7 @@ function positiveCount(n: number, max: number, what: string): void {
  * A leasehold client bound to one namespace, over any {@link LockService}. It keeps held locks
  * alive (the refresher), releases them off the caller's path (`tryUnlock`, batched), and
  * coalesces concurrent timestamp, transaction and refresh calls into one call at a time.
+ * `await using client = LockClient.http(…)` closes it at the end of the scope.
  */
 export class LockClient implements AsyncDisposable {
   /** The namespace every call goes to. */

@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { createLockService, startServer } from "@leasehold/server";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { LockClient, type LockService } from "../src/index.js";
+import { LockClient, Mutex, type LockService } from "../src/index.js";
 import { captureLogger } from "./support/capture-logger.js";
 import { TEST_RETRY } from "./support/harness.js";
 
@@ -84,12 +84,29 @@ describe("await using", () => {
     await service.close();
   });
 
-  it("a grant disposed of after its client closed does nothing (the lock lapses with its lease)", async () => {
+  it("a grant or recipe handle disposed of after its client closed does nothing (the lock lapses with its lease)", async () => {
     const service = createLockService({ leaseMs: 5_000 });
     const client = LockClient.embedded(service, { namespace: "late", logger: captureLogger().logger });
     const res = await client.lock(spec("doc"));
+    const held = await new Mutex(client, "m").lock();
+    expect(held.status).toBe("acquired");
     await client.close();
     await expect(res[Symbol.asyncDispose]()).resolves.toBeUndefined();
+    await expect(held[Symbol.asyncDispose]()).resolves.toBeUndefined();
+    expect(held.status === "acquired" && held.released).toBe(true);
+    await service.close();
+  });
+
+  it("a recipe handle disposes once, through its grant: one unlock, and then it is released", async () => {
+    const service = createLockService({ leaseMs: 5_000 });
+    await using client = LockClient.embedded(service, { namespace: "handle", logger: captureLogger().logger });
+    const held = await new Mutex(client, "m").lock();
+    if (held.status !== "acquired") throw new Error("expected the mutex");
+    await held[Symbol.asyncDispose]();
+    await held[Symbol.asyncDispose]();
+    expect(held.released).toBe(true);
+    expect(await held.release()).toBe(false);
+    expect(service.snapshot("handle").descriptors).toEqual([]);
     await service.close();
   });
 

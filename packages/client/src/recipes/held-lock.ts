@@ -1,6 +1,7 @@
 import type { AcquiredLock, LockAcquiredResponse } from "@leasehold/protocol";
 import { LeaseholdError } from "@leasehold/protocol";
 import type { LockClient, SignalOptions } from "../lock-client.js";
+import { GrantedLock } from "../lock-result.js";
 
 /**
  * A granted lock request that outlives one function call: a job permit taken at start and given
@@ -30,6 +31,8 @@ export class HeldLock implements AsyncDisposable {
   /** Every descriptor granted, with its fencing token, in the server's (ascending) order. */
   readonly acquired: readonly AcquiredLock[];
   readonly #client: LockClient;
+  /** The grant this wraps, when it came from `client.lock`: its disposal is the client's. */
+  readonly #grant: GrantedLock | undefined;
   readonly #lost = new AbortController();
   readonly #subscription: { unsubscribe(): void };
   #released = false;
@@ -37,6 +40,7 @@ export class HeldLock implements AsyncDisposable {
   /** Wraps the `acquired` answer of `client.lock`; recipes make these, callers rarely need to. */
   constructor(client: LockClient, answer: LockAcquiredResponse) {
     this.#client = client;
+    this.#grant = answer instanceof GrantedLock ? answer : undefined;
     this.token = answer.token;
     this.acquired = answer.acquired;
     this.#subscription = client.lostLocks.subscribe({
@@ -86,12 +90,19 @@ export class HeldLock implements AsyncDisposable {
   }
 
   /**
-   * {@link release}, for `await using`: waits for the server's answer; does nothing if the lock
-   * was already released (by `release`, `releaseInBackground` or an earlier disposal). A failed
-   * unlock call rejects, as `release` does; the lock then lapses with its lease.
+   * {@link release}, for `await using`, with the disposal rules of a `lock()` grant: waits for the
+   * server's answer; does nothing if the lock was already released (by `release`,
+   * `releaseInBackground` or an earlier disposal) or the client is closed (the lock then lapses
+   * with its lease). A failed unlock call rejects, as `release` does.
    */
   async [Symbol.asyncDispose](): Promise<void> {
-    await this.release();
+    if (this.#released) return;
+    if (this.#grant === undefined) {
+      await this.release();
+      return;
+    }
+    this.#stopWatching();
+    await this.#grant[Symbol.asyncDispose]();
   }
 
   /**
