@@ -25,6 +25,7 @@ import {
   type Validator,
 } from "@leasehold/protocol";
 import { Agent, RetryAgent, type Dispatcher } from "undici";
+import { jitteredRetry } from "./jittered-retry.js";
 import { dispatchExchange, textExchange } from "./dispatch-exchange.js";
 import { LockBatchLineReader } from "./read-lock-batch-lines.js";
 import { errorCode, errorFromAnswer, transportError } from "./transport-error.js";
@@ -43,14 +44,22 @@ export interface LockBatchCallOptions extends CallOptions {
 export interface RetryOptions {
   /**
    * Retries after the first attempt. Default 6: the first retry goes at once (a reset keep-alive
-   * socket usually just needs a new connection), the rest back off from `minTimeoutMs`, doubling,
-   * which rides out about 3 s of outage (a server restart).
+   * socket usually just needs a new connection), the rest wait a random time below a ceiling that
+   * starts at `minTimeoutMs` and doubles (full jitter, see `random`), which rides out up to about
+   * 3 s of outage (a server restart), 1.5 s on average.
    */
   readonly maxRetries?: number;
-  /** First backoff, in ms; doubles each retry. Default 100: a restarting server is back quickly. */
+  /** First backoff ceiling, in ms; doubles each retry. Default 100: a restarting server is back quickly. */
   readonly minTimeoutMs?: number;
-  /** Longest backoff, in ms. Default 2,000. */
+  /** Largest backoff ceiling, in ms: no wait is longer. Default 2,000. */
   readonly maxTimeoutMs?: number;
+  /**
+   * Where the backoff's jitter comes from: a uniform number in [0, 1). Default `Math.random`.
+   * Each wait is drawn from `[0, min(maxTimeoutMs, minTimeoutMs · 2^(retry - 1)))` ("full
+   * jitter", see `fullJitterBackoff`), so clients cut off together do not retry in step. Tests
+   * pass a fixed or recorded source.
+   */
+  readonly random?: (() => number) | undefined;
 }
 
 /** Options of {@link HttpLockService}. */
@@ -126,6 +135,7 @@ export class HttpLockService implements LockService {
         minTimeout: options.retry?.minTimeoutMs ?? 100,
         maxTimeout: options.retry?.maxTimeoutMs ?? 2_000,
         timeoutFactor: 2,
+        retry: jitteredRetry(options.retry?.random),
         methods: ["POST", "GET"] as Dispatcher.HttpMethod[],
         statusCodes: [503],
         // Let the last answer through, so its error body (not a generic retry error) reaches us.

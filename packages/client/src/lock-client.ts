@@ -4,7 +4,6 @@ import {
   validateNamespace,
   type Lease,
   type LockAcquiredResponse,
-  type LockResponse,
   type LockService,
   type LockSpec,
   type RefreshResponse,
@@ -29,7 +28,9 @@ import type { HttpLockClientOptions, LockClientOptions } from "./lock-client-opt
 import type { LockOptions } from "./lock-options.js";
 import type { LostLock } from "./lost-lock.js";
 import { Refresher } from "./refresher.js";
-import { runWithLock, type WithLockOptions, type WithLockResult } from "./with-lock.js";
+import { GrantedLock, LOCK_TIMEOUT, type LockResult } from "./lock-result.js";
+import { optionsThenFn } from "./options-then-fn.js";
+import { runWithLock, type WithLockOptions, type WithLockResult, type WithLockWork } from "./with-lock.js";
 
 /** Options of calls that only take a signal. */
 export interface SignalOptions {
@@ -55,8 +56,9 @@ function positiveCount(n: number, max: number, what: string): void {
  * A leasehold client bound to one namespace, over any {@link LockService}. It keeps held locks
  * alive (the refresher), releases them off the caller's path (`tryUnlock`, batched), and
  * coalesces concurrent timestamp, transaction and refresh calls into one call at a time.
+ * `await using client = LockClient.http(…)` closes it at the end of the scope.
  */
-export class LockClient {
+export class LockClient implements AsyncDisposable {
   /** The namespace every call goes to. */
   readonly namespace: string;
   readonly #service: LockService;
@@ -66,6 +68,8 @@ export class LockClient {
   readonly #now: () => number;
   /** Where `lock` hands a grant its caller no longer wants. */
   readonly #giveBack = (tokens: readonly string[]): void => this.tryUnlock(tokens);
+  /** How a granted lock's `await using` releases it: unlock and wait, unless the client is closed. */
+  readonly #disposeGrant = (token: string): Promise<unknown> => (this.#closed === undefined ? this.unlock([token]) : Promise.resolve());
   /** `requestId`s for lock calls that bring none. */
   readonly #newRequestId = requestIdSource();
   readonly #refresher: Refresher;
@@ -137,9 +141,17 @@ export class LockClient {
    * Acquire `locks`. Resolves with the protocol's answer: `{ status: "acquired", token, lease,
    * acquired }` (each acquired lock with its fencing token) or `{ status: "timeout" }` when the
    * wait ended without a grant; a timeout is an answer, not an error. A granted token is refreshed
-   * until `unlock`/`tryUnlock`. Rejects with `CANCELLED` when `signal` aborts (nothing stays held).
+   * until `unlock`/`tryUnlock`, or until the end of an `await using` scope: both answers are
+   * `AsyncDisposable` (disposing of a grant awaits `unlock` of its token; of a timeout, nothing).
+   * Rejects with `CANCELLED` when `signal` aborts (nothing stays held).
+   *
+   * ```ts
+   * await using res = await client.lock([{ descriptor: "report", mode: "exclusive" }], { acquireTimeoutMs: 5_000 });
+   * if (res.status === "timeout") return;
+   * await writeReport(res.acquired[0]!.fencingToken); // unlocked when the scope ends, even on a throw
+   * ```
    */
-  lock(locks: readonly LockSpec[], options: LockOptions = {}): Promise<LockResponse> {
+  lock(locks: readonly LockSpec[], options: LockOptions = {}): Promise<LockResult> {
     if (this.#closed !== undefined) return Promise.reject(closedError());
     if (lockCallObserved()) return observeLockCall(this.namespace, locks, options, this.#now, this.#newRequestId, this.#acquire);
     // Chained rather than awaited: see acquireLocks on why each async frame counts here.
@@ -151,21 +163,21 @@ export class LockClient {
     acquireLocks(this.#locks, this.namespace, locks, options, this.#now, this.#giveBack, this.#newRequestId).then(this.#granted);
 
   /** Track a grant (almost every grant comes well inside its lease: only a long wait costs a refresh). */
-  readonly #granted = ({ response, sentAt }: AcquireResult): LockResponse | Promise<LockResponse> => {
-    if (response.status !== "acquired") return response;
+  readonly #granted = ({ response, sentAt }: AcquireResult): LockResult | Promise<LockResult> => {
+    if (response.status !== "acquired") return LOCK_TIMEOUT;
     if (this.#now() - sentAt <= response.lease.validForMs / 2) return this.#keep(response, response.lease, sentAt);
     return this.#leaseAfterWait(response, sentAt).then(([lease, from]) => this.#keep(response, lease, from));
   };
 
   /** Start refreshing a grant, unless the client closed meanwhile: then give it back and say so. */
-  #keep(response: LockAcquiredResponse, lease: Lease, leaseFrom: number): LockResponse {
+  #keep(response: LockAcquiredResponse, lease: Lease, leaseFrom: number): GrantedLock {
     if (this.#closed !== undefined) {
       // Nobody would refresh it: give it back rather than let it block others for a lease.
       this.tryUnlock([response.token]);
       throw new LeaseholdError("UNAVAILABLE", "the LockClient was closed while the lock was being acquired; it was released");
     }
     this.#refresher.track(response.token, lease, leaseFrom);
-    return response;
+    return new GrantedLock(response, this.#disposeGrant);
   }
 
   /**
@@ -306,12 +318,14 @@ export class LockClient {
    *   });
    * if (result.status === "timeout") console.log("someone else holds the report");
    * ```
+   *
+   * Arguments go locks, options, work, as in every recipe; the options may be left out
+   * (`withLock(locks, fn)`: no wait, as `lock`'s default).
    */
-  withLock<T>(
-    locks: readonly LockSpec[],
-    options: WithLockOptions,
-    fn: (signal: AbortSignal, lock: LockAcquiredResponse) => Promise<T> | T,
-  ): Promise<WithLockResult<T>> {
+  withLock<T>(locks: readonly LockSpec[], fn: WithLockWork<T>): Promise<WithLockResult<T>>;
+  withLock<T>(locks: readonly LockSpec[], options: WithLockOptions, fn: WithLockWork<T>): Promise<WithLockResult<T>>;
+  async withLock<T>(locks: readonly LockSpec[], optionsOrFn: WithLockOptions | WithLockWork<T>, work?: WithLockWork<T>): Promise<WithLockResult<T>> {
+    const [options, fn] = optionsThenFn<WithLockOptions, WithLockWork<T>>(optionsOrFn, work, "withLock");
     return runWithLock(
       {
         lock: (l, o) => this.lock(l, o),
@@ -344,6 +358,11 @@ export class LockClient {
       await this.#onClose();
     })();
     return this.#closed;
+  }
+
+  /** `close()`, for `await using client = LockClient.http(…)`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   #checkOpen(): void {

@@ -1,6 +1,7 @@
-import { LeaseholdError, type LockAcquiredResponse, type LockResponse, type LockSpec } from "@leasehold/protocol";
+import { LeaseholdError, type LockAcquiredResponse, type LockSpec } from "@leasehold/protocol";
 import type { Observable } from "rxjs";
 import type { LockOptions } from "./lock-options.js";
+import { LOCK_TIMEOUT, type LockResult, type LockTimeout } from "./lock-result.js";
 import type { LostLock } from "./lost-lock.js";
 
 /** Options of `LockClient.withLock`: those of `lock`, and the safety margin. */
@@ -15,14 +16,21 @@ export interface WithLockOptions extends LockOptions {
   readonly leaseMarginMs?: number | undefined;
 }
 
-/** The outcome of `withLock`: the work's result, or the timeout answer (the work never ran). */
-export type WithLockResult<T> =
-  | { readonly status: "acquired"; readonly value: T; readonly lock: LockAcquiredResponse }
-  | { readonly status: "timeout" };
+/**
+ * The outcome of `withLock` (and of every recipe that runs work under a lock): the work's result,
+ * or the one timeout answer of `lock` and the recipes (the work never ran).
+ */
+export type WithLockResult<T> = { readonly status: "acquired"; readonly value: T; readonly lock: LockAcquiredResponse } | LockTimeout;
+
+/**
+ * The work run under the lock: `signal` aborts when the lock is lost or about to lapse (or the
+ * caller's signal aborts); `lock` is the grant, with its fencing tokens.
+ */
+export type WithLockWork<T> = (signal: AbortSignal, lock: LockAcquiredResponse) => Promise<T> | T;
 
 /** What {@link runWithLock} needs from the client. */
 export interface WithLockHost {
-  lock(locks: readonly LockSpec[], options: LockOptions): Promise<LockResponse>;
+  lock(locks: readonly LockSpec[], options: LockOptions): Promise<LockResult>;
   tryUnlock(tokens: readonly string[]): void;
   readonly lostLocks: Observable<LostLock>;
   /** Lease end of a held token (monotonic ms), undefined once not held. */
@@ -35,11 +43,11 @@ export async function runWithLock<T>(
   host: WithLockHost,
   locks: readonly LockSpec[],
   options: WithLockOptions,
-  fn: (signal: AbortSignal, lock: LockAcquiredResponse) => Promise<T> | T,
+  fn: WithLockWork<T>,
 ): Promise<WithLockResult<T>> {
   checkLeaseMargin(options.leaseMarginMs);
   const answer = await host.lock(locks, options);
-  if (answer.status === "timeout") return { status: "timeout" };
+  if (answer.status === "timeout") return LOCK_TIMEOUT;
   const { token } = answer;
   const controller = new AbortController();
   const abort = (reason: string): void => {

@@ -72,8 +72,8 @@ export interface StartServerOptions extends LockServiceOptions {
   readonly metricsTopNamespaces?: number | undefined;
 }
 
-/** A running server. */
-export interface RunningServer {
+/** A running server; `await using server = await startServer()` closes it at the end of the scope. */
+export interface RunningServer extends AsyncDisposable {
   /** Base URL of the server, for example `http://127.0.0.1:7878` (no trailing slash). */
   readonly url: string;
   /** The lock service the server serves; call it directly to skip HTTP in the same process. */
@@ -83,6 +83,8 @@ export interface RunningServer {
    * timestamp bound, close idle keep-alive connections, then resolve. Idempotent.
    */
   close(): Promise<void>;
+  /** `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 function formatUrl(address: AddressInfo): string {
@@ -182,9 +184,6 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     logger.info({ url }, "stopped");
   }
 
-  return {
-    url,
-    service,
-    close: () => (closing ??= stop()),
-  };
+  const close = (): Promise<void> => (closing ??= stop());
+  return { url, service, close, [Symbol.asyncDispose]: close };
 }

@@ -1,5 +1,6 @@
 import { rowLock, type LockAcquiredResponse, type LockMode, type LockSpec } from "@leasehold/protocol";
 import type { LockClient } from "../lock-client.js";
+import { optionsThenFn } from "../options-then-fn.js";
 import type { WithLockResult } from "../with-lock.js";
 
 /** Options of {@link readLock} and {@link writeLock}. */
@@ -37,7 +38,15 @@ function specs(ids: string | readonly string[], mode: LockMode, table: string): 
   return list.map((id) => ({ descriptor: documentDescriptor(id, table), mode }));
 }
 
-function run<T>(client: LockClient, ids: string | readonly string[], mode: LockMode, fn: DocumentWork<T>, options: DocumentLockOptions): Promise<WithLockResult<T>> {
+async function run<T>(
+  client: LockClient,
+  ids: string | readonly string[],
+  mode: LockMode,
+  optionsOrFn: DocumentLockOptions | DocumentWork<T>,
+  work: DocumentWork<T> | undefined,
+): Promise<WithLockResult<T>> {
+  const call = mode === "shared" ? "readLock" : "writeLock";
+  const [options, fn] = optionsThenFn<DocumentLockOptions, DocumentWork<T>>(optionsOrFn, work, call);
   const { table = "document", acquireTimeoutMs = 10_000, signal, leaseMarginMs } = options;
   return client.withLock(specs(ids, mode, table), { acquireTimeoutMs, ...(signal && { signal }), ...(leaseMarginMs !== undefined && { leaseMarginMs }) }, fn);
 }
@@ -48,12 +57,20 @@ function run<T>(client: LockClient, ids: string | readonly string[], mode: LockM
  * them, and they for a writer, so `fn` never sees half an update made under {@link writeLock}.
  * Several ids are locked together (all or none, in one order), so two callers can never deadlock.
  * Resolves `{ status: "timeout" }` if the lock was not granted within `acquireTimeoutMs`.
+ * Arguments go ids, options, work, as `withLock`'s; the options may be left out.
  *
  * It protects only against writers that also take {@link writeLock}: the store itself is not
  * locked. The lock can be lost while `fn` runs; `fn`'s signal says so.
  */
-export function readLock<T>(client: LockClient, ids: string | readonly string[], fn: DocumentWork<T>, options: DocumentLockOptions = {}): Promise<WithLockResult<T>> {
-  return run(client, ids, "shared", fn, options);
+export function readLock<T>(client: LockClient, ids: string | readonly string[], fn: DocumentWork<T>): Promise<WithLockResult<T>>;
+export function readLock<T>(client: LockClient, ids: string | readonly string[], options: DocumentLockOptions, fn: DocumentWork<T>): Promise<WithLockResult<T>>;
+export function readLock<T>(
+  client: LockClient,
+  ids: string | readonly string[],
+  optionsOrFn: DocumentLockOptions | DocumentWork<T>,
+  fn?: DocumentWork<T>,
+): Promise<WithLockResult<T>> {
+  return run(client, ids, "shared", optionsOrFn, fn);
 }
 
 /**
@@ -61,12 +78,19 @@ export function readLock<T>(client: LockClient, ids: string | readonly string[],
  * the `SELECT … FOR UPDATE` of a header row taken before the first read of the update. No reader
  * or other writer of those documents runs meanwhile; queued writers are never starved by a stream
  * of readers (the server queues first in, first out). Resolves `{ status: "timeout" }` if not
- * granted within `acquireTimeoutMs`.
+ * granted within `acquireTimeoutMs`. Arguments go ids, options, work; the options may be left out.
  *
  * Unlike a database transaction nothing is rolled back if `fn` throws halfway: leave the document
  * consistent yourself. The lock can be lost while `fn` runs: stop when the signal aborts, and give
  * the store the fencing token (`lock.acquired[i].fencingToken`) if it can refuse stale writers.
  */
-export function writeLock<T>(client: LockClient, ids: string | readonly string[], fn: DocumentWork<T>, options: DocumentLockOptions = {}): Promise<WithLockResult<T>> {
-  return run(client, ids, "exclusive", fn, options);
+export function writeLock<T>(client: LockClient, ids: string | readonly string[], fn: DocumentWork<T>): Promise<WithLockResult<T>>;
+export function writeLock<T>(client: LockClient, ids: string | readonly string[], options: DocumentLockOptions, fn: DocumentWork<T>): Promise<WithLockResult<T>>;
+export function writeLock<T>(
+  client: LockClient,
+  ids: string | readonly string[],
+  optionsOrFn: DocumentLockOptions | DocumentWork<T>,
+  fn?: DocumentWork<T>,
+): Promise<WithLockResult<T>> {
+  return run(client, ids, "exclusive", optionsOrFn, fn);
 }

@@ -1,11 +1,20 @@
 import type { AcquiredLock, LockAcquiredResponse } from "@leasehold/protocol";
 import { LeaseholdError } from "@leasehold/protocol";
 import type { LockClient, SignalOptions } from "../lock-client.js";
+import { GrantedLock } from "../lock-result.js";
 
 /**
  * A granted lock request that outlives one function call: a job permit taken at start and given
  * back at completion, a batch of claimed tasks, a mutex or timeout lock. The client's refresher
- * keeps it alive until {@link HeldLock.release}.
+ * keeps it alive until {@link HeldLock.release}, or the end of an `await using` scope. Its
+ * `status` is `"acquired"`, so a recipe's answer is this handle or the shared `{ status:
+ * "timeout" }`, as `lock`'s is:
+ *
+ * ```ts
+ * await using held = await mutex.lock({ acquireTimeoutMs: 5_000 });
+ * if (held.status === "timeout") return;
+ * await rebuild({ signal: held.signal, fence: held.fencingToken() }); // released at the end of the scope
+ * ```
  *
  * **It can be lost while work still runs** (a long pause, a partition, a server restart):
  * `signal` aborts as soon as the client learns of it, but it cannot recall a write already sent.
@@ -14,12 +23,16 @@ import type { LockClient, SignalOptions } from "../lock-client.js";
  * methods: they use `withLock`, whose signal also fires a margin before a lease that is not being
  * renewed would lapse.
  */
-export class HeldLock {
+export class HeldLock implements AsyncDisposable {
+  /** Always `"acquired"`: tells a handle from the `{ status: "timeout" }` answer. */
+  readonly status = "acquired" as const;
   /** The lock token: the only way to refresh or release what this request holds. */
   readonly token: string;
   /** Every descriptor granted, with its fencing token, in the server's (ascending) order. */
   readonly acquired: readonly AcquiredLock[];
   readonly #client: LockClient;
+  /** The grant this wraps, when it came from `client.lock`: its disposal is the client's. */
+  readonly #grant: GrantedLock | undefined;
   readonly #lost = new AbortController();
   readonly #subscription: { unsubscribe(): void };
   #released = false;
@@ -27,6 +40,7 @@ export class HeldLock {
   /** Wraps the `acquired` answer of `client.lock`; recipes make these, callers rarely need to. */
   constructor(client: LockClient, answer: LockAcquiredResponse) {
     this.#client = client;
+    this.#grant = answer instanceof GrantedLock ? answer : undefined;
     this.token = answer.token;
     this.acquired = answer.acquired;
     this.#subscription = client.lostLocks.subscribe({
@@ -73,6 +87,22 @@ export class HeldLock {
     this.#stopWatching();
     const unlocked = await this.#client.unlock([this.token], options);
     return unlocked.includes(this.token);
+  }
+
+  /**
+   * {@link release}, for `await using`, with the disposal rules of a `lock()` grant: waits for the
+   * server's answer; does nothing if the lock was already released (by `release`,
+   * `releaseInBackground` or an earlier disposal) or the client is closed (the lock then lapses
+   * with its lease). A failed unlock call rejects, as `release` does.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#released) return;
+    if (this.#grant === undefined) {
+      await this.release();
+      return;
+    }
+    this.#stopWatching();
+    await this.#grant[Symbol.asyncDispose]();
   }
 
   /**

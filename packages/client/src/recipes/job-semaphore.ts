@@ -1,7 +1,9 @@
-import { LeaseholdError, LIMITS, type LockAcquiredResponse, type LockSpec } from "@leasehold/protocol";
+import { LeaseholdError, LIMITS, type LockSpec } from "@leasehold/protocol";
 import type { LockClient } from "../lock-client.js";
 import type { LockOptions } from "../lock-options.js";
-import type { WithLockResult } from "../with-lock.js";
+import type { LockTimeout } from "../lock-result.js";
+import { optionsThenFn } from "../options-then-fn.js";
+import type { WithLockResult, WithLockWork } from "../with-lock.js";
 import { HeldLock } from "./held-lock.js";
 
 /** Options of a {@link JobSemaphore}. */
@@ -16,21 +18,21 @@ export interface JobSemaphoreOptions {
 /** Options of {@link JobSemaphore.start} and {@link JobSemaphore.run}. */
 export interface JobStartOptions {
   /**
-   * How long to wait for a permit, in ms. Default 0: answer granted or denied at once, as a batch
-   * scheduler wants (it will try again on its next tick). Any length works.
+   * How long to wait for a permit, in ms. Default 0: answer at once, granted or `timeout`, as a
+   * batch scheduler wants (it will try again on its next tick). Any length works.
    */
-  readonly acquireTimeoutMs?: number;
+  readonly acquireTimeoutMs?: number | undefined;
   /**
    * The execution's own id, sent as the lock `requestId`: a retried start of the same execution
    * gets the same permit back instead of a second one. Default: a fresh id per call.
    */
-  readonly executionId?: string;
+  readonly executionId?: string | undefined;
   /** Abandons the wait (`CANCELLED`). Default: none. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
-/** The answer of {@link JobSemaphore.start}. */
-export type JobStart = { readonly status: "granted"; readonly permit: HeldLock } | { readonly status: "denied" };
+/** The answer of {@link JobSemaphore.start}: the permit (`status: "acquired"`), or the timeout answer. */
+export type JobStart = HeldLock | LockTimeout;
 
 function checkLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > LIMITS.maxPermitLimit) {
@@ -86,21 +88,25 @@ export class JobSemaphore {
   }
 
   /**
-   * Start an execution: `{ status: "granted", permit }` if fewer than `limit` executions hold a
-   * permit (give it back with `permit.release()` when the execution completes), else
-   * `{ status: "denied" }` — at once, or after `acquireTimeoutMs` of waiting in line.
+   * Start an execution: the permit (a {@link HeldLock}, `status: "acquired"`) if fewer than
+   * `limit` executions hold one — give it back with `permit.release()` when the execution
+   * completes, or let `await using` do it — else `{ status: "timeout" }`, at once or after
+   * `acquireTimeoutMs` of waiting in line.
    */
   async start(options: JobStartOptions = {}): Promise<JobStart> {
     const answer = await this.#client.lock(this.#specs(), this.#lockOptions(options));
-    return answer.status === "acquired" ? { status: "granted", permit: new HeldLock(this.#client, answer) } : { status: "denied" };
+    return answer.status === "acquired" ? new HeldLock(this.#client, answer) : answer;
   }
 
   /**
    * Run one execution under a permit and give it back afterwards, whether `fn` resolves or throws.
-   * `fn`'s signal aborts when the permit is lost or about to lapse. `{ status: "timeout" }` means
-   * denied: `fn` never ran.
+   * `fn`'s signal aborts when the permit is lost or about to lapse. `{ status: "timeout" }`: no
+   * permit was free, and `fn` never ran. The options may be left out: `run(fn)`.
    */
-  run<T>(fn: (signal: AbortSignal, permit: LockAcquiredResponse) => Promise<T> | T, options: JobStartOptions = {}): Promise<WithLockResult<T>> {
+  run<T>(fn: WithLockWork<T>): Promise<WithLockResult<T>>;
+  run<T>(options: JobStartOptions, fn: WithLockWork<T>): Promise<WithLockResult<T>>;
+  async run<T>(optionsOrFn: JobStartOptions | WithLockWork<T>, work?: WithLockWork<T>): Promise<WithLockResult<T>> {
+    const [options, fn] = optionsThenFn<JobStartOptions, WithLockWork<T>>(optionsOrFn, work, "JobSemaphore.run");
     return this.#client.withLock(this.#specs(), this.#lockOptions(options), fn);
   }
 

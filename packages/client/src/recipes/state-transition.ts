@@ -1,4 +1,5 @@
 import type { SignalOptions } from "../lock-client.js";
+import type { LockTimeout } from "../lock-result.js";
 import type { ClaimOptions, TaskClaim, WorkQueueClaims } from "./work-queue-claims.js";
 
 /** A task's stored state: its status and how many more captures it may have. */
@@ -24,8 +25,13 @@ export interface StateTransitionOptions {
   readonly startable?: readonly string[];
 }
 
-/** Tasks captured for one run. Finish each, then release the claim. */
-export interface CapturedTasks {
+/**
+ * Tasks captured for one run. Finish each, then release the claim (`claim.release()`, or let
+ * `await using` do it: disposing of the capture releases its claim).
+ */
+export interface CapturedTasks extends AsyncDisposable {
+  /** Always `"acquired"`: tells a capture from the `{ status: "timeout" }` answer. */
+  readonly status: "acquired";
   /** The tasks this capture may run (eligible and now one retry poorer). */
   readonly taskIds: readonly string[];
   /** The claim holding them (and any ineligible candidates it happened to take). */
@@ -60,12 +66,12 @@ export class StateTransitions {
 
   /**
    * Capture up to `max` (default 10) of `candidates` that no one holds, whose status is startable
-   * and that have retries left. `undefined` when none could be claimed; an empty `taskIds` when
-   * the claimed ones were all ineligible (the claim is then already released).
+   * and that have retries left. `{ status: "timeout" }` when none could be claimed; an empty
+   * `taskIds` when the claimed ones were all ineligible (the claim is then already released).
    */
-  async capture(candidates: readonly string[], options: ClaimOptions = {}): Promise<CapturedTasks | undefined> {
+  async capture(candidates: readonly string[], options: ClaimOptions = {}): Promise<CapturedTasks | LockTimeout> {
     const claim = await this.#claims.claim(candidates, options);
-    if (claim === undefined) return undefined;
+    if (claim.status === "timeout") return claim;
     const taskIds: string[] = [];
     try {
       for (const id of claim.taskIds) {
@@ -81,8 +87,10 @@ export class StateTransitions {
     if (taskIds.length === 0) claim.releaseInBackground();
     const store = this.#store;
     return {
+      status: "acquired",
       taskIds,
       claim,
+      [Symbol.asyncDispose]: () => claim[Symbol.asyncDispose](),
       async finish(taskId: string, status: string, options: SignalOptions = {}): Promise<void> {
         options.signal?.throwIfAborted();
         const state = await store.get(taskId);

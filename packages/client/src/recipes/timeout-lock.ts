@@ -1,5 +1,6 @@
 import { LeaseholdError } from "@leasehold/protocol";
 import type { LockClient, SignalOptions } from "../lock-client.js";
+import type { LockTimeout } from "../lock-result.js";
 import { HeldLock } from "./held-lock.js";
 
 /** Options of a {@link TimeoutLock}. */
@@ -45,12 +46,14 @@ export class TimeoutLock {
   }
 
   /**
-   * Try once to acquire: the held lock, which lets itself go after `holdMs` (releasing it sooner is
-   * allowed), or `undefined` while someone's interval is still running.
+   * Try once to acquire: the held lock, which lets itself go after `holdMs` (releasing it sooner,
+   * by `release()` or the end of an `await using` scope, is allowed), or `{ status: "timeout" }`
+   * while someone's interval is still running. It never waits: an interval lock that waited would
+   * run late, not once per interval.
    */
-  async tryAcquire(options: SignalOptions = {}): Promise<HeldLock | undefined> {
+  async tryAcquire(options: SignalOptions = {}): Promise<HeldLock | LockTimeout> {
     const answer = await this.#client.lock([{ descriptor: this.descriptor, mode: "exclusive" }], { ...(options.signal && { signal: options.signal }) });
-    if (answer.status !== "acquired") return undefined;
+    if (answer.status !== "acquired") return answer;
     const held = new HeldLock(this.#client, answer);
     // unref: a process that is otherwise done may exit; the lock then lapses with its lease.
     setTimeout(() => held.releaseInBackground(), this.holdMs).unref();

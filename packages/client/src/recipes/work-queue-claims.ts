@@ -1,5 +1,6 @@
 import { LeaseholdError, LIMITS, rowLock, type LockAcquiredResponse } from "@leasehold/protocol";
 import type { LockClient } from "../lock-client.js";
+import { LOCK_TIMEOUT, type LockTimeout } from "../lock-result.js";
 import { HeldLock } from "./held-lock.js";
 
 /** Options of {@link WorkQueueClaims.claim}. */
@@ -8,7 +9,7 @@ export interface ClaimOptions {
   readonly max?: number;
   /**
    * How long to wait when every candidate is claimed by someone else, in ms. Default 0: answer
-   * `undefined` at once. With a wait, the claim is answered as soon as any candidate comes free,
+   * `{ status: "timeout" }` at once. With a wait, the claim is answered as soon as any candidate comes free,
    * with what is free at that moment — no polling, no sleep.
    */
   readonly acquireTimeoutMs?: number;
@@ -77,19 +78,20 @@ export class WorkQueueClaims {
   }
 
   /**
-   * Claim up to `max` of `candidates` that nobody else holds. Resolves the claim, or `undefined`
+   * Claim up to `max` of `candidates` that nobody else holds. Resolves the claim (a
+   * {@link TaskClaim}, `status: "acquired"`; `await using` releases it), or `{ status: "timeout" }`
    * when none could be taken (at once, or after `acquireTimeoutMs`) or `candidates` is empty.
    */
-  async claim(candidates: readonly string[], options: ClaimOptions = {}): Promise<TaskClaim | undefined> {
+  async claim(candidates: readonly string[], options: ClaimOptions = {}): Promise<TaskClaim | LockTimeout> {
     const { max = 10, acquireTimeoutMs = 0, signal } = options;
     if (!Number.isSafeInteger(max) || max < 1 || max > LIMITS.maxLocksPerRequest) {
       throw new LeaseholdError("INVALID_ARGUMENT", `max must be an integer between 1 and ${LIMITS.maxLocksPerRequest} (got ${String(max)})`, { path: "max" });
     }
     const idOf = new Map<string, string>();
     for (const id of candidates) idOf.set(this.taskDescriptor(id), id);
-    if (idOf.size === 0) return undefined;
+    if (idOf.size === 0) return LOCK_TIMEOUT;
     const locks = [...idOf.keys()].map((descriptor) => ({ descriptor, mode: "exclusive" as const }));
     const answer = await this.#client.lock(locks, { behavior: "as-many-as-possible", max, acquireTimeoutMs, ...(signal && { signal }) });
-    return answer.status === "acquired" ? new TaskClaim(this.#client, answer, idOf) : undefined;
+    return answer.status === "acquired" ? new TaskClaim(this.#client, answer, idOf) : answer;
   }
 }

@@ -178,7 +178,7 @@ describe("document locks over HTTP: shared reads, exclusive updates", () => {
     const client = env.client();
     let ran = false;
     const outcome = await writeLock(client, "busy-doc", async () => {
-      return readLock(client, "busy-doc", () => void (ran = true), { acquireTimeoutMs: 50 });
+      return readLock(client, "busy-doc", { acquireTimeoutMs: 50 }, () => void (ran = true));
     });
     expect(outcome).toMatchObject({ status: "acquired", value: { status: "timeout" } });
     expect(ran).toBe(false);

@@ -11,8 +11,8 @@ const CLIENT_DIST = fileURLToPath(new URL("../../dist/index.js", import.meta.url
 const CHILD = fileURLToPath(new URL("./fixtures/hold-permit.mjs", import.meta.url));
 
 function granted(start: JobStart): HeldLock {
-  if (start.status !== "granted") throw new Error("expected a permit");
-  return start.permit;
+  if (start.status !== "acquired") throw new Error("expected a permit");
+  return start;
 }
 
 describe("job semaphore over HTTP: concurrency limits for batch jobs", () => {
@@ -30,7 +30,7 @@ describe("job semaphore over HTTP: concurrency limits for batch jobs", () => {
     const b = semaphore(1, "singleton");
     const first = granted(await a.start());
     const before = performance.now();
-    expect((await b.start()).status).toBe("denied");
+    expect((await b.start()).status).toBe("timeout");
     expect(performance.now() - before).toBeLessThan(500); // answered, not waited out
     expect(await first.release()).toBe(true);
     const second = granted(await b.start());
@@ -40,9 +40,9 @@ describe("job semaphore over HTTP: concurrency limits for batch jobs", () => {
   it("limit 4: five starts give four grants and one denial", async () => {
     const name = "four";
     const starts = await Promise.all(Array.from({ length: 5 }, () => semaphore(4, name).start()));
-    const permits = starts.filter((s) => s.status === "granted");
+    const permits = starts.filter((s) => s.status === "acquired");
     expect(permits).toHaveLength(4);
-    expect(starts.filter((s) => s.status === "denied")).toHaveLength(1);
+    expect(starts.filter((s) => s.status === "timeout")).toHaveLength(1);
     for (const s of permits) expect(await granted(s).release()).toBe(true);
   });
 
@@ -67,12 +67,12 @@ describe("job semaphore over HTTP: concurrency limits for batch jobs", () => {
         createInterface({ input: child.stdout! }).once("line", resolve);
         child.once("exit", (code) => reject(new Error(`child exited early (${String(code)})`)));
       });
-      expect(JSON.parse(line)).toEqual({ status: "granted" });
+      expect(JSON.parse(line)).toEqual({ status: "acquired" });
       const next = semaphore(1, "crashy");
-      expect((await next.start()).status).toBe("denied");
+      expect((await next.start()).status).toBe("timeout");
       // The child's refresher keeps its permit alive past a lease…
       await sleep(LEASE_MS * 1.5);
-      expect((await next.start()).status).toBe("denied");
+      expect((await next.start()).status).toBe("timeout");
       // …until it dies without a word.
       const killedAt = performance.now();
       child.kill("SIGKILL");
@@ -95,7 +95,7 @@ describe("job semaphore over HTTP: concurrency limits for batch jobs", () => {
     const until = performance.now() + 4 * LEASE_MS;
     let denials = 0;
     while (performance.now() < until) {
-      expect((await other.start()).status).toBe("denied");
+      expect((await other.start()).status).toBe("timeout");
       denials++;
       await sleep(50);
     }
@@ -113,18 +113,18 @@ describe("job semaphore over HTTP: concurrency limits for batch jobs", () => {
     lowered.setLimit(2);
     expect(lowered.limit).toBe(2);
     const before = performance.now();
-    expect((await lowered.start()).status).toBe("denied"); // 4 hold
+    expect((await lowered.start()).status).toBe("timeout"); // 4 hold
     await holders[0]!.release();
-    expect((await lowered.start()).status).toBe("denied"); // 3 hold
+    expect((await lowered.start()).status).toBe("timeout"); // 3 hold
     await holders[1]!.release();
-    expect((await lowered.start()).status).toBe("denied"); // 2 hold: not fewer than 2
+    expect((await lowered.start()).status).toBe("timeout"); // 2 hold: not fewer than 2
     // Nothing was revoked: the two remaining holders are still held, past a whole lease.
     await sleep(Math.max(0, before + LEASE_MS * 1.2 - performance.now()));
     expect(holders[2]!.signal.aborted).toBe(false);
     expect(holders[3]!.signal.aborted).toBe(false);
     await holders[2]!.release();
     const permit = granted(await lowered.start()); // 1 holds: granted
-    expect((await lowered.start()).status).toBe("denied"); // 2 hold again
+    expect((await lowered.start()).status).toBe("timeout"); // 2 hold again
     expect(await holders[3]!.release()).toBe(true);
     expect(await permit.release()).toBe(true);
     expect(() => lowered.setLimit(0)).toThrow(/limit/);
@@ -142,13 +142,13 @@ describe("job semaphore over HTTP: concurrency limits for batch jobs", () => {
       for (let i = 0; i < 100; i++) {
         try {
           const start = await jobs.start({ acquireTimeoutMs: 10_000 });
-          if (start.status !== "granted") throw new Error("denied after 10 s");
+          if (start.status !== "acquired") throw new Error("no permit after 10 s");
           running++;
           maxRunning = Math.max(maxRunning, running);
           executions++;
           await sleep(1 + Math.random() * 2); // the work: long enough for other grants to land meanwhile
           running--; // counted out before the permit goes back, never after
-          await start.permit.release();
+          await start.release();
         } catch (err) {
           errors.push(err);
         }

@@ -14,7 +14,7 @@ describe("timeout lock over HTTP", () => {
   async function acquiredAfter(lock: TimeoutLock, from: number): Promise<number> {
     for (;;) {
       const held = await lock.tryAcquire();
-      if (held) {
+      if (held.status === "acquired") {
         held.releaseInBackground();
         return performance.now() - from;
       }
@@ -28,23 +28,27 @@ describe("timeout lock over HTTP", () => {
     const second = new TimeoutLock(env.client(), "hourly", { holdMs: HOLD_MS });
     const start = performance.now();
     const held = await first.tryAcquire();
-    expect(held).toBeDefined();
-    expect(await second.tryAcquire()).toBeUndefined();
+    expect(held.status).toBe("acquired");
+    expect(await second.tryAcquire()).toEqual({ status: "timeout" });
     await sleep(LEASE_MS * 1.5);
-    expect(await second.tryAcquire()).toBeUndefined(); // still held: refreshed past the lease
+    expect(await second.tryAcquire()).toEqual({ status: "timeout" }); // still held: refreshed past the lease
     const after = await acquiredAfter(second, start);
     expect(after).toBeGreaterThanOrEqual(HOLD_MS - 50);
     expect(after).toBeLessThan(HOLD_MS + 400);
-    expect(held!.released).toBe(true);
+    expect(held.status === "acquired" && held.released).toBe(true);
   });
 
   it("may be released before its time", async () => {
     const lock = new TimeoutLock(env.client(), "early", { holdMs: 60_000 });
     const held = await lock.tryAcquire();
-    expect(await held!.release()).toBe(true);
-    const again = await lock.tryAcquire();
-    expect(again).toBeDefined();
-    await again!.release();
+    if (held.status !== "acquired") throw new Error("expected the lock");
+    expect(await held.release()).toBe(true);
+    {
+      // Or at the end of a scope: `await using` releases it early, long before holdMs.
+      await using again = await lock.tryAcquire();
+      expect(again.status).toBe("acquired");
+    }
+    expect((await lock.tryAcquire()).status).toBe("acquired");
   });
 
   it("refuses a hold that is not a positive number", () => {

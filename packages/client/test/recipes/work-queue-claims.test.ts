@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runClaimWorker, WorkQueueClaims } from "../../src/index.js";
+import { runClaimWorker, WorkQueueClaims, type LockTimeout, type TaskClaim } from "../../src/index.js";
 import { recipeServer, tick, type RecipeServer } from "./support/recipe-server.js";
 
 const LEASE_MS = 3_000; // a crashed worker's tasks come back after this; long enough that a loaded CI machine's event-loop stalls never look like a lost claim
+
+function claimed(answer: TaskClaim | LockTimeout): TaskClaim {
+  if (answer.status !== "acquired") throw new Error("expected a claim");
+  return answer;
+}
 
 /** The test's own task table: which tasks exist, which are finished, how often each ran. */
 class TaskTable {
@@ -47,8 +52,8 @@ describe("work-queue claims over HTTP (as-many-as-possible, READPAST-style)", ()
     const WINDOW = 200;
     // A worker that claims a batch and dies at once: its client stops refreshing, nothing is released.
     const doomedClient = env.client();
-    const doomed = await new WorkQueueClaims(doomedClient, "bulk").claim(table.window(WINDOW), { max: 10 });
-    expect(doomed?.taskIds).toHaveLength(10);
+    const doomed = claimed(await new WorkQueueClaims(doomedClient, "bulk").claim(table.window(WINDOW), { max: 10 }));
+    expect(doomed.taskIds).toHaveLength(10);
     const crashedAt = performance.now();
     await doomedClient.close();
 
@@ -90,7 +95,7 @@ describe("work-queue claims over HTTP (as-many-as-possible, READPAST-style)", ()
     expect(table.window(1)).toEqual([]);
     // Every worker took part, and the crashed worker's tasks were run by others after its lease.
     for (const s of stats) expect(s.batches).toBeGreaterThan(0);
-    for (const id of doomed!.taskIds) expect(ranAt.get(id)! - crashedAt).toBeGreaterThan(LEASE_MS * 0.8);
+    for (const id of doomed.taskIds) expect(ranAt.get(id)! - crashedAt).toBeGreaterThan(LEASE_MS * 0.8);
     // No sleep between batches: the next claim left as soon as the last batch was done.
     expect(gaps.length).toBeGreaterThan(900);
     expect(Math.max(...gaps)).toBeLessThan(100);
@@ -100,52 +105,52 @@ describe("work-queue claims over HTTP (as-many-as-possible, READPAST-style)", ()
   it("a crashed worker's claimed tasks become claimable again after its lease, not before", async () => {
     const ids = ["a", "b", "c"];
     const crashed = env.client();
-    const claim = await new WorkQueueClaims(crashed, "crash").claim(ids);
-    expect(claim?.taskIds).toEqual(ids);
+    const claim = claimed(await new WorkQueueClaims(crashed, "crash").claim(ids));
+    expect(claim.taskIds).toEqual(ids);
     const crashedAt = performance.now();
     await crashed.close(); // stops refreshing; nothing is unlocked
 
     const survivor = new WorkQueueClaims(env.client(), "crash");
-    expect(await survivor.claim(ids)).toBeUndefined(); // held: skipped, not waited for
-    const again = await survivor.claim(ids, { acquireTimeoutMs: 5 * LEASE_MS });
+    expect(await survivor.claim(ids)).toEqual({ status: "timeout" }); // held: skipped, not waited for
+    const again = claimed(await survivor.claim(ids, { acquireTimeoutMs: 5 * LEASE_MS }));
     const after = performance.now() - crashedAt;
     expect(after).toBeGreaterThan(LEASE_MS * 0.8);
     expect(after).toBeLessThan(LEASE_MS + 500);
     // The server frees every descriptor of the lapsed token before it wakes waiters, so the
     // waiting claim gets all three at once.
-    expect(again?.taskIds).toEqual(ids);
+    expect(again.taskIds).toEqual(ids);
     const rest = await survivor.claim(ids);
-    expect(rest).toBeUndefined();
-    expect(again!.taskFence(again!.taskIds[0]!)).toBeGreaterThan(claim!.taskFence(again!.taskIds[0]!)); // a stale claimer can be refused
-    expect(await again!.release()).toBe(true);
-    if (rest) expect(await rest.release()).toBe(true);
+    expect(rest).toEqual({ status: "timeout" });
+    expect(again.taskFence(again.taskIds[0]!)).toBeGreaterThan(claim.taskFence(again.taskIds[0]!)); // a stale claimer can be refused
+    expect(await again.release()).toBe(true);
+    if (rest.status === "acquired") expect(await rest.release()).toBe(true);
   });
 
   it("skips held tasks instead of queueing behind them, takes at most max, and keeps queues apart", async () => {
     const client = env.client();
     const q = new WorkQueueClaims(client, "skip");
-    const first = await q.claim(["1", "2", "3", "4", "5"], { max: 2 });
-    expect(first?.taskIds).toEqual(["1", "2"]);
+    const first = claimed(await q.claim(["1", "2", "3", "4", "5"], { max: 2 }));
+    expect(first.taskIds).toEqual(["1", "2"]);
     const before = performance.now();
-    const second = await q.claim(["1", "2", "3", "4", "5"], { max: 10 });
+    const second = claimed(await q.claim(["1", "2", "3", "4", "5"], { max: 10 }));
     expect(performance.now() - before).toBeLessThan(500);
-    expect(second?.taskIds).toEqual(["3", "4", "5"]);
+    expect(second.taskIds).toEqual(["3", "4", "5"]);
     // The same ids in another queue are other tasks.
-    const other = await new WorkQueueClaims(client, "skip-other").claim(["1", "2"]);
-    expect(other?.taskIds).toEqual(["1", "2"]);
-    expect(await q.claim([])).toBeUndefined();
+    const other = claimed(await new WorkQueueClaims(client, "skip-other").claim(["1", "2"]));
+    expect(other.taskIds).toEqual(["1", "2"]);
+    expect(await q.claim([])).toEqual({ status: "timeout" });
     await expect(q.claim(["x"], { max: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    for (const c of [first, second, other]) await c!.release();
+    for (const c of [first, second, other]) await c.release();
   });
 
   it("a waiting claim is answered as soon as a candidate comes free, with no polling", async () => {
     const q = new WorkQueueClaims(env.client(), "wake");
-    const holder = await q.claim(["only"]);
+    const holder = claimed(await q.claim(["only"]));
     const waiting = q.claim(["only"], { acquireTimeoutMs: 5_000 });
     await new Promise((r) => setTimeout(r, 100));
     const releasedAt = performance.now();
-    await holder!.release();
-    expect((await waiting)?.taskIds).toEqual(["only"]);
+    await holder.release();
+    expect(claimed(await waiting).taskIds).toEqual(["only"]);
     expect(performance.now() - releasedAt).toBeLessThan(300);
   });
 });

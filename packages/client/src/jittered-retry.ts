@@ -1,0 +1,36 @@
+import type { RetryHandler } from "undici";
+import { fullJitterBackoff } from "./full-jitter-backoff.js";
+
+/**
+ * The retry decision of undici's `RetryAgent`, the same as its built-in one (error codes, methods,
+ * status codes, retry budget, a `retry-after` answer honoured up to the longest backoff), except
+ * for how long it sleeps: {@link fullJitterBackoff} instead of the plain doubling, so clients that
+ * lost the server at the same moment do not come back in step. `random` is for tests.
+ */
+export function jitteredRetry(random?: () => number): RetryHandler.RetryCallback {
+  return (err, { state, opts }, callback) => {
+    const retry = opts.retryOptions ?? {};
+    const { statusCode, code, headers } = err as Error & { statusCode?: number; code?: string; headers?: Record<string, string | string[] | undefined> };
+    const refused =
+      (code !== undefined && code !== "UND_ERR_REQ_RETRY" && !(retry.errorCodes ?? []).includes(code)) ||
+      (retry.methods !== undefined && !retry.methods.includes(opts.method)) ||
+      (statusCode !== undefined && retry.statusCodes !== undefined && !retry.statusCodes.includes(statusCode)) ||
+      state.counter > (retry.maxRetries ?? 5);
+    if (refused) return callback(err);
+    const capMs = retry.maxTimeout ?? 30_000;
+    const afterMs = retryAfterMs(headers?.["retry-after"]);
+    // The server's own retry-after is a floor it asked for, not a herd: keep it (capped).
+    const wait = afterMs > 0 ? Math.min(afterMs, capMs) : fullJitterBackoff(state.counter, { baseMs: retry.minTimeout ?? 500, capMs, random });
+    setTimeout(() => callback(null), wait);
+  };
+}
+
+/** A `retry-after` header in ms: seconds or an HTTP date; 0 when absent or unreadable. */
+function retryAfterMs(header: string | string[] | undefined): number {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value === "") return 0;
+  const seconds = Number(value);
+  if (!Number.isNaN(seconds)) return seconds * 1_000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? 0 : at - Date.now();
+}
