@@ -48,7 +48,8 @@ export const MAX_HOPS = 4;
  * Sends each call of a cluster client to its namespace's shard leader (PROTOCOL.md "Cluster
  * mode") and deals with what comes back:
  * - `421 NOT_LEADER`: re-sent at once to `details.leaderUrl` (at most {@link MAX_HOPS} times),
- *   which also becomes the shard's leader in the map; the map is refreshed in the background.
+ *   which also becomes the shard's leader in the map; the map is refreshed in the background (at
+ *   once when the 421 contradicts it, else at most every `minIntervalMs`).
  * - `503`, and failures with no answer that the call allows re-sending after: the map is
  *   refreshed; another server that has not failed in this round is tried at once, else the call
  *   sleeps a full-jitter backoff (at least the answer's `retryAfterMs` / `retry-after`) and tries
@@ -111,9 +112,13 @@ export class ClusterRouter {
         }
       }
       if (answer.status === 421) {
-        void map.refresh();
         const leader = leaderOf(answer.text, map);
         const shard = call.namespace === undefined ? undefined : map.shardOf(call.namespace);
+        // A 421 that contradicts the map (its leader said no, or another leader is named) means
+        // the map is stale: refresh even if it just loaded, since the new term's leaderId (which
+        // voids the old term's tokens) comes from it.
+        const mapLeader = shard === undefined ? undefined : map.leader(shard);
+        void map.refresh(mapLeader !== undefined && (mapLeader === target || (leader !== undefined && mapLeader !== leader)));
         if (leader !== undefined && shard !== undefined) map.hint(shard, leader);
         if (leader !== undefined && leader.key !== target.key && !avoid.has(leader.key) && hops < MAX_HOPS) {
           hops++;

@@ -104,12 +104,15 @@ export class ShardMap {
   }
 
   /**
-   * Fetch the map again, unless a fetch is in flight (its promise is returned) or one ended less
-   * than `minIntervalMs` ago. Never rejects: a map nobody could serve leaves the old one.
+   * Fetch the map again, unless a fetch is in flight (its promise is returned) or, unless
+   * `stale`, one ended less than `minIntervalMs` ago. `stale` says the caller has news the map
+   * cannot have had (a `421` naming another leader than the map's): it still joins a fetch in
+   * flight, but is not held back by the interval. Never rejects: a map nobody could serve leaves
+   * the old one.
    */
-  refresh(): Promise<void> {
+  refresh(stale = false): Promise<void> {
     if (this.#inFlight !== undefined) return this.#inFlight;
-    if (this.#options.now() - this.#doneAt < this.#minIntervalMs) return Promise.resolve();
+    if (!stale && this.#options.now() - this.#doneAt < this.#minIntervalMs) return Promise.resolve();
     return this.#start();
   }
 
