@@ -59,8 +59,8 @@ export const MAX_HOPS = 4;
  */
 export class ClusterRouter {
   readonly #options: ClusterRouterOptions;
-  /** Index in `map.servers()` of the last server that answered: calls with no known leader start there. */
-  #preferred = 0;
+  /** The last server that answered: calls with no known leader start there. */
+  #preferred: ServerTarget | undefined;
 
   constructor(options: ClusterRouterOptions) {
     this.#options = options;
@@ -133,7 +133,7 @@ export class ClusterRouter {
         if (await pause(retryAfterOf(answer))) continue;
         return answer;
       }
-      this.#prefer(target);
+      this.#preferred = target;
       return answer;
     }
   }
@@ -145,16 +145,12 @@ export class ClusterRouter {
     const leader = shard === undefined ? undefined : map.leader(shard);
     if (leader !== undefined && !avoid.has(leader.key)) return leader;
     const servers = map.servers();
+    const from = this.#preferred === undefined ? 0 : Math.max(0, servers.indexOf(this.#preferred));
     for (let i = 0; i < servers.length; i++) {
-      const server = servers[(this.#preferred + i) % servers.length]!;
+      const server = servers[(from + i) % servers.length]!;
       if (!avoid.has(server.key)) return server;
     }
     return undefined;
-  }
-
-  #prefer(target: ServerTarget): void {
-    const at = this.#options.map.servers().indexOf(target);
-    if (at !== -1) this.#preferred = at;
   }
 }
 

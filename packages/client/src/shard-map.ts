@@ -35,6 +35,8 @@ export class ShardMap {
   readonly #minIntervalMs: number;
   /** Every server known by URL key: the seeds, then each leader URL learned. */
   readonly #servers = new Map<string, ServerTarget>();
+  /** The values of `#servers`, in order, kept as a list so routing reads it without copying. */
+  readonly #serverList: ServerTarget[] = [];
   #shards = 0;
   #leaders: (ServerTarget | undefined)[] = [];
   #byNamespace = new Map<string, number>();
@@ -48,7 +50,7 @@ export class ShardMap {
   constructor(options: ShardMapOptions) {
     this.#options = options;
     this.#minIntervalMs = options.minIntervalMs ?? 100;
-    for (const seed of options.seeds) this.#servers.set(seed.key, seed);
+    for (const seed of options.seeds) this.#add(seed);
   }
 
   /** True once a map was fetched. */
@@ -79,8 +81,13 @@ export class ShardMap {
   }
 
   /** Every server known: the seeds first, then the leaders learned. */
-  servers(): ServerTarget[] {
-    return [...this.#servers.values()];
+  servers(): readonly ServerTarget[] {
+    return this.#serverList;
+  }
+
+  #add(target: ServerTarget): void {
+    this.#servers.set(target.key, target);
+    this.#serverList.push(target);
   }
 
   /** The known target for `url` (the same object for the same server), or undefined for a URL that is not http(s). */
@@ -93,14 +100,17 @@ export class ShardMap {
     }
     const known = this.#servers.get(target.key);
     if (known !== undefined) return known;
-    this.#servers.set(target.key, target);
+    this.#add(target);
     return target;
   }
 
-  /** The first map: starts its fetch if none ran yet, and waits for the fetch in flight. */
+  /**
+   * The first map: starts its fetch if none ran yet, and waits for the fetch in flight. After a
+   * fetch that nobody could serve, calls go on without a map (to the members in turn) and ask
+   * again at most every `minIntervalMs`.
+   */
   ready(): Promise<void> {
-    if (this.#shards > 0) return Promise.resolve();
-    return this.#inFlight ?? this.#start();
+    return this.#shards > 0 ? Promise.resolve() : this.refresh();
   }
 
   /**
@@ -126,7 +136,7 @@ export class ShardMap {
   }
 
   async #load(): Promise<void> {
-    const servers = this.servers();
+    const servers = [...this.#serverList];
     for (let i = 0; i < servers.length; i++) {
       const at = (this.#askFirst + i) % servers.length;
       try {
