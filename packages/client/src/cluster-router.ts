@@ -130,6 +130,10 @@ export class ClusterRouter {
       }
       if (answer.status === 503 && backoff !== undefined) {
         void map.refresh();
+        // A member that is not the shard's known leader has nothing better to say next time:
+        // with no leader known, the next try starts at the member after it.
+        const shard = call.namespace === undefined ? undefined : map.shardOf(call.namespace);
+        if (shard === undefined || map.leader(shard) !== target) this.#preferred = after(map.servers(), target);
         if (await pause(retryAfterOf(answer))) continue;
         return answer;
       }
@@ -152,6 +156,11 @@ export class ClusterRouter {
     }
     return undefined;
   }
+}
+
+/** The server after `target` in `servers` (the first when `target` is not there). */
+function after(servers: readonly ServerTarget[], target: ServerTarget): ServerTarget | undefined {
+  return servers[(servers.indexOf(target) + 1) % servers.length];
 }
 
 /** The `leaderUrl` of a 421's error body, as a known target; undefined when absent or not a URL. */

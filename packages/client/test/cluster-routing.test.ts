@@ -248,6 +248,23 @@ describe("cluster routing: 503 and connection failures", () => {
     expect(performance.now() - started).toBeLessThan(300 + 400);
   });
 
+  it("a 503 from a member when no leader is known is retried on another member", async () => {
+    const server = await backend();
+    const state = new ClusterState(8); // the map knows no leader for the shard
+    const a = await member("a", state, server.url);
+    const b = await member("b", state, server.url);
+    a.override = (seen, res) => {
+      if (seen.operation !== "lock") return false;
+      sendJson(res, 503, { error: { code: "UNAVAILABLE", message: "no leader", details: { retryAfterMs: 50 } } }, { "retry-after": "1" });
+      return true;
+    };
+    b.override = (seen, _res, proxy) => (seen.operation === "lock" ? (proxy(), true) : false); // b has just taken the shard
+    const c = client({ baseUrls: [a.url, b.url] });
+    acquired(await c.lock([{ descriptor: "o-1", mode: "exclusive" }], { acquireTimeoutMs: 2_000 }));
+    expect(a.count("lock")).toBe(1);
+    expect(b.count("lock")).toBe(1);
+  });
+
   it("a refused connection to one server is re-sent at once to another", async () => {
     const server = await backend();
     const state = new ClusterState(8);
