@@ -69,8 +69,8 @@ export class ClusterRouter {
   /** The final answer of `call` (any status: the caller turns non-2xx into errors); rejects with the last failure. */
   async route(call: RoutedCall): Promise<RoutedAnswer> {
     const { map, now, backoff } = this.#options;
-    if (call.namespace !== undefined && !map.loaded) await untilAborted(map.ready(), call.signal);
     const deadline = now() + call.budgetMs;
+    if (call.namespace !== undefined && !map.loaded) await untilAborted(map.ready(), call.signal);
     /** Servers that gave no answer in this round. */
     const avoid = new Set<string>();
     let hops = 0;

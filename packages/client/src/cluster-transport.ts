@@ -83,7 +83,7 @@ export class ClusterTransport {
         attempt: (target, remainingMs) => {
           const wait = Math.max(0, Math.ceil(remainingMs));
           // A re-sent lock waits what is left of its own deadline, under the same requestId.
-          const text = lock !== undefined && sent ? JSON.stringify({ ...lock, acquireTimeoutMs: wait }) : json;
+          const text = lock !== undefined && (sent || wait < (lock.acquireTimeoutMs ?? 0)) ? JSON.stringify({ ...lock, acquireTimeoutMs: wait }) : json;
           sent = true;
           return this.#exchange(target, method, path, text, lock === undefined ? timeoutMs : wait + timeoutMs, signal);
         },
