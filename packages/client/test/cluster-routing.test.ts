@@ -139,6 +139,44 @@ describe("cluster routing: 421 NOT_LEADER", () => {
     await expect.poll(() => a.count("cluster") + b.count("cluster")).toBeGreaterThan(0);
   });
 
+  it("a single baseUrl whose first request is a lock batch answered 421 switches too (nothing ran there)", async () => {
+    const server = await backend();
+    const state = new ClusterState(8);
+    const a = await member("a", state, server.url);
+    const b = await member("b", state, server.url);
+    state.lead(NS, b.url, "term-1");
+    const c = client({ baseUrl: a.url });
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => c.lock([{ descriptor: `d-${i}`, mode: "exclusive" }], { acquireTimeoutMs: 2_000 })));
+    expect(answers.every((x) => x.status === "acquired")).toBe(true);
+    expect(server.service.snapshot(NS).heldTokens).toBe(30);
+    expect(a.count("lock-batch")).toBeGreaterThanOrEqual(1);
+    expect(b.count("lock-batch")).toBeGreaterThanOrEqual(1);
+  });
+
+  it("batch entries answered NOT_LEADER on their lines are re-sent alone, routed, with their requestId", async () => {
+    const server = await backend();
+    const state = new ClusterState(8);
+    const a = await member("a", state, server.url);
+    state.lead(NS, a.url, "term-1");
+    let refusedBatch = false;
+    a.override = (seen, res) => {
+      if (seen.operation !== "lock-batch" || refusedBatch) return false;
+      refusedBatch = true; // the leader lost the shard right after it read the batch
+      const { requests } = JSON.parse(seen.body) as { requests: unknown[] };
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.end(requests.map((_, index) => JSON.stringify({ index, error: { code: "NOT_LEADER", message: "lost the shard", details: { shard: state.shardOf(NS) } } }) + "\n").join(""));
+      return true;
+    };
+    const c = client({ baseUrls: [a.url, (await member("b", state, server.url)).url] });
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => c.lock([{ descriptor: `d-${i}`, mode: "exclusive" }], { acquireTimeoutMs: 2_000 })));
+    expect(refusedBatch).toBe(true);
+    expect(answers.every((x) => x.status === "acquired")).toBe(true);
+    expect(server.service.snapshot(NS).heldTokens).toBe(30);
+    const refused = JSON.parse(a.seen.find((s) => s.operation === "lock-batch")!.body) as { requests: { requestId: string }[] };
+    const alone = new Set(lockBodies(a).map((x) => x.requestId));
+    for (const r of refused.requests) expect(alone.has(r.requestId)).toBe(true);
+  });
+
   it("a 421 naming no leader, everywhere, ends as NOT_LEADER at the call's deadline", async () => {
     const server = await backend();
     const state = new ClusterState(8);
