@@ -10,6 +10,9 @@ import {
   type StartedTransaction,
   type StartTransactionsResponse,
   type TimestampsResponse,
+  type CallOptions,
+  type UnlockRequest,
+  type UnlockResponse,
 } from "@leasehold/protocol";
 import { pino, type Logger } from "pino";
 import type { Observable } from "rxjs";
@@ -43,6 +46,15 @@ export interface StartedTransactionInfo extends StartedTransaction {
   /** The namespace's immutable timestamp when it started (≤ `startTimestamp`). */
   readonly immutableTimestamp: number;
 }
+
+/** What a transport that knows leader terms offers (the HTTP one: see `HttpLockService.onVoidLeader`). */
+interface LeaderWatch {
+  onVoidLeader(listener: (leaderId: string) => void): () => void;
+  isVoidLeader(leaderId: string): boolean;
+}
+
+/** Most void tokens remembered so that an unlock does not send them (the newest are kept). */
+const MAX_VOIDED = 10_000;
 
 const closedError = (): LeaseholdError => new LeaseholdError("UNAVAILABLE", "the LockClient is closed");
 
@@ -79,13 +91,19 @@ export class LockClient implements AsyncDisposable {
   readonly #refresh: Autobatcher<RefreshAsk, RefreshResponse>;
   /** Where `lock` requests go: the lock batcher when `lockBatching` is on, else the service. */
   readonly #locks: Pick<LockService, "lock">;
+  /** Where unlocks go: the service, less the tokens of ended leader terms. */
+  readonly #unlocks: Pick<LockService, "unlock">;
+  /** Tokens dropped as `leader-changed`: void, so unlocking them would be a wasted call. */
+  readonly #voided = new Set<string>();
+  readonly #leaders: LeaderWatch | undefined;
+  readonly #stopWatchingLeaders: () => void;
   #closed: Promise<void> | undefined;
 
   /** A client over the HTTP protocol (undici). `close()` closes its connections. */
   static http(options: HttpLockClientOptions): LockClient {
     validateNamespace(options.namespace); // before opening any connection
     const service = new HttpLockService(options);
-    return new LockClient(service, options, () => service.close(), false);
+    return new LockClient(service, options, () => service.close(), false, service);
   }
 
   /** A client over any `LockService`, e.g. the server's `createLockService()` in the same process. */
@@ -93,7 +111,7 @@ export class LockClient implements AsyncDisposable {
     return new LockClient(service, options, async () => undefined, true);
   }
 
-  private constructor(service: LockService, options: LockClientOptions, onClose: () => Promise<void>, inProcess: boolean) {
+  private constructor(service: LockService, options: LockClientOptions, onClose: () => Promise<void>, inProcess: boolean, leaders?: LeaderWatch) {
     this.namespace = validateNamespace(options.namespace);
     this.#service = service;
     this.#onClose = onClose;
@@ -116,22 +134,46 @@ export class LockClient implements AsyncDisposable {
       (options.lockBatching ?? !inProcess) && service.lockBatch !== undefined
         ? new LockBatcher({ service, namespace: ns, release: this.#giveBack, now: this.#now, inProcess })
         : service;
+    this.#unlocks = { unlock: (namespace, body, callOptions) => this.#unlockSendable(namespace, body, callOptions) };
     this.#unlocker = new AsyncUnlocker({
-      service,
+      service: this.#unlocks,
       logger: this.#logger,
       stats: this.#stats,
       forget: (_namespace, tokens) => this.#refresher.forget(tokens),
     });
-    // Lost locks are rare: one subscription per client, publishing only when someone listens.
+    // Lost locks are rare: one subscription per client, publishing only when someone listens; a
+    // token of an ended leader term is remembered so that no unlock ever carries it.
     this.#refresher.lost.subscribe(({ token, reason }) => {
       if (clientChannels.lockLost.hasSubscribers) clientChannels.lockLost.publish(clientMessages.lockLost(ns, token, reason));
+      if (reason !== "leader-changed") return;
+      if (this.#voided.size >= MAX_VOIDED) this.#voided.delete(this.#voided.values().next().value!);
+      this.#voided.add(token);
     });
+    // A cluster transport says when a shard's leader changed: its tokens are lost now, not at the
+    // next refresh (withLock's signal hears it at once).
+    this.#leaders = leaders;
+    this.#stopWatchingLeaders = leaders?.onVoidLeader((leaderId) => this.#refresher.dropLeader(leaderId)) ?? (() => undefined);
+  }
+
+  /** `unlock` of the tokens that are worth sending: those of an ended leader term are void. */
+  #unlockSendable(namespace: string, body: UnlockRequest, options: CallOptions | undefined): Promise<UnlockResponse> {
+    if (this.#voided.size === 0) return this.#service.unlock(namespace, body, options);
+    const tokens = body.tokens.filter((token) => !this.#voided.delete(token));
+    if (tokens.length === 0) return Promise.resolve({ unlocked: [] });
+    return this.#service.unlock(namespace, { tokens }, options);
+  }
+
+  /** A grant or start answered under a term already known to have ended is lost at once. */
+  #dropIfVoid(lease: Lease): void {
+    if (this.#leaders?.isVoidLeader(lease.leaderId)) this.#refresher.dropLeader(lease.leaderId);
   }
 
   /**
    * Tokens the client learns it no longer holds, with the reason: a refresh did not return them
-   * (the server released them), the server restarted (new `leaderId`), their lease ran out while
-   * refreshes failed, or they outstayed `maxTenureMs`. Completes on `close()`.
+   * (the server released them), the server restarted or (in a cluster) the namespace's shard
+   * changed leader (`leader-changed`, reported as soon as the shard map or any answer shows the
+   * new `leaderId`), their lease ran out while refreshes failed, or they outstayed `maxTenureMs`.
+   * Completes on `close()`.
    */
   get lostLocks(): Observable<LostLock> {
     return this.#refresher.lost;
@@ -159,7 +201,7 @@ export class LockClient implements AsyncDisposable {
   }
 
   /** `lock` for a call observed through the diagnostics channels (see {@link observeLockCall}). */
-  readonly #acquire = (locks: readonly LockSpec[], options: LockOptions): Promise<LockResponse> =>
+  readonly #acquire = (locks: readonly LockSpec[], options: LockOptions): Promise<LockResult> =>
     acquireLocks(this.#locks, this.namespace, locks, options, this.#now, this.#giveBack, this.#newRequestId).then(this.#granted);
 
   /** Track a grant (almost every grant comes well inside its lease: only a long wait costs a refresh). */
@@ -177,6 +219,7 @@ export class LockClient implements AsyncDisposable {
       throw new LeaseholdError("UNAVAILABLE", "the LockClient was closed while the lock was being acquired; it was released");
     }
     this.#refresher.track(response.token, lease, leaseFrom);
+    this.#dropIfVoid(lease);
     return new GrantedLock(response, this.#disposeGrant);
   }
 
@@ -285,6 +328,7 @@ export class LockClient implements AsyncDisposable {
     const sentAt = this.#now();
     const answer = await this.#transactions.submit(count, options);
     for (const txn of answer.transactions) this.#refresher.track(txn.token, answer.lease, sentAt);
+    this.#dropIfVoid(answer.lease);
     return answer;
   }
 
@@ -353,6 +397,7 @@ export class LockClient implements AsyncDisposable {
    */
   close(): Promise<void> {
     this.#closed ??= (async () => {
+      this.#stopWatchingLeaders();
       this.#refresher.close();
       await this.#unlocker.flushed();
       await this.#onClose();

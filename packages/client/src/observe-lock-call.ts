@@ -9,14 +9,14 @@ import type { LockOptions } from "./lock-options.js";
  * gave none, so every message of the call names it. `LockClient.lock` takes this path only when a
  * lock channel has a subscriber; otherwise nothing here runs.
  */
-export function observeLockCall(
+export function observeLockCall<R extends LockResponse>(
   namespace: string,
   locks: readonly LockSpec[],
   options: LockOptions,
   now: () => number,
   newRequestId: () => string,
-  run: (locks: readonly LockSpec[], options: LockOptions) => Promise<LockResponse>,
-): Promise<LockResponse> {
+  run: (locks: readonly LockSpec[], options: LockOptions) => Promise<R>,
+): Promise<R> {
   const c = clientChannels;
   const requestId = typeof options.requestId === "string" ? options.requestId : newRequestId();
   const start = now();
