@@ -48,7 +48,8 @@ export function errorCode(err: unknown): string {
  */
 export const clientMessages = {
   lockRequest(namespace: string, requestId: string, locks: readonly LockSpec[], acquireTimeoutMs: number | undefined): ClientLockRequestMessage {
-    return { namespace, requestId, locks, acquireTimeoutMs: acquireTimeoutMs ?? 0 };
+    // As given by the caller, who may have passed anything: a subscriber must never trip on it.
+    return { namespace, requestId, locks: Array.isArray(locks) ? locks : [], acquireTimeoutMs: typeof acquireTimeoutMs === "number" ? acquireTimeoutMs : 0 };
   },
   lockEnd(request: ClientLockRequestMessage, waitMs: number): ClientLockEndMessage {
     return { namespace: request.namespace, requestId: request.requestId, request, waitMs };

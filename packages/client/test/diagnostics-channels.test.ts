@@ -121,6 +121,18 @@ describe("client diagnostics channels, over HTTP", () => {
     expect(of(events, "lockGranted")).toEqual([]);
   });
 
+  it("bad input to lock reaches subscribers in the declared shapes (a subscriber never trips on it)", async () => {
+    const { client } = await setup();
+    const a = client();
+    const events = record();
+    await expect(a.lock(null as unknown as [], { acquireTimeoutMs: "soon" as unknown as number })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    const [request] = of<ClientLockRequestMessage>(events, "lockRequest");
+    expect(request).toMatchObject({ locks: [], acquireTimeoutMs: 0 });
+    expect(of<ClientLockErrorMessage>(events, "lockError")[0]?.code).toBe("INVALID_ARGUMENT");
+    a.tryUnlock("not-a-list" as unknown as string[]);
+    expect(of<ClientLockReleaseMessage>(events, "lockRelease")).toEqual([{ namespace: "diag", tokenFingerprints: [], via: "tryUnlock" }]);
+  });
+
   it("tryUnlock: lock:release with the fingerprints, then one unlock:flush with the batch size", async () => {
     const { client } = await setup();
     const a = client();

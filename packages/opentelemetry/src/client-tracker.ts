@@ -73,6 +73,8 @@ export class ClientTracker {
     const wait = this.#end(m, "acquired");
     wait?.span?.setAttribute(ATTR.tokenFingerprint, m.tokenFingerprint);
     wait?.span?.end();
+    // The same token again (a retry with the same requestId answered from its grant): one hold.
+    if (this.#holds.has(m.tokenFingerprint)) return;
     const span = this.#tracer?.startSpan(
       SPANS.hold,
       { attributes: { [ATTR.namespace]: m.namespace, [ATTR.requestId]: m.requestId, [ATTR.lockCount]: m.acquired.length, [ATTR.tokenFingerprint]: m.tokenFingerprint } },

@@ -151,13 +151,13 @@ describe("@leasehold/opentelemetry over a real HTTP server", () => {
 
   it("server counters: grants at once and after a wait, lease lapses", async () => {
     const { metric } = otel({ client: false, spans: false });
-    const { server } = await setup({ leaseMs: 200 });
+    const { server } = await setup({ leaseMs: 1_000 });
     const lock = (acquireTimeoutMs = 0) =>
       server.service.lock("srv", { locks: [{ descriptor: "d", mode: "exclusive" }], acquireTimeoutMs }).then(granted);
     const first = await lock();
     const second = lock(5_000);
     await server.service.unlock("srv", { tokens: [first.token] });
-    await second; // never refreshed: lapses after 200 ms
+    await second; // never refreshed: lapses after leaseMs
     await until(async () => ((await metric(METRICS.serverLapses))?.dataPoints[0]?.value ?? 0) === 1, "a lapse");
     const grants = (await metric(METRICS.serverGrants))?.dataPoints ?? [];
     expect(grants.map((p) => [p.attributes[ATTR.waited], p.value]).sort()).toEqual([[false, 1], [true, 1]]);

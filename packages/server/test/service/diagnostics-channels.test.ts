@@ -31,7 +31,8 @@ async function post(url: string, op: string, body: unknown): Promise<Record<stri
 
 describe("server diagnostics channels, over HTTP", () => {
   it("lock:grant for a grant at once and for a grant after a wait; lease:lapse for a token nobody refreshed", async () => {
-    const server = await startServer({ leaseMs: 300 });
+    // Long enough that the first token cannot lapse before the test unlocks it, even on a loaded machine.
+    const server = await startServer({ leaseMs: 1_500 });
     cleanups.push(() => server.close());
     const { grants, lapses } = record();
 
@@ -49,6 +50,21 @@ describe("server diagnostics channels, over HTTP", () => {
     // Nobody refreshes the second token: it lapses after leaseMs.
     await waitFor(() => lapses.length === 1, "a lapse");
     expect(lapses).toEqual([{ namespace: "diag", descriptorCount: 1 }]);
+  });
+
+  it("lock:grant for a lock-batch entry, and none for an entry that timed out", async () => {
+    const server = await startServer();
+    cleanups.push(() => server.close());
+    const { grants } = record();
+    const res = await fetch(`${server.url}/v1/namespaces/diag/lock-batch`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ requests: [{ requestId: "b0", locks: [{ descriptor: "x", mode: "exclusive" }] }, { locks: [{ descriptor: "x", mode: "exclusive" }], acquireTimeoutMs: 50 }] }),
+    });
+    const lines = (await res.text()).trim().split("\n").map((l) => JSON.parse(l) as { index: number; result: { status: string; token?: string } });
+    const granted = lines.find((l) => l.index === 0)?.result;
+    expect(lines.find((l) => l.index === 1)?.result.status).toBe("timeout");
+    expect(grants).toEqual([{ namespace: "diag", requestId: "b0", tokenFingerprint: tokenFingerprint(granted?.token as string), acquired: expect.any(Array), waited: false }]);
   });
 
   it("builds no message when nobody subscribes", async () => {
@@ -69,6 +85,9 @@ describe("server diagnostics channels, over HTTP", () => {
     expect(built()).toBe(0);
     record();
     await flow();
-    expect(built()).toBe(3);
+    // With subscribers the same flow builds grant and lapse messages: the spies do see the builders.
+    const [grant, lapse] = spies;
+    expect(grant?.mock.calls.length).toBeGreaterThanOrEqual(2);
+    expect(lapse?.mock.calls.length).toBeGreaterThanOrEqual(1);
   });
 });
