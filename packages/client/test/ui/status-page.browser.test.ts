@@ -107,6 +107,21 @@ describe.runIf(availability.run)("status page in Chromium, against the server CL
     await holderRow("report-9").waitFor({ state: "detached", timeout: 5_000 });
   });
 
+  it("shows which server leads which shard when the server answers GET /v1/cluster, and nothing otherwise", async () => {
+    const res = await fetch(`${server.url}/v1/cluster`);
+    if (res.status === 404) {
+      // A server without cluster support: the section stays hidden (checked after a slow poll).
+      await new Promise((r) => setTimeout(r, 5_500));
+      expect(await page.locator("#cluster-section").isHidden()).toBe(true);
+      return;
+    }
+    const cluster = (await res.json()) as { shards: number; leaders: { leaderUrl: string | null }[] };
+    await page.locator("#cluster-section").waitFor({ state: "visible", timeout: 10_000 });
+    await expect(page.locator("#cluster-summary").textContent()).resolves.toContain(`${cluster.shards} shard`);
+    const leader = cluster.leaders[0]!.leaderUrl ?? "(no leader)";
+    await expect(page.locator("#cluster tbody").textContent()).resolves.toContain(leader);
+  });
+
   it("a revoke from the page frees the first waiter, and the revocation is listed", async () => {
     if (SCREENSHOTS !== undefined) await screenshots(page, server.url, SCREENSHOTS);
     const fingerprint = await holderRow("invoice-17").getAttribute("data-fingerprint");
