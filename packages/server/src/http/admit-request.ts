@@ -37,7 +37,9 @@ const UNAUTHENTICATED: Refusal = Object.freeze({
 
 /** The namespace a token must be valid for; `null` means "every namespace". */
 function requiredScope(route: Route): string | null | undefined {
-  if (route.kind === "health" || route.kind === "unmatched") return undefined;
+  // The shard map is open like health: it holds URLs and leader ids, never a token, and every
+  // client needs it before it knows where its namespace lives.
+  if (route.kind === "health" || route.kind === "cluster" || route.kind === "unmatched") return undefined;
   if (route.kind === "metrics") return null;
   try {
     return decodeURIComponent(route.rawNamespace);

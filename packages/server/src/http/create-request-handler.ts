@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isLeaseholdError, LeaseholdError, type AnyOperation } from "@leasehold/protocol";
+import { isLeaseholdError, LeaseholdError, type AnyOperation, type ClusterResponse } from "@leasehold/protocol";
 import type { Logger } from "pino";
 import type { RouteLabel, ServerMetrics } from "../metrics/server-metrics.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../metrics/metric-registry.js";
@@ -31,6 +31,11 @@ export interface RequestHandlerOptions {
    * (see `createAdmission`). Default: none, every request is admitted.
    */
   readonly admit?: Admission;
+  /**
+   * The answer of `GET /v1/cluster`: who leads each shard. A single server answers one shard led
+   * by itself; a cluster member what it knows of the lease table.
+   */
+  readonly cluster?: (() => ClusterResponse) | undefined;
 }
 
 /** A `node:http` request listener serving protocol v1, health and metrics. */
@@ -56,12 +61,20 @@ interface Exchange {
   granted: { readonly namespace: string; readonly tokens: string[] } | null;
 }
 
+/** `GET /v1/cluster` of a host that gave no answer of its own: one shard, led by this server. */
+function singleServerCluster(leaderId: string, host: string | undefined): ClusterResponse {
+  return { serverId: leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: host === undefined ? null : `http://${host}`, leaderId }] };
+}
+
 /** Headers an error answer needs besides its body. */
 function errorHeaders(err: LeaseholdError): ExtraHeaders {
   const allow = err.details.allow;
   if (err.code === "METHOD_NOT_ALLOWED" && Array.isArray(allow)) return { allow: allow.join(", ") };
   // The unread rest of an oversized body is still on the socket: this connection cannot be reused.
   if (err.code === "PAYLOAD_TOO_LARGE") return { connection: "close" };
+  // A shard without a usable leader says when to come back (PROTOCOL.md "Cluster mode").
+  const retryAfterMs = err.details.retryAfterMs;
+  if (err.code === "UNAVAILABLE" && typeof retryAfterMs === "number") return { "retry-after": String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
   return {};
 }
 
@@ -72,7 +85,7 @@ function errorHeaders(err: LeaseholdError): ExtraHeaders {
  * service's own validation (400/409). Only a bug in the server answers 500.
  */
 export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
-  const { service, metrics, logger, isClosing, admit } = options;
+  const { service, metrics, logger, isClosing, admit, cluster } = options;
 
   async function serveOperation(
     req: IncomingMessage,
@@ -154,6 +167,9 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     switch (route.kind) {
       case "health":
         sendJson(res, 200, await service.health(), closeHeader);
+        return;
+      case "cluster":
+        sendJson(res, 200, cluster?.() ?? singleServerCluster(service.leaderId, req.headers.host), closeHeader);
         return;
       case "metrics": {
         const text = Buffer.from(metrics.render(), "utf8");

@@ -2,6 +2,7 @@ import type { ServiceMetrics } from "../service/embedded-lock-service.js";
 import { CallbackMetric } from "./callback-metric.js";
 import { Counter } from "./counter.js";
 import { Histogram } from "./histogram.js";
+import type { Metric } from "./metric.js";
 import { MetricRegistry } from "./metric-registry.js";
 
 /**
@@ -19,6 +20,7 @@ export type RouteLabel =
   | "lock-batch"
   | "lock-cancel"
   | "health"
+  | "cluster"
   | "metrics"
   | "unmatched";
 
@@ -43,7 +45,11 @@ export interface ServerMetrics {
  * request latency and counts are kept here. No label ever carries a token, descriptor, namespace
  * or request id: those are unbounded and some of them are secrets.
  */
-export function createServerMetrics(read: () => ServiceMetrics, info: { readonly version: string; readonly leaderId: string }): ServerMetrics {
+export function createServerMetrics(
+  read: () => ServiceMetrics,
+  info: { readonly version: string; readonly leaderId: string },
+  extra: readonly Metric[] = [],
+): ServerMetrics {
   const registry = new MetricRegistry();
   const gauge = (name: string, help: string, pick: (m: ServiceMetrics) => number): void => {
     registry.register(new CallbackMetric(name, help, "gauge", () => pick(read())));
@@ -79,6 +85,9 @@ export function createServerMetrics(read: () => ServiceMetrics, info: { readonly
       REQUEST_DURATION_BUCKETS,
     ),
   );
+
+  // Cluster mode adds its own families (shards led, transitions, coordinator latency, ...).
+  for (const metric of extra) registry.register(metric);
 
   return {
     observeRequest(operation, status, seconds) {

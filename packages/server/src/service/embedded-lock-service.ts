@@ -1,6 +1,8 @@
 import type { LockBatchResultListener, LockCancelRequest, LockCancelResponse, LockResponse, LockService } from "@leasehold/protocol";
 import type { Logger } from "pino";
 import type { LockTableSnapshot, ServiceMetrics } from "../engine/engine-snapshots.js";
+import type { ServingGate } from "../engine/serving-gate.js";
+import type { TimestampReserver } from "../engine/timestamp-reserver.js";
 import type { LockBatchRun } from "./run-lock-batch.js";
 
 export type { DescriptorSnapshot, LockTableSnapshot, ServiceMetrics } from "../engine/engine-snapshots.js";
@@ -48,6 +50,21 @@ export interface LockServiceOptions {
    * Must be a positive integer.
    */
   readonly maxWaitingPerNamespace?: number;
+  /**
+   * Where the counters' durable bound comes from. Default: a file under `dataDir` when given, else
+   * none (counters restart at 1). A cluster leader injects its PostgreSQL-backed reserver here.
+   */
+  readonly timestampReserver?: TimestampReserver | undefined;
+  /**
+   * Asked before every grant, refresh and timestamp (see the engine's `ServingGate`). Default:
+   * none, always open, as a single server needs; a cluster leader injects its leadership gate.
+   */
+  readonly servingGate?: ServingGate | undefined;
+  /**
+   * This server's id, answered by health as `serverId`. Default: the leader id, since a single
+   * server process is one term of one leader.
+   */
+  readonly serverId?: string | undefined;
 }
 
 /**
