@@ -78,7 +78,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     options.coordinator ??
     createPostgresCoordinator({
       connectionString: options.connectionString,
-      statementTimeoutMs: Math.max(100, Math.floor(leaderLeaseMs / 3)),
+      statementTimeoutMs: Math.max(250, Math.floor(leaderLeaseMs / 3)),
       onStatement: (name, seconds, ok) => metrics?.observeStatement(name, seconds, ok),
     });
   let shards: number;

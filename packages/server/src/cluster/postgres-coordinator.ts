@@ -80,7 +80,10 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
 
   return {
     async start(shards) {
-      const client = await pool.connect();
+      // Its own connection with a generous timeout: servers starting together queue on the setup lock.
+      const client = new pg.Client({ ...config, query_timeout: Math.max(30_000, timeout) });
+      client.on("error", () => undefined);
+      await client.connect();
       try {
         await client.query("BEGIN");
         await client.query("SELECT pg_advisory_xact_lock($1)", [SETUP_LOCK_KEY]);
@@ -97,7 +100,7 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
         await client.query("ROLLBACK").catch(() => undefined);
         throw err;
       } finally {
-        client.release();
+        await client.end().catch(() => undefined);
       }
     },
 

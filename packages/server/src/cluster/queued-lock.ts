@@ -18,7 +18,7 @@ export class QueuedLock {
   private resolve: (answer: LockResponse) => void = noop;
   private reject: (error: LeaseholdError) => void = noop;
   private inner: WaitingLockHandle | null = null;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly request: LockRequest,
@@ -26,14 +26,22 @@ export class QueuedLock {
     readonly deadline: number,
     now: number,
     private readonly onLeave: (lock: QueuedLock) => void,
+    /**
+     * Answer `timeout` at the deadline while still held back. True during the lease-wait (the
+     * protocol's "answered timeout at its own deadline"); false when only the namespace's bound is
+     * loading, which takes one round trip and must not turn a grantable request into a timeout.
+     */
+    armDeadline: boolean,
   ) {
     const answer = new Promise<LockResponse>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
     });
     this.handle = new WaitingLockHandle(answer, () => this.abandon());
-    this.timer = setTimeout(() => this.settle(TIMEOUT), Math.max(0, Math.ceil(deadline - now)));
-    this.timer.unref();
+    if (armDeadline) {
+      this.timer = setTimeout(() => this.settle(TIMEOUT), Math.max(0, Math.ceil(deadline - now)));
+      this.timer.unref();
+    }
   }
 
   /**

@@ -126,10 +126,16 @@ export class ShardTerm implements ServingGate {
     let queue = this.queues.get(namespace);
     if (queue === undefined) this.queues.set(namespace, (queue = []));
     const line = queue;
-    const queued = new QueuedLock(request, now + (request.acquireTimeoutMs ?? 0), now, (gone) => {
-      const i = line.indexOf(gone);
-      if (i >= 0) line.splice(i, 1);
-    });
+    const queued = new QueuedLock(
+      request,
+      now + (request.acquireTimeoutMs ?? 0),
+      now,
+      (gone) => {
+        const i = line.indexOf(gone);
+        if (i >= 0) line.splice(i, 1);
+      },
+      this.waiting,
+    );
     line.push(queued);
     if (!this.reserver.isPrepared(namespace)) {
       this.reserver.prepare(namespace).then(
