@@ -211,6 +211,9 @@ export class ClusterRuntime {
       }
     } else if (renewed.status === "rejected") this.warn(renewed.reason, "lease renewal failed; serving continues until the gate closes");
     if (members.status === "fulfilled") this.members = members.value;
+    // Test mode (--log-level debug): every pass reports each term's serve interval so far, so a
+    // checker has them even for a server killed with SIGKILL.
+    for (const term of held) this.logServeInterval(term);
     if (leases.status === "rejected") return this.warn(leases.reason, "could not read the lease rows");
     this.observe(leases.value);
     await this.recordImmutables();
