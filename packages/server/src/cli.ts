@@ -158,7 +158,37 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
   };
 }
 
+/** `leasehold-server import-bound --data-dir <dir> --cluster <conn>`: see docs/cluster.md. */
+async function importBoundCommand(argv: readonly string[]): Promise<number> {
+  let values: { "data-dir"?: string | undefined; cluster?: string | undefined };
+  try {
+    values = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: { "data-dir": { type: "string" }, cluster: { type: "string" } } }).values;
+  } catch (err) {
+    process.stderr.write(`leasehold-server import-bound: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const dataDir = values["data-dir"];
+  const cluster = values.cluster;
+  if (dataDir === undefined || dataDir === "" || cluster === undefined || cluster === "") {
+    process.stderr.write("leasehold-server import-bound: give both --data-dir <dir> (of the stopped single server) and --cluster <postgres connection string>\n");
+    return 2;
+  }
+  const [{ importBound }, { createPostgresCoordinator }] = await Promise.all([import("./cluster/import-bound.js"), import("./cluster/postgres-coordinator.js")]);
+  const coordinator = createPostgresCoordinator({ connectionString: cluster, statementTimeoutMs: 10_000 });
+  try {
+    const { namespaces, file } = await importBound(coordinator, dataDir);
+    process.stdout.write(`${JSON.stringify({ msg: "imported", namespaces, file })}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`leasehold-server import-bound: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    await coordinator.close();
+  }
+}
+
 async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === "import-bound") return importBoundCommand(argv.slice(1));
   let options: CliOptions;
   try {
     options = parseCliOptions(argv);

@@ -23,3 +23,17 @@ export { parseAuthTable, ANY_NAMESPACE } from "./http/auth-table.js";
 export type { AuthTable } from "./http/auth-table.js";
 export { loadAuthTable, AUTH_TOKENS_ENV } from "./http/load-auth-table.js";
 export type { LoadAuthTableOptions } from "./http/load-auth-table.js";
+export type { ClusterOptions } from "./cluster/create-cluster-service.js";
+export type {
+  Coordinator,
+  ShardLease,
+  LeaseClaim,
+  AcquiredTerm,
+  HeldTerm,
+  StoredBound,
+  ImmutableRecord,
+  MemberInfo,
+} from "./cluster/coordinator.js";
+export { ShardCountMismatchError } from "./cluster/coordinator.js";
+export type { ServingGate } from "./engine/serving-gate.js";
+export type { TimestampReserver } from "./engine/timestamp-reserver.js";

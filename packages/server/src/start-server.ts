@@ -8,7 +8,7 @@ import { handleClientError } from "./http/handle-client-error.js";
 import { createRateLimiter } from "./http/rate-limiter.js";
 import { createRequestHandler } from "./http/create-request-handler.js";
 import { createServerMetrics } from "./metrics/server-metrics.js";
-import { createClusterMember, type ClusterMember, type ClusterOptions } from "./cluster/create-cluster-service.js";
+import type { ClusterMember, ClusterOptions } from "./cluster/create-cluster-service.js";
 import { createLockService } from "./service/create-lock-service.js";
 import { PACKAGE_VERSION } from "./service/package-version.js";
 import type { EmbeddedLockService, LockServiceOptions } from "./service/embedded-lock-service.js";
@@ -134,6 +134,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   if (options.cluster === undefined) service = createLockService({ ...options, logger });
   else {
     const version = options.version ?? PACKAGE_VERSION;
+    // Loaded only in cluster mode: a single server never loads node-postgres (start-up time).
+    const { createClusterMember } = await import("./cluster/create-cluster-service.js");
     member = await createClusterMember(options.cluster, { ...options, logger, version, url: "" });
     service = member.service;
   }

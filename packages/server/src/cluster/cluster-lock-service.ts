@@ -207,6 +207,8 @@ export class ClusterLockService implements EmbeddedLockService {
     if (term !== null && term !== undefined) return term;
     const row = this.runtime.leases[shard];
     if (row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) throw notLeader(namespace, shard, row.url);
-    throw unavailable(`shard ${shard} (namespace ${JSON.stringify(namespace)}) has no leader right now; a server is taking it over, retry shortly`, this.runtime.retryAfterMs, { shard });
+    const down = this.runtime.coordinatorDown;
+    const why = down === null ? "a server is taking it over" : `this server cannot reach the cluster's PostgreSQL (${down}), so it cannot lead or route it`;
+    throw unavailable(`shard ${shard} (namespace ${JSON.stringify(namespace)}) has no leader right now: ${why}; retry shortly`, this.runtime.retryAfterMs, { shard });
   }
 }

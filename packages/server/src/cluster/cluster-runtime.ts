@@ -50,6 +50,8 @@ export class ClusterRuntime {
   private again = false;
   private stopping = false;
   private lastWarnAt = -Infinity;
+  /** Why the last pass could not read the lease rows (PostgreSQL unreachable), or `null`. */
+  coordinatorDown: string | null = null;
   /** Hears every term that ended (the service folds its counters into its totals). */
   onTermEnded: (term: ShardTerm) => void = () => undefined;
   /** The URL other servers and clients reach this one at; set once the server listens. */
@@ -214,7 +216,11 @@ export class ClusterRuntime {
     // Test mode (--log-level debug): every pass reports each term's serve interval so far, so a
     // checker has them even for a server killed with SIGKILL.
     for (const term of held) this.logServeInterval(term);
-    if (leases.status === "rejected") return this.warn(leases.reason, "could not read the lease rows");
+    if (leases.status === "rejected") {
+      this.coordinatorDown = leases.reason instanceof Error ? leases.reason.message : String(leases.reason);
+      return this.warn(leases.reason, "could not read the lease rows from PostgreSQL; leaders keep serving until their gates close");
+    }
+    this.coordinatorDown = null;
     this.observe(leases.value);
     await this.recordImmutables();
     await this.decide();
