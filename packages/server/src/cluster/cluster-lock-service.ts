@@ -90,7 +90,7 @@ export class ClusterLockService implements EmbeddedLockService {
     const term = this.route(ns);
     const { requests } = requestValidators["lock-batch"].parse(request);
     if (signal?.aborted === true) throw new LeaseholdError("CANCELLED", "the lock batch was abandoned before it ran");
-    const run = runLockBatch((entry) => term.beginLock(ns, entry), requests, onResult, () => undefined);
+    const run = runLockBatch((entry) => term.beginLock(ns, entry), requests, onResult, (err) => this.runtime.bug(err));
     if (signal !== undefined) {
       const abandon = (): void => run.abandon();
       signal.addEventListener("abort", abandon, { once: true });

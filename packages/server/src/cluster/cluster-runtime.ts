@@ -179,7 +179,8 @@ export class ClusterRuntime {
   /** One pass, never two at once: a pass asked for while one runs runs right after it. */
   private pass(renew: boolean): Promise<void> {
     if (this.running !== null) {
-      this.again ||= !renew || this.again;
+      // A renewal pass asked for meanwhile is covered by the running one; a NOTIFY pass is not.
+      if (!renew) this.again = true;
       return this.running;
     }
     this.running = this.runPass(renew)
@@ -317,6 +318,11 @@ export class ClusterRuntime {
     const reason = row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
     metrics.transitions.inc({ event: "acquired" });
     logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs }, "shard acquired");
+  }
+
+  /** Log a bug met while serving (a lock batch entry that threw something not a LeaseholdError). */
+  bug(err: unknown): void {
+    this.options.logger.error({ err }, "internal error while running a lock batch entry");
   }
 
   private warn(err: unknown, msg: string): void {

@@ -125,3 +125,37 @@ describe("cluster operations: PostgreSQL outages, metrics, SIGTERM, shard count,
     }
   });
 });
+
+describe("cluster: a leader whose renewal matches nothing", () => {
+  it("stops serving the shard at once, answers its waiters 503, and takes it again later under a new epoch", async () => {
+    const schema = await createTestSchema();
+    const server = await startServer({ leaseMs: 600, cluster: { connectionString: schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 1 } });
+    try {
+      await settled([server.url]);
+      const held = await op(server.url, "stolen", "lock", { locks: [{ descriptor: "d", mode: "exclusive" }], acquireTimeoutMs: 5_000 });
+      expect((held.json as { status: string }).status).toBe("acquired");
+      const waiter = op(server.url, "stolen", "lock", { locks: [{ descriptor: "d", mode: "exclusive" }], acquireTimeoutMs: 10_000 });
+      await sleep(20);
+      // Another holder appears in the row (as after a takeover this server did not see coming).
+      await schema.query("UPDATE leases SET holder = 'intruder', epoch = epoch + 1, version = version + 1 WHERE shard = 0");
+      const answered = await waiter;
+      expect(answered.status).toBe(503);
+      expect((answered.json as { error: { message: string } }).error.message).toMatch(/stopped leading shard 0/);
+      const after = await op(server.url, "stolen", "timestamps", { count: 1 });
+      expect([421, 503]).toContain(after.status);
+      // The intruder never renews: the server takes the shard back after watching it a lease.
+      let back = after;
+      const deadline = Date.now() + 10_000;
+      while (back.status !== 200 && Date.now() < deadline) {
+        await sleep(20);
+        back = await op(server.url, "stolen", "timestamps", { count: 1 });
+      }
+      expect(back.status).toBe(200);
+      const rows = await schema.query<{ holder: string; epoch: string }>("SELECT holder, epoch FROM leases WHERE shard = 0");
+      expect(Number(rows[0]!.epoch)).toBe(3);
+    } finally {
+      await server.close();
+      await schema.drop();
+    }
+  });
+});
