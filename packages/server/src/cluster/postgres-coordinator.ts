@@ -240,25 +240,36 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
 
     async watch(onReleased, onLost) {
       const client = new pg.Client({ ...config, query_timeout: undefined });
-      let reported = false;
-      const lost = (err: Error): void => {
-        if (reported || closed) return;
-        reported = true;
-        if (listener === client) listener = null;
-        client.end().catch(() => undefined);
-        onLost(err);
-      };
-      client.on("error", lost);
-      client.on("end", () => lost(new Error("the LISTEN connection ended")));
+      // Until LISTEN succeeds, failures reach the caller as this call's rejection only, so one
+      // failed attempt never schedules two reconnections.
+      client.on("error", () => undefined);
       client.on("notification", (msg) => {
         if (msg.channel !== channel) return;
         const shard = Number(msg.payload);
         if (Number.isInteger(shard)) onReleased(shard);
       });
-      await client.connect();
-      await client.query(`LISTEN ${quoteIdentifier(channel)}`);
-      if (listener !== null) await listener.end().catch(() => undefined);
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${quoteIdentifier(channel)}`);
+      } catch (err) {
+        await client.end().catch(() => undefined);
+        throw err;
+      }
+      let reported = false;
+      const lost = (err: Error): void => {
+        // A replaced or closed listener ending is expected, not a loss.
+        if (reported || closed || listener !== client) return;
+        reported = true;
+        listener = null;
+        client.end().catch(() => undefined);
+        onLost(err);
+      };
+      client.on("error", lost);
+      client.on("end", () => lost(new Error("the LISTEN connection ended")));
+      const previous = listener;
       listener = client;
+      if (previous !== null) await previous.end().catch(() => undefined);
+      if (closed) await client.end().catch(() => undefined);
     },
 
     async close() {

@@ -70,13 +70,16 @@ describe("cluster operations: PostgreSQL outages, metrics, SIGTERM, shard count,
   });
 
   it("SIGTERM: the CLI releases its shards, answers waiters 503 and exits 0; the other server takes them through NOTIFY", async () => {
-    const args = ["--port", "0", "--cluster", schema.connectionString, "--leader-lease-ms", String(LEADER_LEASE_MS), "--shards", "1", "--lease-ms", "800"];
+    // A longer leader lease than elsewhere: this test is about the hand-over, and on a loaded
+    // machine a 400 ms lease can lapse on its own before the SIGTERM, which would change the story.
+    const leaderLeaseMs = 1_500;
+    const args = ["--port", "0", "--cluster", schema.connectionString, "--leader-lease-ms", String(leaderLeaseMs), "--shards", "1", "--lease-ms", "800"];
     const a = await startCli(args);
     try {
       await settled([a.url]);
       const b = await startCli(args);
       try {
-        await sleep(LEADER_LEASE_MS + 100);
+        await sleep(leaderLeaseMs + 100);
         await op(a.url, "term", "lock", { locks: [{ descriptor: "d", mode: "exclusive" }] });
         const waiter = op(a.url, "term", "lock", { locks: [{ descriptor: "d", mode: "exclusive" }], acquireTimeoutMs: 10_000 });
         await sleep(50);
@@ -89,7 +92,7 @@ describe("cluster operations: PostgreSQL outages, metrics, SIGTERM, shard count,
           await sleep(5);
           answer = await op(b.url, "term", "timestamps", { count: 1 });
         }
-        expect(performance.now() - stoppedAt).toBeLessThan(LEADER_LEASE_MS);
+        expect(performance.now() - stoppedAt).toBeLessThan(leaderLeaseMs / 2);
         expect(b.lines.some((l) => l.msg === "shard acquired" && l.reason === "released")).toBe(true);
       } finally {
         b.child.kill("SIGKILL");

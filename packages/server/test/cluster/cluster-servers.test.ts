@@ -5,7 +5,7 @@ import { sleep } from "../support/wait-for.js";
 import { clusterOf, ledBy, namespaceLedBy, op, settled } from "./cluster-support.js";
 import { createTestSchema, type TestSchema } from "./pg-schema.js";
 
-const LEADER_LEASE_MS = 400;
+const LEADER_LEASE_MS = 600;
 const LEASE_MS = 1_000;
 const ex = (descriptor: string) => ({ descriptor, mode: "exclusive" as const });
 
