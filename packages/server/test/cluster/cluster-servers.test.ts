@@ -1,4 +1,4 @@
-import type { LockResponse, TimestampsResponse } from "@leasehold/protocol";
+import { responseValidators, type LockResponse, type TimestampsResponse } from "@leasehold/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/start-server.js";
 import { sleep } from "../support/wait-for.js";
@@ -31,6 +31,9 @@ describe("cluster: servers over one PostgreSQL schema, real sockets", () => {
     const b = await start();
     const map = await settled([a.url, b.url], 10_000, (m) => ledBy(m, a.url) === 2 && ledBy(m, b.url) === 2);
     expect(map.shards).toBe(4);
+    // The answer is exactly the protocol's shape (what clients validate it with).
+    expect(responseValidators.cluster.check(map)).toBe(true);
+    expect(map.leaders.map((l) => l.shard)).toEqual([0, 1, 2, 3]);
     for (const [leader, other] of [
       [a, b],
       [b, a],
