@@ -96,7 +96,8 @@ export class ClusterRuntime {
     if (this.stopping) return;
     this.stopping = true;
     if (this.timer !== null) clearTimeout(this.timer);
-    await this.running?.catch(() => undefined);
+    // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
+    // statement, and an acquisition that lands after this point releases itself.
     const held: HeldTerm[] = [];
     for (const term of this.terms) {
       if (term === null) continue;
@@ -110,6 +111,7 @@ export class ClusterRuntime {
     } catch (err) {
       logger.warn({ err, shards: held.length }, "could not release shards at stop; other servers take them once their leases expire");
     }
+    await this.running?.catch(() => undefined);
   }
 
   /** A term failed on its own (gate closed, fenced extension matched nothing): give the shard up. */

@@ -1,5 +1,8 @@
-import { LeaseholdError, type LockRequest, type LockResponse } from "@leasehold/protocol";
+import { LeaseholdError, type LockResponse, type requestValidators } from "@leasehold/protocol";
 import { WaitingLockHandle } from "../service/waiting-lock-handle.js";
+
+/** A lock request as the protocol's validator returns it. */
+type LockRequest = ReturnType<(typeof requestValidators)["lock"]["parse"]>;
 
 const TIMEOUT: LockResponse = Object.freeze({ status: "timeout" });
 const noop = (): void => undefined;
@@ -48,7 +51,7 @@ export class QueuedLock {
    * Hand the request to the engine now, with what is left of its wait. `begin` is the service's
    * `beginLock`; its answer (or wait) becomes this request's.
    */
-  start(now: number, begin: (request: LockRequest) => LockResponse | WaitingLockHandle): void {
+  start(now: number, begin: (request: unknown) => LockResponse | WaitingLockHandle): void {
     if (this.done) return;
     this.done = true;
     clearTimeout(this.timer);
