@@ -4,6 +4,7 @@
  * pino JSON lines to stdout, and stops gracefully on SIGTERM or SIGINT (exit 0).
  */
 import { parseArgs } from "node:util";
+import { LIMITS } from "@leasehold/protocol";
 import { pino } from "pino";
 import type { AuthTable } from "./http/auth-table.js";
 import { AUTH_TOKENS_ENV, loadAuthTable } from "./http/load-auth-table.js";
@@ -27,6 +28,12 @@ interface CliOptions {
   /** Requests per second per client address; undefined: no limit. */
   readonly rateLimit: number | undefined;
   readonly allowAdminWithoutAuth: boolean;
+  /** PostgreSQL connection string: cluster mode when given. */
+  readonly cluster: string | undefined;
+  readonly advertiseUrl: string | undefined;
+  readonly serverId: string | undefined;
+  readonly leaderLeaseMs: number;
+  readonly shards: number | undefined;
   readonly help: boolean;
 }
 
@@ -61,10 +68,27 @@ Options:
                         serve admin routes (revoke) although no authentication is configured
                         (default: off: without an "@admin" token revoke is refused with 403);
                         only on a trusted network
+  --cluster <postgres connection string>
+                        cluster mode (docs/cluster.md): lead some of the shards, with leadership and
+                        timestamp bounds in PostgreSQL; tables are created on first start in schema
+                        "leasehold" unless the string's options set a search_path (default: off,
+                        a single server that needs no database; --data-dir is then not used)
+  --advertise-url <url> cluster mode: the URL clients and other servers reach this one at
+                        (default: http://<host>:<port>)
+  --server-id <id>      cluster mode: this server's id (default: <hostname>-<random>, new per start)
+  --leader-lease-ms <ms>
+                        cluster mode: shard leadership lasts this long without renewal; a crashed
+                        leader's shards move after about this long (default: 3000)
+  --shards <n>          cluster mode: shard count of a new cluster (default: 64; an existing
+                        cluster keeps its count and refuses a different one)
   -h, --help            print this help and exit
 
 Signals: SIGTERM or SIGINT stops gracefully: waiting lock requests are answered 503, the
-timestamp bound is persisted, the process exits 0.
+timestamp bound is persisted, the process exits 0. In cluster mode the server also releases its
+shards so that other servers take them at once.
+
+Subcommand: leasehold-server import-bound --data-dir <dir> --cluster <conn>
+  copies a stopped single server's timestamp bounds into a cluster (never lowering one).
 `;
 
 function integer(flag: string, value: string, min: number, max: number): number {
@@ -92,6 +116,11 @@ function parseFlags(argv: readonly string[]) {
         "max-waiting-per-namespace": { type: "string", default: "100000" },
         "rate-limit": { type: "string" },
         "allow-admin-without-auth": { type: "boolean", default: false },
+        cluster: { type: "string" },
+        "advertise-url": { type: "string" },
+        "server-id": { type: "string" },
+        "leader-lease-ms": { type: "string", default: "3000" },
+        shards: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     }).values;
@@ -111,6 +140,12 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
   if (values.host === "") throw new UsageError("--host must not be empty");
   if (values["data-dir"] === "") throw new UsageError("--data-dir must not be empty");
   if (values["auth-file"] === "") throw new UsageError("--auth-file must not be empty");
+  if (values.cluster === "") throw new UsageError("--cluster must not be empty: give a PostgreSQL connection string");
+  if (values["server-id"] === "") throw new UsageError("--server-id must not be empty");
+  const advertiseUrl = values["advertise-url"];
+  if (advertiseUrl !== undefined && !/^https?:\/\/[^/\s]+$/.test(advertiseUrl)) {
+    throw new UsageError(`--advertise-url must be an http(s) URL without a path, like http://10.0.0.5:7878 (got ${JSON.stringify(advertiseUrl)})`);
+  }
   return {
     host: values.host,
     port: integer("port", values.port, 0, 65_535),
@@ -122,11 +157,46 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
     maxWaitingPerNamespace: integer("max-waiting-per-namespace", values["max-waiting-per-namespace"], 1, 100_000_000),
     rateLimit: values["rate-limit"] === undefined ? undefined : integer("rate-limit", values["rate-limit"], 1, 100_000_000),
     allowAdminWithoutAuth: values["allow-admin-without-auth"],
+    cluster: values.cluster,
+    advertiseUrl,
+    serverId: values["server-id"],
+    leaderLeaseMs: integer("leader-lease-ms", values["leader-lease-ms"], 50, 10 * 60 * 1000),
+    shards: values.shards === undefined ? undefined : integer("shards", values.shards, 1, LIMITS.maxShards),
     help: values.help,
   };
 }
 
+/** `leasehold-server import-bound --data-dir <dir> --cluster <conn>`: see docs/cluster.md. */
+async function importBoundCommand(argv: readonly string[]): Promise<number> {
+  let values: { "data-dir"?: string | undefined; cluster?: string | undefined };
+  try {
+    values = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: { "data-dir": { type: "string" }, cluster: { type: "string" } } }).values;
+  } catch (err) {
+    process.stderr.write(`leasehold-server import-bound: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const dataDir = values["data-dir"];
+  const cluster = values.cluster;
+  if (dataDir === undefined || dataDir === "" || cluster === undefined || cluster === "") {
+    process.stderr.write("leasehold-server import-bound: give both --data-dir <dir> (of the stopped single server) and --cluster <postgres connection string>\n");
+    return 2;
+  }
+  const [{ importBound }, { createPostgresCoordinator }] = await Promise.all([import("./cluster/import-bound.js"), import("./cluster/postgres-coordinator.js")]);
+  const coordinator = createPostgresCoordinator({ connectionString: cluster, statementTimeoutMs: 10_000 });
+  try {
+    const { namespaces, file } = await importBound(coordinator, dataDir);
+    process.stdout.write(`${JSON.stringify({ msg: "imported", namespaces, file })}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`leasehold-server import-bound: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    await coordinator.close();
+  }
+}
+
 async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === "import-bound") return importBoundCommand(argv.slice(1));
   let options: CliOptions;
   try {
     options = parseCliOptions(argv);
@@ -141,7 +211,9 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   // Synchronous stdout writes: the last lines before exit are never lost.
   const logger = pino({ level: options.logLevel, base: { pid: process.pid } }, pino.destination({ dest: 1, sync: true }));
-  if (options.dataDir === undefined) {
+  if (options.cluster !== undefined && options.dataDir !== undefined) {
+    logger.warn("--data-dir is not used in cluster mode: timestamp bounds live in PostgreSQL (see import-bound)");
+  } else if (options.dataDir === undefined && options.cluster === undefined) {
     logger.warn("no --data-dir: timestamps and fencing tokens restart at 1 with the process");
   }
   let auth: AuthTable | undefined;
@@ -169,6 +241,16 @@ async function main(argv: readonly string[]): Promise<number> {
       maxWaitingPerNamespace: options.maxWaitingPerNamespace,
       rateLimit: options.rateLimit,
       allowAdminWithoutAuth: options.allowAdminWithoutAuth,
+      cluster:
+        options.cluster === undefined
+          ? undefined
+          : {
+              connectionString: options.cluster,
+              advertiseUrl: options.advertiseUrl,
+              serverId: options.serverId,
+              leaderLeaseMs: options.leaderLeaseMs,
+              shards: options.shards,
+            },
     });
   } catch (err) {
     // Port in use, unreadable data directory, corrupt bound file: say so in the log stream, exit 1.

@@ -27,3 +27,17 @@ export { loadAuthTable, AUTH_TOKENS_ENV } from "./http/load-auth-table.js";
 export type { LoadAuthTableOptions } from "./http/load-auth-table.js";
 export { SERVER_CHANNELS } from "@leasehold/protocol";
 export type { ServerLockGrantMessage, ServerLeaseLapseMessage } from "@leasehold/protocol";
+export type { ClusterOptions } from "./cluster/create-cluster-service.js";
+export type {
+  Coordinator,
+  ShardLease,
+  LeaseClaim,
+  AcquiredTerm,
+  HeldTerm,
+  StoredBound,
+  ImmutableRecord,
+  MemberInfo,
+} from "./cluster/coordinator.js";
+export { ShardCountMismatchError } from "./cluster/coordinator.js";
+export type { ServingGate } from "./engine/serving-gate.js";
+export type { TimestampReserver } from "./engine/timestamp-reserver.js";

@@ -8,7 +8,9 @@ import { handleClientError } from "./http/handle-client-error.js";
 import { createRateLimiter } from "./http/rate-limiter.js";
 import { createRequestHandler } from "./http/create-request-handler.js";
 import { createServerMetrics } from "./metrics/server-metrics.js";
+import type { ClusterMember, ClusterOptions } from "./cluster/create-cluster-service.js";
 import { createLockService } from "./service/create-lock-service.js";
+import { PACKAGE_VERSION } from "./service/package-version.js";
 import type { EmbeddedLockService, LockServiceOptions } from "./service/embedded-lock-service.js";
 
 /** Options of {@link startServer}: where to listen, plus every option of the lock service. */
@@ -70,6 +72,12 @@ export interface StartServerOptions extends LockServiceOptions {
    * `GET /metrics`. Default 10: bounded label cardinality (see docs/operations.md "Metrics").
    */
   readonly metricsTopNamespaces?: number | undefined;
+  /**
+   * Cluster mode (docs/cluster.md): several servers over one PostgreSQL database, each leading some
+   * of the shards. Default: none, a single server that leads everything and needs no database.
+   * `dataDir` is not used in cluster mode (bounds live in PostgreSQL).
+   */
+  readonly cluster?: ClusterOptions | undefined;
 }
 
 /** A running server; `await using server = await startServer()` closes it at the end of the scope. */
@@ -140,13 +148,30 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   });
 
   const logger = options.logger ?? pino({ level: "silent" });
-  const service = createLockService({ ...options, logger });
-  const { version } = await service.health();
+  let member: ClusterMember | null = null;
+  let service: EmbeddedLockService;
+  if (options.cluster === undefined) service = createLockService({ ...options, logger });
+  else {
+    const version = options.version ?? PACKAGE_VERSION;
+    // Loaded only in cluster mode: a single server never loads node-postgres (start-up time).
+    const { createClusterMember } = await import("./cluster/create-cluster-service.js");
+    member = await createClusterMember(options.cluster, { ...options, logger, version, url: "" });
+    service = member.service;
+  }
+  const health = await service.health();
+  const { version } = health;
   const metrics = createServerMetrics(() => service.metrics(), { version, leaderId: service.leaderId }, {
     namespaces: () => service.namespaceSummaries(),
     topNamespaces,
+    extra: member?.metrics.all(),
   });
   let closing: Promise<void> | undefined;
+  let url = "";
+  const serverId = health.serverId ?? service.leaderId;
+  const cluster =
+    member === null
+      ? () => ({ serverId, shards: 1, leaders: [{ shard: 0, leaderUrl: url, leaderId: service.leaderId }] })
+      : () => (member as ClusterMember).service.cluster();
 
   const server = createServer(createRequestHandler({
       service,
@@ -155,6 +180,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       admit,
       auth,
       allowAdminWithoutAuth: options.allowAdminWithoutAuth,
+      cluster,
       isClosing: () => closing !== undefined,
     }));
   server.on("connection", trackConnection);
@@ -169,8 +195,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     await service.close();
     throw err;
   }
-  const url = formatUrl(address);
-  logger.info({ url, leaderId: service.leaderId, version }, "listening");
+  url = formatUrl(address);
+  if (member !== null) member.runtime.url = options.cluster?.advertiseUrl ?? url;
+  logger.info({ url, leaderId: service.leaderId, serverId, version, ...(member === null ? {} : { cluster: { shards: member.shards, advertiseUrl: member.runtime.url } }) }, "listening");
+  // Leadership starts after the server accepts connections: until it leads a shard it answers
+  // 421/503, which clients follow, so a slow first pass never delays "listening".
+  member?.runtime.start().catch((err: unknown) => logger.warn({ err }, "the first cluster pass failed; retrying on the regular cadence"));
 
   async function stop(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -21,8 +21,8 @@ import {
   type RevokeRequest,
   type RevokeResponse,
 } from "@leasehold/protocol";
-import type { LockTableSnapshot, ServiceMetrics } from "../service/embedded-lock-service.js";
-import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
+import type { LockTableSnapshot, ServiceMetrics } from "./engine-snapshots.js";
+import { createMemoryTimestampReserver, type TimestampReserver } from "./timestamp-reserver.js";
 import type { DescriptorState } from "./descriptor-state.js";
 import { DescriptorsPageBuilder, emptyPage, inspectNamespace, summarizeNamespace } from "./inspect-namespace.js";
 import type { LeaseLapse } from "./lease-lapse.js";
@@ -30,6 +30,7 @@ import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
 import { LockTable, allGrantableNow, forgetIdle } from "./lock-table.js";
 import { NamespaceState } from "./namespace-state.js";
 import { PendingLock } from "./pending-lock.js";
+import type { ServingGate } from "./serving-gate.js";
 import { sameIdentity, sortedSpecs } from "./request-identity.js";
 import { describeRevoked, findRevokeTargets } from "./revoke-holders.js";
 import { SmallestAfter } from "./smallest-after.js";
@@ -73,6 +74,12 @@ export interface LockEngineOptions {
    * throws `TOO_MANY_REQUESTS` before it touches any state.
    */
   readonly maxWaitingPerNamespace?: number;
+  /**
+   * Asked before every operation and every timer-driven catch-up: while it is closed nothing is
+   * granted, refreshed or handed out, and operations throw its refusal. Default: none (always
+   * open), as a single server needs; a cluster leader injects its leadership gate.
+   */
+  readonly gate?: ServingGate | undefined;
 }
 
 /** A page being built in steps (see {@link LockEngine.inspectInSteps}). */
@@ -127,6 +134,7 @@ export class LockEngine {
   /** Serial of the latest request that had to wait (the watchers view's cursor). */
   private waitSerial = 0;
   private readonly maxWaitingPerNamespace: number;
+  private readonly gate: ServingGate | null;
 
   constructor(options: LockEngineOptions = {}) {
     const leaseMs = options.leaseMs ?? 10_000;
@@ -148,6 +156,7 @@ export class LockEngine {
     this.reserver = options.reserver ?? createMemoryTimestampReserver();
     this.onSettled = options.onSettled ?? noop;
     this.onLeaseLapse = options.onLeaseLapse ?? noop;
+    this.gate = options.gate ?? null;
     this.table = new LockTable(this.tokens, this.lease, leaseMs, this.onSettled);
   }
 
@@ -275,6 +284,8 @@ export class LockEngine {
   abandon(pending: PendingLock): boolean {
     const req = pending.request;
     if (req.status !== WAITING || this.closed) return false;
+    // Behind a closed gate the table is frozen (and about to be dropped): releasing now could grant.
+    if (this.gate !== null && !this.gate.isOpen(this.clock())) return false;
     this.catchUp();
     if (req.status !== WAITING) return false;
     this.abandonedTotal++;
@@ -303,7 +314,10 @@ export class LockEngine {
 
   /** Let time pass: reap lapsed leases, then time out waiters whose deadline has come. */
   advance(): void {
-    if (!this.closed) this.catchUp();
+    if (this.closed) return;
+    // A closed gate freezes the table: no lapse may hand a lock to a waiter it no longer leads for.
+    if (this.gate !== null && !this.gate.isOpen(this.clock())) return;
+    this.catchUp();
   }
 
   /**
@@ -434,6 +448,17 @@ export class LockEngine {
     return { revoked, notFound: targets.notFound };
   }
 
+  /**
+   * What the namespace's immutable timestamp is now, without taking a number: the smallest start
+   * timestamp held, or the next number the counter would hand out (every later transaction starts
+   * at or above it). `undefined` for a namespace never used. A cluster leader records it so that a
+   * later leader never answers more (PROTOCOL.md "Leases across failover").
+   */
+  immutableFloor(namespace: string): number | undefined {
+    const ns = this.namespaces.get(namespace);
+    return ns === undefined ? undefined : (ns.minImmutable() ?? ns.nextValue);
+  }
+
   /** A token-free picture of one namespace (an empty one, without creating it, if never used). */
   snapshot(namespace: string): LockTableSnapshot {
     const ns = this.namespaces.get(namespace);
@@ -446,6 +471,7 @@ export class LockEngine {
   private catchUp(): number {
     if (this.closed) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
     const now = this.clock();
+    if (this.gate !== null && !this.gate.isOpen(now)) throw this.gate.refusal();
     this.table.now = now;
     const head = this.table.leases.head;
     if ((head !== null && head.expiresAt <= now) || this.table.deadlines.nextDeadline() <= now) this.reap(now);

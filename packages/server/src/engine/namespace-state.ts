@@ -1,5 +1,5 @@
 import { LeaseholdError } from "@leasehold/protocol";
-import type { TimestampReserver } from "../timestamps/timestamp-reserver.js";
+import type { TimestampReserver } from "./timestamp-reserver.js";
 import type { DescriptorState } from "./descriptor-state.js";
 import { HELD, type LockRequestState } from "./lock-request-state.js";
 

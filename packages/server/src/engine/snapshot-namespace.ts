@@ -1,4 +1,4 @@
-import type { DescriptorSnapshot, LockTableSnapshot } from "../service/embedded-lock-service.js";
+import type { DescriptorSnapshot, LockTableSnapshot } from "./engine-snapshots.js";
 import type { DescriptorState } from "./descriptor-state.js";
 import { PERMIT, modeName } from "./lock-mode-codes.js";
 import type { LockRequestState } from "./lock-request-state.js";

@@ -47,8 +47,10 @@ const ANY_VALID_TOKEN = Symbol("any valid token");
  * credential is an admin's is the route's own 403.
  */
 function requiredScope(route: Route): string | null | typeof ANY_VALID_TOKEN | undefined {
-  // The page's files carry no data; the calls it makes are checked like any other.
-  if (route.kind === "health" || route.kind === "unmatched" || route.kind === "ui") return undefined;
+  // The page's files carry no data; the calls it makes are checked like any other. The shard map
+  // is open like health: it holds URLs and leader ids, never a token, and every client needs it
+  // before it knows where its namespace lives.
+  if (route.kind === "health" || route.kind === "unmatched" || route.kind === "ui" || route.kind === "cluster") return undefined;
   if (route.kind === "metrics") return null;
   if (route.kind === "namespaces" || route.kind === "events") return ANY_VALID_TOKEN;
   try {

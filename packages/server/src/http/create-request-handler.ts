@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isLeaseholdError, LeaseholdError, type AnyOperation } from "@leasehold/protocol";
+import { isLeaseholdError, LeaseholdError, type AnyOperation, type ClusterResponse } from "@leasehold/protocol";
 import type { Logger } from "pino";
 import type { RouteLabel, ServerMetrics } from "../metrics/server-metrics.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../metrics/metric-registry.js";
@@ -52,6 +52,11 @@ export interface RequestHandlerOptions {
    * without credentials it is refused (403) unless the operator opted in.
    */
   readonly allowAdminWithoutAuth?: boolean | undefined;
+  /**
+   * The answer of `GET /v1/cluster`: who leads each shard. A single server answers one shard led
+   * by itself; a cluster member what it knows of the lease table.
+   */
+  readonly cluster?: (() => ClusterResponse) | undefined;
 }
 
 /** A `node:http` request listener serving protocol v1, health and metrics. */
@@ -80,12 +85,20 @@ interface Exchange {
   detail: object | null;
 }
 
+/** `GET /v1/cluster` of a host that gave no answer of its own: one shard, led by this server. */
+function singleServerCluster(leaderId: string, host: string | undefined): ClusterResponse {
+  return { serverId: leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: host === undefined ? null : `http://${host}`, leaderId }] };
+}
+
 /** Headers an error answer needs besides its body. */
 function errorHeaders(err: LeaseholdError): ExtraHeaders {
   const allow = err.details.allow;
   if (err.code === "METHOD_NOT_ALLOWED" && Array.isArray(allow)) return { allow: allow.join(", ") };
   // The unread rest of an oversized body is still on the socket: this connection cannot be reused.
   if (err.code === "PAYLOAD_TOO_LARGE") return { connection: "close" };
+  // A shard without a usable leader says when to come back (PROTOCOL.md "Cluster mode").
+  const retryAfterMs = err.details.retryAfterMs;
+  if (err.code === "UNAVAILABLE" && typeof retryAfterMs === "number") return { "retry-after": String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
   return {};
 }
 
@@ -96,7 +109,7 @@ function errorHeaders(err: LeaseholdError): ExtraHeaders {
  * service's own validation (400/409). Only a bug in the server answers 500.
  */
 export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
-  const { service, metrics, logger, isClosing, admit } = options;
+  const { service, metrics, logger, isClosing, admit, cluster } = options;
   const inspection = { service, auth: options.auth, allowAdminWithoutAuth: options.allowAdminWithoutAuth === true };
 
   async function serveOperation(
@@ -191,6 +204,9 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
         return;
       case "ui":
         serveStatusPage(req, res, route.file, closeHeader);
+        return;
+      case "cluster":
+        sendJson(res, 200, cluster?.() ?? singleServerCluster(service.leaderId, req.headers.host), closeHeader);
         return;
       case "metrics": {
         const text = Buffer.from(await metrics.renderAll(), "utf8");

@@ -4,6 +4,7 @@ import { isBatchOperation, isOperation, type AnyOperation } from "@leasehold/pro
 export type Route =
   | { readonly kind: "operation"; readonly operation: AnyOperation; readonly rawNamespace: string }
   | { readonly kind: "health" }
+  | { readonly kind: "cluster" }
   | { readonly kind: "metrics" }
   | { readonly kind: "namespaces" }
   | { readonly kind: "locks"; readonly rawNamespace: string }
@@ -17,6 +18,7 @@ export const ALLOWED_METHODS = {
   operation: ["POST"],
   // HEAD rides along with GET so load balancers can probe without a body.
   health: ["GET", "HEAD"],
+  cluster: ["GET", "HEAD"],
   metrics: ["GET", "HEAD"],
   // Inspection and revoke (docs/protocol.md "Inspection and revoke").
   namespaces: ["GET"],
@@ -37,6 +39,7 @@ const NAMESPACES_PREFIX = "/v1/namespaces/";
 export function matchRoute(target: string | undefined): Route {
   const path = (target ?? "/").split("?", 1)[0] ?? "/";
   if (path === "/v1/health") return { kind: "health" };
+  if (path === "/v1/cluster") return { kind: "cluster" };
   if (path === "/metrics") return { kind: "metrics" };
   if (path === "/v1/namespaces") return { kind: "namespaces" };
   if (path === "/v1/events") return { kind: "events" };

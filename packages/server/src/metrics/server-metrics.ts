@@ -3,6 +3,7 @@ import type { ServiceMetrics } from "../service/embedded-lock-service.js";
 import { CallbackMetric } from "./callback-metric.js";
 import { Counter } from "./counter.js";
 import { Histogram } from "./histogram.js";
+import type { Metric } from "./metric.js";
 import { MetricRegistry } from "./metric-registry.js";
 import { DEFAULT_TOP_NAMESPACES, namespaceMetrics } from "./namespace-metrics.js";
 import { runtimeRegistry } from "./runtime-metrics.js";
@@ -27,6 +28,7 @@ export type RouteLabel =
   | "events"
   | "ui"
   | "health"
+  | "cluster"
   | "metrics"
   | "unmatched";
 
@@ -62,6 +64,8 @@ export interface ServerMetricsOptions {
    * Default true: they are what tells a slow server from a slow network.
    */
   readonly runtime?: boolean | undefined;
+  /** More metrics to serve beside these, for example a cluster member's. Default: none. */
+  readonly extra?: readonly Metric[] | undefined;
 }
 
 /**
@@ -113,6 +117,9 @@ export function createServerMetrics(
       REQUEST_DURATION_BUCKETS,
     ),
   );
+
+  // Cluster mode adds its own families (shards led, transitions, coordinator latency, ...).
+  for (const metric of options.extra ?? []) registry.register(metric);
 
   return {
     observeRequest(operation, status, seconds) {

@@ -14,7 +14,12 @@ import type {
   RevokeResponse,
 } from "@leasehold/protocol";
 import type { Logger } from "pino";
+import type { LockTableSnapshot, ServiceMetrics } from "../engine/engine-snapshots.js";
+import type { ServingGate } from "../engine/serving-gate.js";
+import type { TimestampReserver } from "../engine/timestamp-reserver.js";
 import type { LockBatchRun } from "./run-lock-batch.js";
+
+export type { DescriptorSnapshot, LockTableSnapshot, ServiceMetrics } from "../engine/engine-snapshots.js";
 
 /** Options of {@link createLockService}; every field is optional. */
 export interface LockServiceOptions {
@@ -59,61 +64,27 @@ export interface LockServiceOptions {
    * Must be a positive integer.
    */
   readonly maxWaitingPerNamespace?: number;
+  /**
+   * Where the counters' durable bound comes from. Default: a file under `dataDir` when given, else
+   * none (counters restart at 1). A cluster leader injects its PostgreSQL-backed reserver here.
+   */
+  readonly timestampReserver?: TimestampReserver | undefined;
+  /**
+   * Asked before every grant, refresh and timestamp (see the engine's `ServingGate`). Default:
+   * none, always open, as a single server needs; a cluster leader injects its leadership gate.
+   */
+  readonly servingGate?: ServingGate | undefined;
+  /**
+   * This server's id, answered by health as `serverId`. Default: the leader id, since a single
+   * server process is one term of one leader.
+   */
+  readonly serverId?: string | undefined;
 }
 
 /** Who asked for a revoke, for its log line. */
 export interface RevokeContext {
   /** The caller, for example its socket address. Default: not logged. */
   readonly client?: string | undefined;
-}
-
-/** Counters and gauges the service keeps; the HTTP layer renders them at `GET /metrics`. */
-export interface ServiceMetrics {
-  /** Namespaces created so far. */
-  readonly namespaces: number;
-  /** Held (descriptor, token) pairs, immutable-timestamp locks excluded. */
-  readonly heldLocks: number;
-  /** Live tokens: granted lock requests plus immutable-timestamp locks. */
-  readonly heldTokens: number;
-  /** Lock requests waiting now. */
-  readonly waitingRequests: number;
-  /** Descriptor grants since start. */
-  readonly grantsTotal: number;
-  /** Lock requests answered `timeout` since start. */
-  readonly timeoutsTotal: number;
-  /** Tokens released because their lease lapsed, since start. */
-  readonly leaseLapsesTotal: number;
-  /** Tokens released by unlock since start. */
-  readonly unlocksTotal: number;
-  /** Waiting requests abandoned (client gone or aborted) since start. */
-  readonly abandonedTotal: number;
-  /** Holders released by an admin's revoke since start (absent from services without revoke). */
-  readonly revokedTotal?: number | undefined;
-}
-
-/** One held or waiting entry of a descriptor, for snapshots. */
-export interface DescriptorSnapshot {
-  readonly descriptor: string;
-  /** Current permit limit (permit mode only). */
-  readonly limit?: number;
-  readonly holders: readonly { readonly mode: LockMode; readonly fencingToken: number }[];
-  /** Waiting requests in queue order. */
-  readonly queue: readonly { readonly mode: LockMode }[];
-}
-
-/**
- * A deterministic picture of one namespace's lock table, with no tokens in it. Tests compare one
- * taken before bad input with one taken after, to prove the input changed nothing.
- */
-export interface LockTableSnapshot {
-  /** Descriptors with holders or waiters, sorted by descriptor. */
-  readonly descriptors: readonly DescriptorSnapshot[];
-  readonly heldTokens: number;
-  readonly waitingRequests: number;
-  /** Start timestamps of held immutable-timestamp locks, ascending. */
-  readonly immutableLocks: readonly number[];
-  /** The next number the namespace's counter would hand out. */
-  readonly nextTimestamp: number;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import {
   LeaseholdError,
   requestValidators,
@@ -28,6 +27,7 @@ import type { PendingLock } from "../engine/pending-lock.js";
 import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserver.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import { DeadlineTimer } from "./deadline-timer.js";
+import { PACKAGE_VERSION } from "./package-version.js";
 import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, RevokeContext, ServiceMetrics } from "./embedded-lock-service.js";
 import { ActivityFeed } from "./activity-feed.js";
 import { logLeaseLapse, logRevoke } from "./log-admin-events.js";
@@ -50,8 +50,6 @@ const noop = (): void => undefined;
  */
 const INSPECTION_SLICE = 20_000;
 
-const PACKAGE_VERSION = readPackageVersion();
-
 /**
  * The embedded lock service: validates every request (it is the one place that does), drives a
  * {@link LockEngine} with real timers, and turns waits into promises that follow AbortSignals.
@@ -59,6 +57,8 @@ const PACKAGE_VERSION = readPackageVersion();
 export class InMemoryLockService implements EmbeddedLockService {
   /** The leader id of this process, in every lease. */
   readonly leaderId: string;
+  /** This server's id (health's `serverId`). */
+  readonly serverId: string;
   private readonly engine: LockEngine;
   private readonly timer: DeadlineTimer;
   private readonly reserver: TimestampReserver;
@@ -69,6 +69,7 @@ export class InMemoryLockService implements EmbeddedLockService {
   /** Lapses, revocations, grants and waits for the status page (`GET /v1/events`). */
   readonly activity: ActivityFeed;
   private closing: Promise<void> | null = null;
+  private closedError = new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
 
   /** See {@link LockServiceOptions} for every option and its default. */
   constructor(options: LockServiceOptions = {}) {
@@ -77,9 +78,10 @@ export class InMemoryLockService implements EmbeddedLockService {
     const clock = options.clock ?? (() => performance.now());
     this.version = options.version ?? PACKAGE_VERSION;
     this.reserver =
-      options.dataDir === undefined
+      options.timestampReserver ??
+      (options.dataDir === undefined
         ? createMemoryTimestampReserver()
-        : createFileTimestampReserver({ dataDir: options.dataDir, reserve: options.timestampReserve });
+        : createFileTimestampReserver({ dataDir: options.dataDir, reserve: options.timestampReserve }));
     this.engine = new LockEngine({
       clock,
       leaseMs: options.leaseMs,
@@ -87,6 +89,7 @@ export class InMemoryLockService implements EmbeddedLockService {
       leaderId: options.leaderId,
       reserver: this.reserver,
       maxWaitingPerNamespace: options.maxWaitingPerNamespace,
+      gate: options.servingGate,
       onSettled: (pending, outcome) => this.settle(pending, outcome),
       onLeaseLapse: (namespace, descriptors, lapse) => {
         logLeaseLapse(logger, namespace, descriptors, lapse);
@@ -97,6 +100,7 @@ export class InMemoryLockService implements EmbeddedLockService {
     this.clock = clock;
     this.activity = new ActivityFeed({ grantsTotal: () => this.engine.metrics().grantsTotal });
     this.leaderId = this.engine.leaderId;
+    this.serverId = options.serverId ?? this.leaderId;
     this.timer = new DeadlineTimer(clock, () => {
       if (this.closing !== null) return;
       this.engine.advance();
@@ -272,7 +276,7 @@ export class InMemoryLockService implements EmbeddedLockService {
   /** `ok` with the leader id and version, until closed. */
   async health(_options?: CallOptions): Promise<HealthResponse> {
     this.checkOpen();
-    return { status: "ok", leaderId: this.leaderId, version: this.version };
+    return { status: "ok", leaderId: this.leaderId, version: this.version, serverId: this.serverId };
   }
 
   /** Current counters and gauges. */
@@ -337,13 +341,27 @@ export class InMemoryLockService implements EmbeddedLockService {
     return this.engine.snapshot(validateNamespace(namespace));
   }
 
+  /** The namespace's immutable timestamp without taking a number (see `LockEngine.immutableFloor`). */
+  immutableFloor(namespace: string): number | undefined {
+    return this.engine.immutableFloor(namespace);
+  }
+
   /** Answer waiters `UNAVAILABLE`, refuse later calls, stop the timer and persist the bound. Idempotent. */
   close(): Promise<void> {
+    return this.closeWith(new LeaseholdError("UNAVAILABLE", "the lock server is shutting down"));
+  }
+
+  /**
+   * {@link close}, answering waiters (and later calls) with `error` instead: a cluster leader that
+   * loses a shard says why, so clients know to re-send to the new leader.
+   */
+  closeWith(error: LeaseholdError): Promise<void> {
     if (this.closing === null) {
+      this.closedError = error;
       // Synchronous, so no call or timer can slip in between "closing" and "waiters answered".
       this.timer.clear();
       this.activity.close();
-      this.engine.close(new LeaseholdError("UNAVAILABLE", "the lock server is shutting down"));
+      this.engine.close(error);
       try {
         this.reserver.persist();
         this.closing = Promise.resolve();
@@ -355,7 +373,7 @@ export class InMemoryLockService implements EmbeddedLockService {
   }
 
   private checkOpen(): void {
-    if (this.closing !== null) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
+    if (this.closing !== null) throw this.closedError;
   }
 
   private settle(pending: PendingLock, outcome: LockResponse | LeaseholdError): void {
@@ -376,14 +394,4 @@ export class InMemoryLockService implements EmbeddedLockService {
 
 function cancelled(): LeaseholdError {
   return new LeaseholdError("CANCELLED", "the lock request was abandoned: its caller aborted or disconnected");
-}
-
-function readPackageVersion(): string {
-  try {
-    const text = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
-    const version = (JSON.parse(text) as { version?: unknown }).version;
-    return typeof version === "string" ? version : "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
 }

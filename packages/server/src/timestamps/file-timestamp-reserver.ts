@@ -41,7 +41,7 @@ export function createFileTimestampReserver(options: FileTimestampReserverOption
   }
   mkdirSync(options.dataDir, { recursive: true });
   const path = join(options.dataDir, TIMESTAMP_BOUND_FILE);
-  const bounds = readBounds(path);
+  const bounds = readBoundFile(path);
 
   const write = (): void => {
     const file: BoundFile = { version: 1, namespaces: Object.fromEntries(bounds) };
@@ -71,7 +71,11 @@ export function createFileTimestampReserver(options: FileTimestampReserverOption
   };
 }
 
-function readBounds(path: string): Map<string, number> {
+/**
+ * Every namespace's bound in a bound file (empty when the file does not exist). Throws, naming the
+ * file, when it is corrupt: numbers could repeat if it were guessed at.
+ */
+export function readBoundFile(path: string): Map<string, number> {
   let text: string;
   try {
     text = readFileSync(path, "utf8");

@@ -5,8 +5,10 @@ describe("CLI flags", () => {
   it("--help prints every option with its default and exits 0", async () => {
     const { code, stdout } = await runCli(["--help"]);
     expect(code).toBe(0);
-    for (const option of ["--host", "--port", "--data-dir", "--lease-ms", "--log-level", "--help"]) expect(stdout).toContain(option);
-    for (const fallback of ["127.0.0.1", "7878", "10000", "info"]) expect(stdout).toContain(`default: ${fallback}`);
+    for (const option of ["--host", "--port", "--data-dir", "--lease-ms", "--log-level", "--help", "--cluster", "--advertise-url", "--server-id", "--leader-lease-ms", "--shards", "import-bound"]) {
+      expect(stdout).toContain(option);
+    }
+    for (const fallback of ["127.0.0.1", "7878", "10000", "info", "3000", "64"]) expect(stdout).toContain(`default: ${fallback}`);
     expect(stdout).toMatch(/SIGTERM/);
   });
 
@@ -19,6 +21,11 @@ describe("CLI flags", () => {
     [["--bogus"], "--bogus"],
     [["--port"], "--port"],
     [["serve"], "serve"],
+    [["--leader-lease-ms", "10"], "--leader-lease-ms"],
+    [["--shards", "0"], "--shards"],
+    [["--shards", "5000"], "--shards"],
+    [["--advertise-url", "10.0.0.1:7878"], "--advertise-url"],
+    [["--cluster", ""], "--cluster"],
   ])("refuses %j with a clear message on stderr and exit code 2", async (args, mentions) => {
     const { code, stdout, stderr } = await runCli(args);
     expect(code).toBe(2);

@@ -29,7 +29,11 @@ describe("HTTP: GET /metrics and GET /v1/health", () => {
   it("health answers ok with this process's leaderId; HEAD works too", async () => {
     const res = await rawRequest(server.url, "/v1/health", { method: "GET" });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ status: "ok", leaderId: server.service.leaderId, version: expect.any(String) as string });
+    expect(res.json).toEqual({ status: "ok", leaderId: server.service.leaderId, version: expect.any(String) as string, serverId: server.service.leaderId });
+    // A single server is a cluster of one that leads everything (PROTOCOL.md "Cluster mode").
+    const cluster = await rawRequest(server.url, "/v1/cluster", { method: "GET" });
+    expect(cluster.status).toBe(200);
+    expect(cluster.json).toEqual({ serverId: server.service.leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: server.url, leaderId: server.service.leaderId }] });
     const head = await rawRequest(server.url, "/v1/health", { method: "HEAD" });
     expect(head.status).toBe(200);
     expect(head.text).toBe("");

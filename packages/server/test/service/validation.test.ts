@@ -63,7 +63,8 @@ describe("validation in the service", () => {
 
   it("health answers ok with the leader id; every call after close is UNAVAILABLE", async () => {
     service = createLockService({ leaderId: "L1", version: "9.9.9" });
-    expect(await service.health()).toEqual({ status: "ok", leaderId: "L1", version: "9.9.9" });
+    // A single server is one term of one leader: its serverId defaults to its leader id.
+    expect(await service.health()).toEqual({ status: "ok", leaderId: "L1", version: "9.9.9", serverId: "L1" });
     await service.close();
     await service.close();
     for (const call of [

@@ -1,0 +1,259 @@
+import {
+  LeaseholdError,
+  requestValidators,
+  shardOf,
+  validateNamespace,
+  type CallOptions,
+  type ClusterResponse,
+  type HealthResponse,
+  type ImmutableTimestampResponse,
+  type LockBatchResultListener,
+  type LockCancelResponse,
+  type LockResponse,
+  type NamespaceLocksQuery,
+  type NamespaceLocksResponse,
+  type NamespacesQuery,
+  type NamespacesResponse,
+  type NamespaceSummary,
+  type RefreshResponse,
+  type RevokeResponse,
+  type StartTransactionsResponse,
+  type TimestampsResponse,
+  type UnlockResponse,
+} from "@leasehold/protocol";
+import type { LockTableSnapshot, ServiceMetrics } from "../engine/engine-snapshots.js";
+import type { EmbeddedLockService, RevokeContext } from "../service/embedded-lock-service.js";
+import { runLockBatch, type LockBatchRun } from "../service/run-lock-batch.js";
+import { WaitingLockHandle } from "../service/waiting-lock-handle.js";
+import { notLeader, unavailable } from "./cluster-errors.js";
+import type { ClusterRuntime } from "./cluster-runtime.js";
+import type { Coordinator } from "./coordinator.js";
+import type { ShardTerm } from "./shard-term.js";
+
+const COUNTERS = ["grantsTotal", "timeoutsTotal", "leaseLapsesTotal", "unlocksTotal", "abandonedTotal", "namespaces"] as const;
+type Counters = Record<(typeof COUNTERS)[number], number>;
+
+/** How many namespace → shard answers are cached before the cache starts over. */
+const SHARD_CACHE_LIMIT = 65_536;
+
+/**
+ * The lock service of a cluster member: every operation goes to the term of its namespace's
+ * shard that this server leads, or is answered `421 NOT_LEADER` (another server leads it) or
+ * `503 UNAVAILABLE` with `retryAfterMs` (no leader right now, or this server is taking it over).
+ * Everything else (validation, waits, leases) is the same {@link InMemoryLockService} a single
+ * server runs, one per shard term.
+ */
+export class ClusterLockService implements EmbeddedLockService {
+  /** Random per process: health and metrics name this process with it (leases carry per-term ids). */
+  readonly leaderId = globalThis.crypto.randomUUID();
+  private readonly shardCache = new Map<string, number>();
+  private readonly retired: Counters = { grantsTotal: 0, timeoutsTotal: 0, leaseLapsesTotal: 0, unlocksTotal: 0, abandonedTotal: 0, namespaces: 0 };
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    private readonly runtime: ClusterRuntime,
+    private readonly coordinator: Coordinator,
+    private readonly info: { readonly serverId: string; readonly version: string; readonly shards: number },
+  ) {
+    runtime.onTermEnded = (term) => this.retire(term);
+  }
+
+  /** Fold an ended term's counters into the totals, so counters never go down. */
+  retire(term: ShardTerm): void {
+    const m = term.service.metrics();
+    for (const key of COUNTERS) this.retired[key] += m[key];
+  }
+
+  async lock(namespace: string, request: unknown, options?: CallOptions): Promise<LockResponse> {
+    const begun = this.beginLock(namespace, request);
+    if (!(begun instanceof WaitingLockHandle)) return begun;
+    const signal = options?.signal;
+    if (signal !== undefined) {
+      if (signal.aborted) begun.abandon();
+      const onAbort = (): void => begun.abandon();
+      signal.addEventListener("abort", onAbort, { once: true });
+      const off = (): void => signal.removeEventListener("abort", onAbort);
+      begun.answer.then(off, off);
+    }
+    return begun.answer;
+  }
+
+  beginLock(namespace: string, request: unknown): LockResponse | WaitingLockHandle {
+    const ns = this.checked(namespace);
+    return this.route(ns).beginLock(ns, request);
+  }
+
+  lockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, options?: CallOptions): Promise<void> {
+    try {
+      return this.beginLockBatch(namespace, request, onResult, options?.signal).done;
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  beginLockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, signal?: AbortSignal): LockBatchRun {
+    const ns = this.checked(namespace);
+    const term = this.route(ns);
+    const { requests } = requestValidators["lock-batch"].parse(request);
+    if (signal?.aborted === true) throw new LeaseholdError("CANCELLED", "the lock batch was abandoned before it ran");
+    const run = runLockBatch((entry) => term.beginLock(ns, entry), requests, onResult, (err) => this.runtime.bug(err));
+    if (signal !== undefined) {
+      const abandon = (): void => run.abandon();
+      signal.addEventListener("abort", abandon, { once: true });
+      void run.done.then(() => signal.removeEventListener("abort", abandon));
+    }
+    return run;
+  }
+
+  async cancelLock(namespace: string, request: unknown): Promise<LockCancelResponse> {
+    const ns = this.checked(namespace);
+    const term = this.route(ns);
+    const { requestId } = requestValidators["lock-cancel"].parse(request);
+    if (term.cancelQueued(ns, requestId)) return { cancelled: true };
+    return term.service.cancelLock(ns, request);
+  }
+
+  async unlock(namespace: string, request: unknown): Promise<UnlockResponse> {
+    const ns = this.checked(namespace);
+    return this.route(ns).service.unlock(ns, request);
+  }
+
+  async refresh(namespace: string, request: unknown): Promise<RefreshResponse> {
+    const ns = this.checked(namespace);
+    return this.route(ns).service.refresh(ns, request);
+  }
+
+  async timestamps(namespace: string, request: unknown): Promise<TimestampsResponse> {
+    const ns = this.checked(namespace);
+    const term = this.route(ns);
+    const loading = term.prepare(ns);
+    if (loading !== null) await loading;
+    return term.service.timestamps(ns, request);
+  }
+
+  async startTransactions(namespace: string, request: unknown): Promise<StartTransactionsResponse> {
+    const ns = this.checked(namespace);
+    const term = this.route(ns);
+    const loading = term.prepare(ns);
+    if (loading !== null) await loading;
+    const answer = await term.service.startTransactions(ns, request);
+    const capped = term.capImmutable(ns, answer.immutableTimestamp);
+    return capped === answer.immutableTimestamp ? answer : { ...answer, immutableTimestamp: capped };
+  }
+
+  async immutableTimestamp(namespace: string, request: unknown): Promise<ImmutableTimestampResponse> {
+    const ns = this.checked(namespace);
+    const term = this.route(ns);
+    const loading = term.prepare(ns);
+    if (loading !== null) await loading;
+    const answer = await term.service.immutableTimestamp(ns, request);
+    return { immutableTimestamp: term.capImmutable(ns, answer.immutableTimestamp) };
+  }
+
+  async health(): Promise<HealthResponse> {
+    this.checkOpen();
+    return { status: "ok", leaderId: this.leaderId, version: this.info.version, serverId: this.info.serverId, cluster: { shardsLed: this.runtime.shardsLed } };
+  }
+
+  /** `GET /v1/cluster`: who leads each shard, as this server knows it. */
+  cluster(): ClusterResponse {
+    const leaders = [];
+    for (let shard = 0; shard < this.info.shards; shard++) {
+      const term = this.runtime.terms[shard];
+      const row = this.runtime.leases[shard];
+      if (term !== null && term !== undefined) leaders.push({ shard, leaderUrl: this.runtime.url, leaderId: term.leaderId });
+      else if (row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) leaders.push({ shard, leaderUrl: row.url, leaderId: row.leaderId });
+      else leaders.push({ shard, leaderUrl: null, leaderId: null });
+    }
+    return { serverId: this.info.serverId, shards: this.info.shards, leaders };
+  }
+
+  metrics(): ServiceMetrics {
+    const sum = { ...this.retired, heldLocks: 0, heldTokens: 0, waitingRequests: 0 };
+    for (const term of this.runtime.terms) {
+      if (term === null) continue;
+      const m = term.service.metrics();
+      for (const key of COUNTERS) sum[key] += m[key];
+      sum.heldLocks += m.heldLocks;
+      sum.heldTokens += m.heldTokens;
+      sum.waitingRequests += m.waitingRequests;
+    }
+    return sum;
+  }
+
+  /**
+   * Counts of the namespaces of the shards this server leads, a page at a time, in name order.
+   * The terms are independent tables, so this merges their summaries: O(namespaces led), as the
+   * single server's walk of its namespace map is.
+   */
+  inspectNamespaces(query: NamespacesQuery, visible: (namespace: string) => boolean = () => true): NamespacesResponse {
+    this.checkOpen();
+    const after = query.cursor;
+    const chosen = this.namespaceSummaries()
+      .filter((s) => (after === undefined || s.namespace > after) && visible(s.namespace))
+      .sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));
+    const page = chosen.slice(0, query.limit);
+    const last = page[page.length - 1];
+    return chosen.length > query.limit && last !== undefined ? { namespaces: page, nextCursor: last.namespace } : { namespaces: page };
+  }
+
+  /** Counts of every namespace of the shards this server leads (metrics). */
+  namespaceSummaries(): NamespaceSummary[] {
+    const all: NamespaceSummary[] = [];
+    for (const term of this.runtime.terms) if (term !== null) all.push(...term.service.namespaceSummaries());
+    return all;
+  }
+
+  /** One page of a namespace's locks, from the term that leads it (else 421/503 like any operation). */
+  inspectLocks(namespace: string, query: NamespaceLocksQuery): Promise<NamespaceLocksResponse> {
+    try {
+      const ns = this.checked(namespace);
+      return this.route(ns).service.inspectLocks(ns, query);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  /** Revoke in the term that leads the namespace (else 421/503 like any operation). */
+  async revoke(namespace: string, request: unknown, context?: RevokeContext): Promise<RevokeResponse> {
+    const ns = this.checked(namespace);
+    return this.route(ns).service.revoke(ns, request, context);
+  }
+
+  snapshot(namespace: string): LockTableSnapshot {
+    const ns = this.checked(namespace);
+    return this.route(ns).service.snapshot(ns);
+  }
+
+  /** Stop taking shards, hand led shards over (release + NOTIFY), answer waiters 503. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.runtime.stop().finally(() => this.coordinator.close());
+    return this.closing;
+  }
+
+  private checked(namespace: string): string {
+    this.checkOpen();
+    return validateNamespace(namespace);
+  }
+
+  private checkOpen(): void {
+    if (this.closing !== null) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
+  }
+
+  /** This server's term for the namespace's shard, or the 421/503 that sends the client elsewhere. */
+  private route(namespace: string): ShardTerm {
+    let shard = this.shardCache.get(namespace);
+    if (shard === undefined) {
+      if (this.shardCache.size >= SHARD_CACHE_LIMIT) this.shardCache.clear();
+      shard = shardOf(namespace, this.info.shards);
+      this.shardCache.set(namespace, shard);
+    }
+    const term = this.runtime.terms[shard];
+    if (term !== null && term !== undefined) return term;
+    const row = this.runtime.leases[shard];
+    if (row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) throw notLeader(namespace, shard, row.url);
+    const down = this.runtime.coordinatorDown;
+    const why = down === null ? "a server is taking it over" : `this server cannot reach the cluster's PostgreSQL (${down}), so it cannot lead or route it`;
+    throw unavailable(`shard ${shard} (namespace ${JSON.stringify(namespace)}) has no leader right now: ${why}; retry shortly`, this.runtime.retryAfterMs, { shard });
+  }
+}

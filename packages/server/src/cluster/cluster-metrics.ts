@@ -1,0 +1,50 @@
+import { CallbackMetric } from "../metrics/callback-metric.js";
+import { Counter } from "../metrics/counter.js";
+import { Histogram } from "../metrics/histogram.js";
+import type { Metric } from "../metrics/metric.js";
+
+/** Buckets of coordinator statement latency, in seconds: a healthy PostgreSQL answers in a few ms. */
+const STATEMENT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
+
+/** Why a shard was lost: a fixed set, so the label never mints unbounded series. */
+export type LossReason = "renewal" | "gate" | "bound" | "stopping" | "balance";
+
+/**
+ * The cluster metrics of one server (docs/cluster.md "Metrics"). Kept here and handed to the
+ * server's registry as extra metrics; labels come only from fixed sets (statement names, reasons).
+ */
+export class ClusterMetrics {
+  readonly transitions = new Counter<"event">("leasehold_cluster_leadership_transitions_total", "Shard leadership changes on this server: event=acquired or lost.", ["event"]);
+  readonly losses = new Counter<"reason">(
+    "leasehold_cluster_shards_lost_total",
+    "Shards this server stopped leading, by reason: renewal (matched nothing or failed too long), gate (serving gate closed), bound (fenced extension matched nothing), stopping, balance.",
+    ["reason"],
+  );
+  readonly gateClosures = new Counter("leasehold_cluster_gate_closures_total", "Times a serving gate closed before a renewal reopened it (the shard was then given up).");
+  readonly boundExtensions = new Counter("leasehold_cluster_bound_extensions_total", "Timestamp bound extensions stored in PostgreSQL.");
+  readonly statements = new Histogram<"statement" | "outcome">(
+    "leasehold_coordinator_statement_seconds",
+    "Latency of PostgreSQL coordinator statements, by statement and outcome (ok or error).",
+    ["statement", "outcome"],
+    STATEMENT_BUCKETS,
+  );
+
+  constructor(private readonly shardsLed: () => number) {}
+
+  /** Record one coordinator statement. */
+  observeStatement(name: string, seconds: number, ok: boolean): void {
+    this.statements.observe({ statement: name, outcome: ok ? "ok" : "error" }, seconds);
+  }
+
+  /** Every metric, for the server's registry. */
+  all(): Metric[] {
+    return [
+      new CallbackMetric("leasehold_cluster_shards_led", "Shards this server leads now.", "gauge", this.shardsLed),
+      this.transitions,
+      this.losses,
+      this.gateClosures,
+      this.boundExtensions,
+      this.statements,
+    ];
+  }
+}

@@ -1,0 +1,337 @@
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import { unavailable } from "./cluster-errors.js";
+import type { ClusterMetrics, LossReason } from "./cluster-metrics.js";
+import type { Coordinator, HeldTerm, ShardLease } from "./coordinator.js";
+import { planShards } from "./plan-shards.js";
+import { ShardTerm } from "./shard-term.js";
+
+/** What the runtime is made with (see `ClusterOptions` for the defaults and their reasons). */
+export interface ClusterRuntimeOptions {
+  readonly coordinator: Coordinator;
+  readonly shards: number;
+  readonly serverId: string;
+  readonly url: string;
+  readonly leaderLeaseMs: number;
+  readonly leaseMs: number;
+  readonly validForMs?: number | undefined;
+  readonly maxWaitingPerNamespace?: number | undefined;
+  readonly reserveBlock: number;
+  readonly logger: Logger;
+  readonly metrics: ClusterMetrics;
+  readonly clock?: (() => number) | undefined;
+}
+
+/** When this server last saw a lease row change, on its monotonic clock. */
+interface Seen {
+  readonly version: number;
+  readonly at: number;
+}
+
+/**
+ * The leadership loop of one server (DESIGN.md "Cluster mode"): every third of the leader lease it
+ * renews all its shards in one statement, heartbeats, reads the lease rows, records immutable
+ * timestamps, then takes shards that are free (released at once; expired only after their row was
+ * seen unchanged for a whole leader lease) and gives up surplus ones, one at a time. A released
+ * shard's `NOTIFY` runs the same pass at once.
+ */
+export class ClusterRuntime {
+  /** This server's term per shard, `null` where it leads nothing. */
+  readonly terms: (ShardTerm | null)[];
+  /** Lease rows as last read (for routing answers and `GET /v1/cluster`). */
+  leases: ShardLease[] = [];
+  private readonly seen: (Seen | null)[];
+  private members: string[];
+  private readonly clock: () => number;
+  private readonly startedAt: number;
+  private readonly margin: number;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopping = false;
+  private lastWarnAt = -Infinity;
+  /** Why the last pass could not read the lease rows (PostgreSQL unreachable), or `null`. */
+  coordinatorDown: string | null = null;
+  /** Hears every term that ended (the service folds its counters into its totals). */
+  onTermEnded: (term: ShardTerm) => void = () => undefined;
+  /** The URL other servers and clients reach this one at; set once the server listens. */
+  url: string;
+
+  constructor(private readonly options: ClusterRuntimeOptions) {
+    this.terms = new Array<ShardTerm | null>(options.shards).fill(null);
+    this.seen = new Array<Seen | null>(options.shards).fill(null);
+    this.members = [options.serverId];
+    this.url = options.url;
+    this.clock = options.clock ?? (() => performance.now());
+    this.startedAt = this.clock();
+    // The gate closes this long before a taker could act: it absorbs clock-rate differences (10% of
+    // the lease) and the time between reading the clock and sending the renewal.
+    this.margin = Math.max(20, Math.floor(options.leaderLeaseMs / 10));
+  }
+
+  /** Shards led now. */
+  get shardsLed(): number {
+    let n = 0;
+    for (const t of this.terms) if (t !== null) n++;
+    return n;
+  }
+
+  /** How long a client should wait before re-sending to a shard without a usable leader. */
+  get retryAfterMs(): number {
+    return Math.max(100, Math.floor(this.options.leaderLeaseMs / 3));
+  }
+
+  /** Start the loop and the `LISTEN` for released shards; resolves once the first pass ran. */
+  async start(): Promise<void> {
+    await this.listen();
+    await this.pass(true);
+    this.schedule();
+  }
+
+  /**
+   * Stop taking shards, end every term (waiters are answered 503), leave the member list and
+   * release the shards with `NOTIFY` so other servers take them at once.
+   */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
+    // statement, and an acquisition that lands after this point releases itself.
+    const held: HeldTerm[] = [];
+    for (const term of this.terms) {
+      if (term === null) continue;
+      held.push({ shard: term.shard, epoch: term.epoch });
+      this.lose(term, "stopping", "this server is shutting down");
+    }
+    const { coordinator, serverId, logger } = this.options;
+    try {
+      await coordinator.leave(serverId);
+      await coordinator.release(serverId, held);
+    } catch (err) {
+      logger.warn({ err, shards: held.length }, "could not release shards at stop; other servers take them once their leases expire");
+    }
+    await this.running?.catch(() => undefined);
+  }
+
+  /** A term failed on its own (gate closed, fenced extension matched nothing): give the shard up. */
+  readonly failTerm = (term: ShardTerm, reason: string): void => {
+    const kind: LossReason = reason.includes("gate") ? "gate" : "bound";
+    if (kind === "gate" && this.terms[term.shard] === term) this.options.metrics.gateClosures.inc({});
+    this.lose(term, kind, reason);
+  };
+
+  private lose(term: ShardTerm, kind: LossReason, reason: string): void {
+    if (this.terms[term.shard] !== term) return;
+    this.terms[term.shard] = null;
+    term.end(unavailable(`this server stopped leading shard ${term.shard} (${reason}); re-send to its new leader`, this.retryAfterMs, { shard: term.shard }));
+    const { logger, metrics } = this.options;
+    metrics.transitions.inc({ event: "lost" });
+    metrics.losses.inc({ reason: kind });
+    logger.info({ shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, reason }, "shard lost");
+    this.logServeInterval(term);
+    this.onTermEnded(term);
+  }
+
+  private logServeInterval(term: ShardTerm): void {
+    const { logger } = this.options;
+    if (!logger.isLevelEnabled("debug") || term.firstServedAt < 0) return;
+    // Wall-clock milliseconds, so a checker can compare intervals of servers on one machine.
+    const origin = performance.timeOrigin;
+    logger.debug(
+      { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, from: origin + term.firstServedAt, to: origin + term.lastServedAt, ended: term.isEnded },
+      "serve interval",
+    );
+  }
+
+  private schedule(): void {
+    if (this.stopping) return;
+    const cadence = Math.floor(this.options.leaderLeaseMs / 3);
+    // A dead leader's rows stop changing: run a pass right when one has been seen unchanged for a
+    // whole leader lease, rather than up to a third of a lease later (failover time).
+    let delay = cadence;
+    const now = this.clock();
+    for (const row of this.leases) {
+      const since = this.seen[row.shard];
+      if (row.holder === null || row.holder === this.options.serverId || since === null || since === undefined) continue;
+      const due = since.at + this.options.leaderLeaseMs + 20 - now;
+      // Overdue rows (not takeable at the last pass) wait for the regular cadence: no busy loop.
+      if (due > 0) delay = Math.min(delay, due);
+    }
+    this.timer = setTimeout(() => {
+      void this.pass(true).finally(() => this.schedule());
+    }, Math.ceil(delay));
+    this.timer.unref();
+  }
+
+  private async listen(): Promise<void> {
+    const { coordinator } = this.options;
+    const rewatch = (err: Error): void => {
+      if (this.stopping) return;
+      this.warn(err, "the LISTEN connection to PostgreSQL broke; reconnecting");
+      setTimeout(() => void this.listen(), this.retryAfterMs).unref();
+    };
+    try {
+      await coordinator.watch(() => void this.pass(false), rewatch);
+    } catch (err) {
+      rewatch(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  /** One pass, never two at once: a pass asked for while one runs runs right after it. */
+  private pass(renew: boolean): Promise<void> {
+    if (this.running !== null) {
+      // A renewal pass asked for meanwhile is covered by the running one; a NOTIFY pass is not.
+      if (!renew) this.again = true;
+      return this.running;
+    }
+    this.running = this.runPass(renew)
+      .catch((err: unknown) => this.warn(err, "cluster pass failed"))
+      .finally(() => {
+        this.running = null;
+        if (this.again && !this.stopping) {
+          this.again = false;
+          void this.pass(false);
+        }
+      });
+    return this.running;
+  }
+
+  private async runPass(renew: boolean): Promise<void> {
+    if (this.stopping) return;
+    const { coordinator, serverId, leaderLeaseMs } = this.options;
+    const url = this.url;
+    const held = this.terms.filter((t): t is ShardTerm => t !== null);
+    const sentAt = this.clock();
+    const [renewed, members, leases] = await Promise.allSettled([
+      renew ? coordinator.renew(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })), leaderLeaseMs) : Promise.resolve(null),
+      coordinator.heartbeat({ serverId, url }, leaderLeaseMs * 2),
+      coordinator.readLeases(),
+    ]);
+    if (renewed.status === "fulfilled" && renewed.value !== null) {
+      const ok = new Set(renewed.value);
+      for (const term of held) {
+        if (ok.has(term.shard)) term.extendGate(sentAt + leaderLeaseMs - this.margin);
+        else this.lose(term, "renewal", "the renewal matched nothing: another server may lead it");
+      }
+    } else if (renewed.status === "rejected") this.warn(renewed.reason, "lease renewal failed; serving continues until the gate closes");
+    if (members.status === "fulfilled") this.members = members.value;
+    // Test mode (--log-level debug): every pass reports each term's serve interval so far, so a
+    // checker has them even for a server killed with SIGKILL.
+    for (const term of held) this.logServeInterval(term);
+    if (leases.status === "rejected") {
+      this.coordinatorDown = leases.reason instanceof Error ? leases.reason.message : String(leases.reason);
+      return this.warn(leases.reason, "could not read the lease rows from PostgreSQL; leaders keep serving until their gates close");
+    }
+    this.coordinatorDown = null;
+    this.observe(leases.value);
+    await this.recordImmutables();
+    await this.decide();
+  }
+
+  private observe(leases: ShardLease[]): void {
+    const now = this.clock();
+    this.leases = leases;
+    const orphans: HeldTerm[] = [];
+    for (const row of leases) {
+      const seen = this.seen[row.shard];
+      if (seen === null || seen === undefined || seen.version !== row.version) this.seen[row.shard] = { version: row.version, at: now };
+      const term = this.terms[row.shard];
+      // Ours in the table but not in memory: an acquisition whose answer was lost. Never served, so
+      // release it rather than wait for it to expire.
+      if (row.holder === this.options.serverId && (term === null || term === undefined || term.epoch !== row.epoch)) orphans.push({ shard: row.shard, epoch: row.epoch });
+    }
+    if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);
+  }
+
+  private async recordImmutables(): Promise<void> {
+    const work = this.terms.filter((t): t is ShardTerm => t !== null).map((t) => ({ term: t, records: t.immutableRecords() }));
+    const records = work.flatMap((w) => w.records);
+    if (records.length === 0) return;
+    try {
+      const stored = await this.options.coordinator.recordImmutable(records);
+      for (const w of work) w.term.markRecorded(w.records, stored);
+    } catch (err) {
+      this.warn(err, "could not record immutable timestamps; will retry next round");
+    }
+  }
+
+  private async decide(): Promise<void> {
+    if (this.stopping) return;
+    const now = this.clock();
+    // A joining server waits a leader lease first, so it has watched every row long enough and
+    // the others have seen its heartbeat before it takes anything.
+    if (now - this.startedAt < this.options.leaderLeaseMs) return;
+    const plan = planShards({
+      leases: this.leases,
+      seen: this.seen,
+      now,
+      leaderLeaseMs: this.options.leaderLeaseMs,
+      serverId: this.options.serverId,
+      members: this.members,
+      led: this.terms.map((t) => t !== null),
+    });
+    await Promise.all(plan.take.map((shard) => this.acquire(shard)));
+    if (plan.release !== null) {
+      const term = this.terms[plan.release];
+      if (term === null || term === undefined) return;
+      this.lose(term, "balance", `balancing: this server leads more than its share of ${plan.share}`);
+      await this.options.coordinator.release(this.options.serverId, [{ shard: term.shard, epoch: term.epoch }]).catch((err: unknown) => this.warn(err, "could not release a surplus shard"));
+    }
+  }
+
+  private async acquire(shard: number): Promise<void> {
+    const row = this.leases[shard];
+    if (row === undefined || this.terms[shard] !== null) return;
+    const { coordinator, serverId, leaderLeaseMs, leaseMs, logger, metrics } = this.options;
+    const url = this.url;
+    const leaderId = randomUUID();
+    const sentAt = this.clock();
+    let got;
+    try {
+      got = await coordinator.acquire(shard, row.version, { serverId, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs });
+    } catch (err) {
+      return this.warn(err, "a shard acquisition failed; its outcome is read back next round");
+    }
+    if (got === null) return;
+    if (this.stopping) {
+      await coordinator.release(serverId, [got]).catch(() => undefined);
+      return;
+    }
+    const term = new ShardTerm({
+      term: got,
+      leaderId,
+      serverId,
+      coordinator,
+      logger,
+      clock: this.clock,
+      gateUntil: sentAt + leaderLeaseMs - this.margin,
+      grantsFrom: this.clock() + got.lockDelayMs,
+      leaseMs,
+      validForMs: this.options.validForMs,
+      maxWaitingPerNamespace: this.options.maxWaitingPerNamespace,
+      reserveBlock: this.options.reserveBlock,
+      retryAfterMs: this.retryAfterMs,
+      onFailed: this.failTerm,
+      onBoundExtended: () => metrics.boundExtensions.inc({}),
+    });
+    this.terms[shard] = term;
+    this.leases[shard] = { ...row, holder: serverId, url, leaderId, epoch: got.epoch, expired: false };
+    const reason = row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
+    metrics.transitions.inc({ event: "acquired" });
+    logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs }, "shard acquired");
+  }
+
+  /** Log a bug met while serving (a lock batch entry that threw something not a LeaseholdError). */
+  bug(err: unknown): void {
+    this.options.logger.error({ err }, "internal error while running a lock batch entry");
+  }
+
+  private warn(err: unknown, msg: string): void {
+    // At most one warning a second: an unreachable PostgreSQL must not flood the log.
+    const now = this.clock();
+    if (now - this.lastWarnAt < 1_000) return;
+    this.lastWarnAt = now;
+    this.options.logger.warn({ err }, msg);
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * What a cluster of leasehold servers needs from the store that decides who leads each shard and
+ * keeps the durable timestamp bounds (DESIGN.md "Cluster mode"). PostgreSQL implements it
+ * ({@link createPostgresCoordinator}); another engine (etcd) can be added behind the same
+ * interface without touching the engine, the cluster runtime or the HTTP layer.
+ *
+ * Every statement may fail (the store is down, the connection was cut): callers treat a rejected
+ * promise as "outcome unknown" and never as "did not happen". Times in answers are on the store's
+ * clock only where they say so; the runtime keeps its own safety timing on its monotonic clock.
+ */
+export interface Coordinator {
+  /**
+   * Create the tables if missing and register the shard count on first start (`shards`, or the
+   * default 64 when undefined). With an existing cluster, an undefined `shards` adopts the stored
+   * count and a different one rejects with a {@link ShardCountMismatchError}. Resolves with the
+   * cluster's shard count.
+   */
+  start(shards?: number | undefined): Promise<number>;
+  /**
+   * Record that `member` is alive now (an upsert of its heartbeat row, on the store's clock) and,
+   * in the same statement, answer the ids of members whose last heartbeat is younger than
+   * `withinMs`, this one included, sorted.
+   */
+  heartbeat(member: MemberInfo, withinMs: number): Promise<string[]>;
+  /** Remove a member's heartbeat row (a clean stop), so the others rebalance at once. */
+  leave(serverId: string): Promise<void>;
+  /** Every shard's lease row, in shard order. */
+  readLeases(): Promise<ShardLease[]>;
+  /**
+   * Take `shard` if its row is still the version `seen` (nothing changed since it was read) and it
+   * is free (released, never held, or expired on the store's clock). Answers the new term, or
+   * `null` when the condition matched nothing (someone else moved first, or the lease is live).
+   */
+  acquire(shard: number, seen: number, claim: LeaseClaim): Promise<AcquiredTerm | null>;
+  /**
+   * Renew, in one statement, the leases of `terms` held by `serverId` that have not expired on the
+   * store's clock. Answers the shards renewed; a shard missing from it is lost.
+   */
+  renew(serverId: string, terms: readonly HeldTerm[], leaderLeaseMs: number): Promise<number[]>;
+  /** Give up `terms` (holder cleared, expiry now) and notify watchers so another server takes them at once. */
+  release(serverId: string, terms: readonly HeldTerm[]): Promise<void>;
+  /** A namespace's stored bound and recorded immutable timestamp (`bound` 0 and `immutable` null when never stored). */
+  readBound(namespace: string): Promise<StoredBound>;
+  /**
+   * Move a namespace's bound from `from` to `to`, in one statement that matches only while the
+   * lease row of `term.shard` still has `term.epoch` (compare-and-set on the old bound and the
+   * epoch). `immutable`, when given, is recorded in the same statement (the lowest of it and the
+   * stored value). True when it matched; false when it matched nothing (the bound moved, or the
+   * epoch is no longer the caller's: a deposed leader).
+   */
+  extendBound(namespace: string, term: HeldTerm, from: number, to: number, immutable?: number | undefined): Promise<boolean>;
+  /**
+   * Record immutable timestamps of namespaces, each fenced by its shard's epoch like a bound
+   * extension. Answers the namespaces recorded; the others' terms are over.
+   */
+  recordImmutable(entries: readonly ImmutableRecord[]): Promise<string[]>;
+  /**
+   * Raise a namespace's stored bound to at least `bound` (never lowers it). For importing a single
+   * server's `--data-dir` bound into a cluster while no server serves that namespace.
+   */
+  importBound(namespace: string, bound: number): Promise<void>;
+  /**
+   * Call `listener(shard)` whenever a shard is released (by any server). Resolves once listening;
+   * `onLost` hears when the listening connection broke (the caller then re-watches).
+   */
+  watch(listener: (shard: number) => void, onLost: (err: Error) => void): Promise<void>;
+  /** Close every connection. */
+  close(): Promise<void>;
+}
+
+/** A member as it registers itself. */
+export interface MemberInfo {
+  readonly serverId: string;
+  readonly url: string;
+}
+
+/** One shard's lease row. */
+export interface ShardLease {
+  readonly shard: number;
+  /** The leading server's id; `null` when released or never held. */
+  readonly holder: string | null;
+  /** The leader's advertised URL, `null` with no holder. */
+  readonly url: string | null;
+  /** The leader id of the current term (the `leaderId` in its leases), `null` with no holder. */
+  readonly leaderId: string | null;
+  /** Grows by one at every acquisition. */
+  readonly epoch: number;
+  /** Changes at every write of the row (acquire, renew, release): "seen unchanged" compares it. */
+  readonly version: number;
+  /** True when the row's expiry has passed on the store's clock (always true when released). */
+  readonly expired: boolean;
+  /** Acquisitions of this shard since the cluster was created. */
+  readonly transitions: number;
+}
+
+/** What a server claims a shard with. */
+export interface LeaseClaim {
+  readonly serverId: string;
+  readonly url: string;
+  /** The leader id of the new term. */
+  readonly leaderId: string;
+  /** Expiry from now, on the store's clock. */
+  readonly leaderLeaseMs: number;
+  /** The longest lock lease this server gives (its `leaseMs`): a later leader waits this long. */
+  readonly lockLeaseMs: number;
+}
+
+/** A term just acquired. */
+export interface AcquiredTerm {
+  readonly shard: number;
+  readonly epoch: number;
+  /**
+   * How long the new leader must wait before granting a lock: the longest lock lease any earlier
+   * leader of the shard declared (0 when the shard was never led).
+   */
+  readonly lockDelayMs: number;
+}
+
+/** A term a server holds: the shard and its epoch. */
+export interface HeldTerm {
+  readonly shard: number;
+  readonly epoch: number;
+}
+
+/** A namespace's durable state. */
+export interface StoredBound {
+  /** Every number the namespace ever handed out is at or below it (0: none). */
+  readonly bound: number;
+  /** The immutable timestamp last recorded by a leader, or `null`. */
+  readonly immutable: number | null;
+  /** The epoch that last extended the bound (0: never). */
+  readonly epoch: number;
+}
+
+/** One namespace's immutable timestamp to record, fenced by its shard's term. */
+export interface ImmutableRecord {
+  readonly namespace: string;
+  readonly term: HeldTerm;
+  readonly immutable: number;
+}
+
+/** `--shards` differs from the count the cluster was created with. */
+export class ShardCountMismatchError extends Error {
+  override name = "ShardCountMismatchError";
+  constructor(
+    readonly stored: number,
+    readonly requested: number,
+  ) {
+    super(
+      `--shards ${requested} does not match this cluster, which was created with ${stored} shards; the shard count cannot change (a namespace's shard would move): start with --shards ${stored} or without --shards`,
+    );
+  }
+}

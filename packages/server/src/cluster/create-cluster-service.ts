@@ -1,0 +1,108 @@
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import { ClusterLockService } from "./cluster-lock-service.js";
+import { ClusterMetrics } from "./cluster-metrics.js";
+import { ClusterRuntime } from "./cluster-runtime.js";
+import type { Coordinator } from "./coordinator.js";
+import { createPostgresCoordinator } from "./postgres-coordinator.js";
+
+/** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
+export interface ClusterOptions {
+  /**
+   * PostgreSQL connection string (node-postgres form). Tables go in schema `leasehold` unless its
+   * `options` parameter sets a `search_path` (`?options=-c%20search_path%3Dmy_schema`).
+   */
+  readonly connectionString: string;
+  /**
+   * This server's id in the member and lease tables. Default: `<hostname>-<random>`, new at every
+   * start, so a restarted server never mistakes an old row for its own. Give a stable one only if
+   * you also make sure two processes never run with it at once.
+   */
+  readonly serverId?: string | undefined;
+  /** The URL clients and other servers reach this one at. Default: the URL it listens on. */
+  readonly advertiseUrl?: string | undefined;
+  /**
+   * How long a shard's leadership lasts without renewal. Default 3,000 ms: a crashed leader's shards
+   * are taken over after about this long, and renewals every third of it cost one statement a
+   * second per server. Shorter fails over faster but needs PostgreSQL to answer well within a
+   * third of it. At least 50.
+   */
+  readonly leaderLeaseMs?: number | undefined;
+  /**
+   * Shards of a new cluster. Default: 64 for a new cluster, the stored count for an existing one. A
+   * count different from the stored one is refused at start (a namespace's shard would move).
+   */
+  readonly shards?: number | undefined;
+  /**
+   * How far ahead of what it hands out a leader stores a namespace's bound. Default 1,000,000: one
+   * statement per half million numbers keeps PostgreSQL off the hot path.
+   */
+  readonly reserveBlock?: number | undefined;
+  /** A coordinator to use instead of PostgreSQL (tests, other stores). Default: PostgreSQL. */
+  readonly coordinator?: Coordinator | undefined;
+}
+
+/** A cluster member's service and what its host needs to run it. */
+export interface ClusterMember {
+  readonly service: ClusterLockService;
+  readonly runtime: ClusterRuntime;
+  readonly metrics: ClusterMetrics;
+  readonly serverId: string;
+  readonly shards: number;
+}
+
+/** Host settings a cluster member shares with a single server. */
+export interface ClusterHostSettings {
+  readonly leaseMs?: number | undefined;
+  readonly validForMs?: number | undefined;
+  readonly maxWaitingPerNamespace?: number | undefined;
+  readonly logger: Logger;
+  readonly version: string;
+  /** The URL to advertise when `advertiseUrl` is not given (the runtime's `url` can be set later). */
+  readonly url: string;
+}
+
+/**
+ * Connect to the coordinator, create its tables if needed and check the shard count, then build
+ * the member (not started: call `runtime.start()` once the server listens). Throws on a bad option,
+ * an unreachable database or a shard-count mismatch, with nothing left running.
+ */
+export async function createClusterMember(options: ClusterOptions, host: ClusterHostSettings): Promise<ClusterMember> {
+  const leaderLeaseMs = options.leaderLeaseMs ?? 3_000;
+  if (!Number.isSafeInteger(leaderLeaseMs) || leaderLeaseMs < 50) throw new RangeError(`leaderLeaseMs must be an integer of at least 50 (got ${leaderLeaseMs})`);
+  const reserveBlock = options.reserveBlock ?? 1_000_000;
+  if (!Number.isSafeInteger(reserveBlock) || reserveBlock < 2) throw new RangeError(`reserveBlock must be an integer of at least 2 (got ${reserveBlock})`);
+  const serverId = options.serverId ?? `${hostname()}-${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  let metrics: ClusterMetrics | null = null;
+  const coordinator =
+    options.coordinator ??
+    createPostgresCoordinator({
+      connectionString: options.connectionString,
+      statementTimeoutMs: Math.max(250, Math.floor(leaderLeaseMs / 3)),
+      onStatement: (name, seconds, ok) => metrics?.observeStatement(name, seconds, ok),
+    });
+  let shards: number;
+  try {
+    shards = await coordinator.start(options.shards);
+  } catch (err) {
+    await coordinator.close();
+    throw err;
+  }
+  let runtime: ClusterRuntime | null = null;
+  metrics = new ClusterMetrics(() => runtime?.shardsLed ?? 0);
+  runtime = new ClusterRuntime({
+    coordinator,
+    shards,
+    serverId,
+    url: options.advertiseUrl ?? host.url,
+    leaderLeaseMs,
+    leaseMs: host.leaseMs ?? 10_000,
+    validForMs: host.validForMs,
+    maxWaitingPerNamespace: host.maxWaitingPerNamespace,
+    reserveBlock,
+    logger: host.logger,
+    metrics,
+  });
+  const service = new ClusterLockService(runtime, coordinator, { serverId, version: host.version, shards });
+  return { service, runtime, metrics, serverId, shards };
+}

@@ -1,0 +1,77 @@
+import type { ShardLease } from "./coordinator.js";
+
+/** What one pass of the leadership loop knows. */
+export interface PlanInput {
+  readonly leases: readonly ShardLease[];
+  /** When each row's current version was first seen (monotonic ms), `null` if never. */
+  readonly seen: readonly ({ readonly version: number; readonly at: number } | null)[];
+  readonly now: number;
+  readonly leaderLeaseMs: number;
+  readonly serverId: string;
+  /** Live members, sorted, this server included. */
+  readonly members: readonly string[];
+  /** Which shards this server leads now. */
+  readonly led: readonly boolean[];
+}
+
+/** What to do in this pass. */
+export interface Plan {
+  /** Shards to try to acquire now. */
+  readonly take: number[];
+  /** One surplus shard to give up, or `null`. */
+  readonly release: number | null;
+  /** This server's share of the shards. */
+  readonly share: number;
+}
+
+/**
+ * Decide which shards to take and which one to give up. A shard whose leader's lease expired and
+ * whose row was seen unchanged for a whole leader lease is taken whatever the shares say
+ * (availability first; balance moves it later). A released or never-led shard is taken only while
+ * this server leads less than its share (`⌊S/n⌋`, plus one for the first `S mod n` members in id
+ * order), so servers do not grab each other's hand-overs. Surplus is given up one shard per pass,
+ * and only while another live member leads less than its own share (hysteresis: a member at its
+ * share never triggers a move, and the released shard goes to the one short of its share, never
+ * back), so leadership does not thrash.
+ */
+export function planShards(input: PlanInput): Plan {
+  const { leases, seen, now, leaderLeaseMs, serverId, members, led } = input;
+  const count = leases.length;
+  const n = Math.max(1, members.length);
+  const index = members.indexOf(serverId);
+  const share = Math.floor(count / n) + (index >= 0 && index < count % n ? 1 : 0);
+  let leading = 0;
+  for (let s = 0; s < count; s++) if (led[s] === true) leading++;
+  const take: number[] = [];
+  let free = 0;
+  for (const row of leases) {
+    if (led[row.shard] === true || row.holder === serverId) continue;
+    if (row.holder === null) {
+      free++;
+      if (leading + take.length < share) take.push(row.shard);
+      continue;
+    }
+    const since = seen[row.shard];
+    if (row.expired && since !== null && since !== undefined && since.version === row.version && now - since.at >= leaderLeaseMs) {
+      free++;
+      take.push(row.shard);
+    }
+  }
+  let release: number | null = null;
+  if (free === 0 && leading > share && someoneShort(leases, members, count, n, serverId)) {
+    for (let s = count - 1; s >= 0; s--) {
+      if (led[s] === true) {
+        release = s;
+        break;
+      }
+    }
+  }
+  return { take, release, share };
+}
+
+/** True when some other live member leads fewer shards (by the lease rows) than its share. */
+function someoneShort(leases: readonly ShardLease[], members: readonly string[], count: number, n: number, serverId: string): boolean {
+  const leading = new Map<string, number>();
+  for (const row of leases) if (row.holder !== null && !row.expired) leading.set(row.holder, (leading.get(row.holder) ?? 0) + 1);
+  return members.some((member, index) => member !== serverId && (leading.get(member) ?? 0) < Math.floor(count / n) + (index < count % n ? 1 : 0));
+}

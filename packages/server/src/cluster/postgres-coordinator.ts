@@ -1,0 +1,282 @@
+import { fnv1a32 } from "@leasehold/protocol";
+import pg from "pg";
+import {
+  ShardCountMismatchError,
+  type AcquiredTerm,
+  type Coordinator,
+  type HeldTerm,
+  type ImmutableRecord,
+  type LeaseClaim,
+  type MemberInfo,
+  type ShardLease,
+  type StoredBound,
+} from "./coordinator.js";
+import { CREATE_TABLES, placeSchema, quoteIdentifier } from "./postgres-schema.js";
+
+/** Options of {@link createPostgresCoordinator}. */
+export interface PostgresCoordinatorOptions {
+  /** node-postgres connection string (`postgres://user@host:5432/db`, optionally `?options=-c search_path=…`). */
+  readonly connectionString: string;
+  /**
+   * Longest a statement may take before its promise rejects (its outcome then unknown). Default
+   * 1,000 ms: a renewal is due every third of the leader lease, and a hung statement must not hold
+   * up the next one. Give about a third of `--leader-lease-ms`.
+   */
+  readonly statementTimeoutMs?: number | undefined;
+  /**
+   * Hears every statement: its name, how long it took in seconds and whether it succeeded (for the
+   * coordinator latency metric). Default: nothing.
+   */
+  readonly onStatement?: ((name: string, seconds: number, ok: boolean) => void) | undefined;
+  /** Size of the statement pool. Default 4: the runtime runs at most a few statements at once. */
+  readonly poolSize?: number | undefined;
+}
+
+/** The cluster's shard count when neither `--shards` nor an existing cluster says otherwise. */
+export const DEFAULT_SHARDS = 64;
+
+const SETUP_LOCK_KEY = 0x6c_68_73_74; // "lhst": serialises CREATE TABLE of servers starting together
+
+/**
+ * The {@link Coordinator} over PostgreSQL (node-postgres). One pool for statements, one dedicated
+ * connection for `LISTEN`. Leadership is rows, never advisory locks (ADR 0006): a row carries an
+ * epoch and an expiry on the database clock, and works behind PgBouncer.
+ */
+export function createPostgresCoordinator(options: PostgresCoordinatorOptions): Coordinator {
+  const placement = placeSchema(options.connectionString);
+  const timeout = options.statementTimeoutMs ?? 1_000;
+  const config: pg.PoolConfig = {
+    connectionString: options.connectionString,
+    max: options.poolSize ?? 4,
+    query_timeout: timeout,
+    connectionTimeoutMillis: Math.max(timeout, 1_000),
+    idleTimeoutMillis: 30_000,
+    allowExitOnIdle: true,
+    application_name: "leasehold-server",
+    ...(placement.options === undefined ? {} : { options: placement.options }),
+  };
+  const pool = new pg.Pool(config);
+  // An idle connection that breaks (the database restarted) must not crash the process: the next
+  // statement gets a fresh connection.
+  pool.on("error", () => undefined);
+  const channel = `leasehold_released_${fnv1a32(placement.schema).toString(16)}`;
+  const onStatement = options.onStatement;
+  let listener: pg.Client | null = null;
+  let closed = false;
+
+  async function run<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[] = []): Promise<R[]> {
+    const started = performance.now();
+    try {
+      const result = await pool.query<R>(text, values);
+      onStatement?.(name, (performance.now() - started) / 1000, true);
+      return result.rows;
+    } catch (err) {
+      onStatement?.(name, (performance.now() - started) / 1000, false);
+      throw err;
+    }
+  }
+
+  const termArrays = (terms: readonly HeldTerm[]): [number[], string[]] => [terms.map((t) => t.shard), terms.map((t) => String(t.epoch))];
+
+  return {
+    async start(shards) {
+      // Its own connection with a generous timeout: servers starting together queue on the setup lock.
+      const client = new pg.Client({ ...config, query_timeout: Math.max(30_000, timeout) });
+      client.on("error", () => undefined);
+      await client.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("SELECT pg_advisory_xact_lock($1)", [SETUP_LOCK_KEY]);
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(placement.schema)}`);
+        await client.query(`SET LOCAL search_path = ${quoteIdentifier(placement.schema)}`);
+        await client.query(CREATE_TABLES);
+        await client.query("INSERT INTO cluster_config (id, shards) VALUES (1, $1) ON CONFLICT (id) DO NOTHING", [shards ?? DEFAULT_SHARDS]);
+        const stored = (await client.query<{ shards: number }>("SELECT shards FROM cluster_config WHERE id = 1")).rows[0]?.shards ?? DEFAULT_SHARDS;
+        if (shards !== undefined && stored !== shards) throw new ShardCountMismatchError(stored, shards);
+        await client.query("INSERT INTO leases (shard) SELECT generate_series(0, $1::int - 1) ON CONFLICT (shard) DO NOTHING", [stored]);
+        await client.query("COMMIT");
+        return stored;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw err;
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    },
+
+    async heartbeat(member, withinMs) {
+      // The upsert and the read are one statement; the CTE's own write is not visible to the read,
+      // so this member is added to the answer by hand.
+      const rows = await run<{ server_id: string }>(
+        "heartbeat",
+        `WITH hb AS (
+           INSERT INTO members (server_id, url, heartbeat_at) VALUES ($1, $2, clock_timestamp())
+           ON CONFLICT (server_id) DO UPDATE SET url = EXCLUDED.url, heartbeat_at = EXCLUDED.heartbeat_at
+           RETURNING server_id)
+         SELECT server_id FROM members WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $3::float8 / 1000) AND server_id <> $1
+         UNION SELECT server_id FROM hb`,
+        [member.serverId, member.url, withinMs],
+      );
+      return rows.map((r) => r.server_id).sort();
+    },
+
+    async leave(serverId) {
+      await run("leave", "DELETE FROM members WHERE server_id = $1", [serverId]);
+    },
+
+    async readLeases() {
+      const rows = await run<{ shard: number; holder: string | null; url: string | null; leader_id: string | null; epoch: string; version: string; expired: boolean; transitions: string }>(
+        "read-leases",
+        `SELECT shard, holder, url, leader_id, epoch, version, transitions, (holder IS NULL OR expires_at <= clock_timestamp()) AS expired
+         FROM leases ORDER BY shard`,
+      );
+      return rows.map(
+        (r): ShardLease => ({
+          shard: r.shard,
+          holder: r.holder,
+          url: r.url,
+          leaderId: r.leader_id,
+          epoch: Number(r.epoch),
+          version: Number(r.version),
+          expired: r.expired,
+          transitions: Number(r.transitions),
+        }),
+      );
+    },
+
+    async acquire(shard, seen, claim: LeaseClaim) {
+      const rows = await run<{ epoch: string; previous_lease_ms: number }>(
+        "acquire",
+        `UPDATE leases l SET holder = $2, url = $3, leader_id = $4, epoch = l.epoch + 1, version = l.version + 1,
+           transitions = l.transitions + 1, expires_at = clock_timestamp() + make_interval(secs => $5::float8 / 1000),
+           lock_lease_ms = GREATEST(l.lock_lease_ms, $6)
+         FROM (SELECT shard, lock_lease_ms AS previous_lease_ms FROM leases WHERE shard = $1) p
+         WHERE l.shard = p.shard AND l.version = $7 AND (l.holder IS NULL OR l.expires_at <= clock_timestamp())
+         RETURNING l.epoch, p.previous_lease_ms`,
+        [shard, claim.serverId, claim.url, claim.leaderId, claim.leaderLeaseMs, Math.ceil(claim.lockLeaseMs), seen],
+      );
+      const row = rows[0];
+      return row === undefined ? null : ({ shard, epoch: Number(row.epoch), lockDelayMs: row.previous_lease_ms } satisfies AcquiredTerm);
+    },
+
+    async renew(serverId, terms, leaderLeaseMs) {
+      if (terms.length === 0) return [];
+      const [shards, epochs] = termArrays(terms);
+      const rows = await run<{ shard: number }>(
+        "renew",
+        `UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => $4::float8 / 1000), version = version + 1
+         WHERE holder = $1 AND expires_at > clock_timestamp()
+           AND (shard, epoch) IN (SELECT * FROM unnest($2::int[], $3::bigint[]))
+         RETURNING shard`,
+        [serverId, shards, epochs, leaderLeaseMs],
+      );
+      return rows.map((r) => r.shard);
+    },
+
+    async release(serverId, terms) {
+      if (terms.length === 0) return;
+      const [shards, epochs] = termArrays(terms);
+      await run(
+        "release",
+        `WITH r AS (
+           UPDATE leases SET holder = NULL, url = NULL, leader_id = NULL, expires_at = '-infinity', version = version + 1
+           WHERE holder = $1 AND (shard, epoch) IN (SELECT * FROM unnest($2::int[], $3::bigint[]))
+           RETURNING shard)
+         SELECT pg_notify($4, shard::text) FROM r`,
+        [serverId, shards, epochs, channel],
+      );
+    },
+
+    async readBound(namespace) {
+      const rows = await run<{ bound: string; immutable: string | null; epoch: string }>(
+        "read-bound",
+        "SELECT bound, immutable, epoch FROM bounds WHERE namespace = $1",
+        [namespace],
+      );
+      const row = rows[0];
+      if (row === undefined) return { bound: 0, immutable: null, epoch: 0 } satisfies StoredBound;
+      return { bound: Number(row.bound), immutable: row.immutable === null ? null : Number(row.immutable), epoch: Number(row.epoch) };
+    },
+
+    async extendBound(namespace, term, from, to, immutable) {
+      // FOR SHARE on the lease row: a takeover committing meanwhile makes this re-check the row and
+      // match nothing, and a takeover arriving later waits until this extension is visible to it.
+      const fence = `SELECT 1 FROM leases WHERE shard = $2 AND epoch = $3 AND holder IS NOT NULL AND expires_at > clock_timestamp() FOR SHARE`;
+      const values = [namespace, term.shard, String(term.epoch), String(from), String(to), immutable === undefined ? null : String(immutable)];
+      const rows =
+        from === 0
+          ? await run("extend-bound", `INSERT INTO bounds (namespace, bound, immutable, epoch) SELECT $1, $5, $6, $3 FROM (${fence}) l WHERE $4::bigint = 0 ON CONFLICT (namespace) DO NOTHING RETURNING bound`, values)
+          : await run(
+              "extend-bound",
+              `UPDATE bounds b SET bound = $5, epoch = $3, immutable = LEAST(b.immutable, $6::bigint)
+               FROM (${fence}) l WHERE b.namespace = $1 AND b.bound = $4 RETURNING b.bound`,
+              values,
+            );
+      return rows.length === 1;
+    },
+
+    async recordImmutable(entries: readonly ImmutableRecord[]) {
+      if (entries.length === 0) return [];
+      const rows = await run<{ namespace: string }>(
+        "record-immutable",
+        `UPDATE bounds b SET immutable = v.imm
+         FROM (SELECT v.ns, v.imm FROM unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[]) AS v(ns, imm, shard, epoch)
+               JOIN leases l ON l.shard = v.shard AND l.epoch = v.epoch AND l.holder IS NOT NULL AND l.expires_at > clock_timestamp()
+               FOR SHARE OF l) v
+         WHERE b.namespace = v.ns RETURNING b.namespace`,
+        [entries.map((e) => e.namespace), entries.map((e) => String(e.immutable)), entries.map((e) => e.term.shard), entries.map((e) => String(e.term.epoch))],
+      );
+      return rows.map((r) => r.namespace);
+    },
+
+    async importBound(namespace, bound) {
+      await run(
+        "import-bound",
+        `INSERT INTO bounds (namespace, bound, epoch) VALUES ($1, $2, 0)
+         ON CONFLICT (namespace) DO UPDATE SET bound = GREATEST(bounds.bound, EXCLUDED.bound)`,
+        [namespace, String(bound)],
+      );
+    },
+
+    async watch(onReleased, onLost) {
+      const client = new pg.Client({ ...config, query_timeout: undefined });
+      // Until LISTEN succeeds, failures reach the caller as this call's rejection only, so one
+      // failed attempt never schedules two reconnections.
+      client.on("error", () => undefined);
+      client.on("notification", (msg) => {
+        if (msg.channel !== channel) return;
+        const shard = Number(msg.payload);
+        if (Number.isInteger(shard)) onReleased(shard);
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${quoteIdentifier(channel)}`);
+      } catch (err) {
+        await client.end().catch(() => undefined);
+        throw err;
+      }
+      let reported = false;
+      const lost = (err: Error): void => {
+        // A replaced or closed listener ending is expected, not a loss.
+        if (reported || closed || listener !== client) return;
+        reported = true;
+        listener = null;
+        client.end().catch(() => undefined);
+        onLost(err);
+      };
+      client.on("error", lost);
+      client.on("end", () => lost(new Error("the LISTEN connection ended")));
+      const previous = listener;
+      listener = client;
+      if (previous !== null) await previous.end().catch(() => undefined);
+      if (closed) await client.end().catch(() => undefined);
+    },
+
+    async close() {
+      closed = true;
+      const l = listener;
+      listener = null;
+      await Promise.allSettled([l?.end(), pool.end()]);
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Where the cluster's tables live and how they are created. Tables are created idempotently at
+ * every start (DESIGN.md: "tables are created on first start"), inside one transaction holding a
+ * transaction-scoped advisory lock, so servers starting together never race on `CREATE TABLE`.
+ * That lock only serialises this setup; leadership never depends on advisory locks (ADR 0006).
+ */
+
+/** Schema used when the connection string's `options` set no `search_path`. */
+export const DEFAULT_SCHEMA = "leasehold";
+
+/** Where the tables go and how each session finds them. */
+export interface SchemaPlacement {
+  /** The schema the tables are created in (created too when missing). */
+  readonly schema: string;
+  /**
+   * `options` to pass to every connection (`-c search_path=…`), or undefined when the connection
+   * string's own `options` already set the search path (theirs must win, so ours is not sent).
+   */
+  readonly options: string | undefined;
+}
+
+/**
+ * Decide the schema from a connection string: the first entry of a `search_path` set in its
+ * `options` parameter (`postgres://…/db?options=-c%20search_path%3Dmy_schema`), else
+ * {@link DEFAULT_SCHEMA}. Only the URL form of connection strings can carry `options` here.
+ */
+export function placeSchema(connectionString: string): SchemaPlacement {
+  let options: string | null = null;
+  try {
+    options = new URL(connectionString).searchParams.get("options");
+  } catch {
+    // Not a URL (a key=value string): no options to honour, the default schema is used.
+  }
+  const match = options === null ? null : /search_path\s*=\s*("?)([^\s,"]+)\1/.exec(options);
+  if (match !== null && match[2] !== undefined) return { schema: match[2], options: undefined };
+  return { schema: DEFAULT_SCHEMA, options: `-c search_path=${DEFAULT_SCHEMA}` };
+}
+
+/** Quote an SQL identifier. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * The DDL, run with the search path pointing at the schema. Columns:
+ * - `cluster_config`: one row, the shard count chosen when the cluster was first created.
+ * - `members`: one row per live server with its heartbeat on the database clock.
+ * - `leases`: one row per shard: holder, URL, leader id of the term, `epoch` (+1 per acquisition),
+ *   `version` (+1 per write, what "seen unchanged" compares), expiry on the database clock,
+ *   transition count, and the longest lock lease any leader of the shard declared.
+ * - `bounds`: one row per namespace: the durable timestamp bound, the epoch that last extended it,
+ *   and the last recorded immutable timestamp.
+ */
+export const CREATE_TABLES = `
+CREATE TABLE IF NOT EXISTS cluster_config (
+  id int PRIMARY KEY CHECK (id = 1),
+  shards int NOT NULL CHECK (shards >= 1),
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE TABLE IF NOT EXISTS members (
+  server_id text PRIMARY KEY,
+  url text NOT NULL,
+  heartbeat_at timestamptz NOT NULL
+);
+CREATE TABLE IF NOT EXISTS leases (
+  shard int PRIMARY KEY,
+  holder text,
+  url text,
+  leader_id text,
+  epoch bigint NOT NULL DEFAULT 0,
+  version bigint NOT NULL DEFAULT 0,
+  expires_at timestamptz NOT NULL DEFAULT '-infinity',
+  transitions bigint NOT NULL DEFAULT 0,
+  lock_lease_ms int NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS bounds (
+  namespace text PRIMARY KEY,
+  bound bigint NOT NULL CHECK (bound >= 0),
+  immutable bigint,
+  epoch bigint NOT NULL DEFAULT 0
+);
+`;

@@ -1,0 +1,244 @@
+import { requestValidators, type LeaseholdError, type LockResponse } from "@leasehold/protocol";
+import type { Logger } from "pino";
+import type { ServingGate } from "../engine/serving-gate.js";
+import { InMemoryLockService } from "../service/in-memory-lock-service.js";
+import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
+import { coordinatorUnavailable, unavailable } from "./cluster-errors.js";
+import type { Coordinator, HeldTerm, ImmutableRecord } from "./coordinator.js";
+import { QueuedLock } from "./queued-lock.js";
+import { ShardReserver } from "./shard-reserver.js";
+
+/** What a term is made with. */
+export interface ShardTermOptions {
+  readonly term: HeldTerm;
+  readonly leaderId: string;
+  readonly serverId: string;
+  readonly coordinator: Coordinator;
+  readonly logger: Logger;
+  /** Monotonic clock (ms). */
+  readonly clock: () => number;
+  /** Monotonic time the gate first closes (`t_sent + leaderLease − margin` of the acquisition). */
+  readonly gateUntil: number;
+  /** Monotonic time from which locks may be granted (the previous leaders' leases have run out). */
+  readonly grantsFrom: number;
+  readonly leaseMs: number;
+  readonly validForMs?: number | undefined;
+  readonly maxWaitingPerNamespace?: number | undefined;
+  /** Size of a bound reservation block. */
+  readonly reserveBlock: number;
+  /** How long a client should wait before re-sending after this term ends. */
+  readonly retryAfterMs: number;
+  /** Called once when the term must end on its own (gate closed, deposed): the runtime ends it. */
+  readonly onFailed: (term: ShardTerm, reason: string) => void;
+  readonly onBoundExtended: () => void;
+}
+
+/**
+ * One term of one shard's leadership on this server: its own lock table (an
+ * {@link InMemoryLockService} with the term's leader id, so tokens of any other term are void),
+ * its serving gate, its bound reserver and the lock requests held back during the lease-wait.
+ * A term never restarts: when it ends, its table is dropped, and a later acquisition is a new term.
+ */
+export class ShardTerm implements ServingGate {
+  readonly service: InMemoryLockService;
+  readonly reserver: ShardReserver;
+  readonly shard: number;
+  readonly epoch: number;
+  readonly leaderId: string;
+  /** Monotonic times of the first and last operation served (for the serve-interval log). */
+  firstServedAt = -1;
+  lastServedAt = -1;
+  private gateUntil: number;
+  private gateTimer: NodeJS.Timeout | null = null;
+  private waitOver: boolean;
+  private waitTimer: NodeJS.Timeout | null = null;
+  private readonly queues = new Map<string, QueuedLock[]>();
+  private readonly recorded = new Map<string, number>();
+  private ended: LeaseholdError | null = null;
+
+  constructor(private readonly options: ShardTermOptions) {
+    const { term, clock } = options;
+    this.shard = term.shard;
+    this.epoch = term.epoch;
+    this.leaderId = options.leaderId;
+    this.gateUntil = options.gateUntil;
+    this.reserver = new ShardReserver(options.coordinator, term, options.reserveBlock, {
+      onDeposed: (reason) => options.onFailed(this, reason),
+      onExtended: options.onBoundExtended,
+      onError: (namespace, err) => options.logger.warn({ shard: this.shard, epoch: this.epoch, namespace, err }, "bound extension failed; its outcome will be re-read"),
+    });
+    this.service = new InMemoryLockService({
+      leaderId: options.leaderId,
+      serverId: options.serverId,
+      leaseMs: options.leaseMs,
+      ...(options.validForMs === undefined ? {} : { validForMs: options.validForMs }),
+      ...(options.maxWaitingPerNamespace === undefined ? {} : { maxWaitingPerNamespace: options.maxWaitingPerNamespace }),
+      logger: options.logger,
+      clock,
+      timestampReserver: this.reserver,
+      servingGate: this,
+    });
+    const wait = options.grantsFrom - clock();
+    this.waitOver = wait <= 0;
+    if (!this.waitOver) {
+      this.waitTimer = setTimeout(() => this.finishWait(), Math.ceil(wait) + 1);
+      this.waitTimer.unref();
+    }
+    this.armGate();
+  }
+
+  /** The engine's gate: open while the term lives and its last renewal is recent enough. */
+  isOpen(now: number): boolean {
+    if (this.ended !== null || now >= this.gateUntil) return false;
+    if (this.firstServedAt < 0) this.firstServedAt = now;
+    this.lastServedAt = now;
+    return true;
+  }
+
+  refusal(): LeaseholdError {
+    if (this.ended !== null) return this.ended;
+    // Closed by time before its timer fired (a pause): end the term now, from outside this call.
+    queueMicrotask(() => this.options.onFailed(this, "serving gate closed"));
+    return unavailable(`this server's leadership of shard ${this.shard} could not be confirmed in time; retry shortly`, this.options.retryAfterMs, { shard: this.shard });
+  }
+
+  /** True while the lease-wait holds lock grants back. */
+  get waiting(): boolean {
+    if (!this.waitOver && this.options.clock() >= this.options.grantsFrom) this.finishWait();
+    return !this.waitOver;
+  }
+
+  /** A renewal sent at monotonic time `sentAt` succeeded: keep serving until `sentAt + lease − margin`. */
+  extendGate(until: number): void {
+    if (this.ended !== null || until <= this.gateUntil) return;
+    this.gateUntil = until;
+    this.armGate();
+  }
+
+  /** `beginLock` of this term: held back in FIFO order while the term may not grant yet. */
+  beginLock(namespace: string, body: unknown): LockResponse | WaitingLockHandle {
+    if (this.queues.get(namespace) === undefined && !this.waiting && this.reserver.isPrepared(namespace)) {
+      return this.service.beginLock(namespace, body);
+    }
+    if (this.ended !== null) throw this.ended;
+    const request = requestValidators.lock.parse(body);
+    const now = this.options.clock();
+    let queue = this.queues.get(namespace);
+    if (queue === undefined) this.queues.set(namespace, (queue = []));
+    const line = queue;
+    const queued = new QueuedLock(
+      request,
+      now + (request.acquireTimeoutMs ?? 0),
+      now,
+      (gone) => {
+        const i = line.indexOf(gone);
+        if (i >= 0) line.splice(i, 1);
+      },
+      this.waiting,
+    );
+    line.push(queued);
+    if (!this.reserver.isPrepared(namespace)) {
+      this.reserver.prepare(namespace).then(
+        () => this.drain(namespace),
+        (err: unknown) => this.failQueue(namespace, coordinatorUnavailable(err, this.options.retryAfterMs)),
+      );
+    }
+    return queued.handle;
+  }
+
+  /** Cancel held-back requests with this `requestId`; true when there were some. */
+  cancelQueued(namespace: string, requestId: string): boolean {
+    const queue = this.queues.get(namespace);
+    if (queue === undefined) return false;
+    let found = false;
+    for (const queued of [...queue]) {
+      if (queued.request.requestId !== requestId) continue;
+      found = true;
+      queued.handle.abandon();
+    }
+    return found;
+  }
+
+  /** Load the namespace's bound if this term has not yet (timestamps need it before anything is served). */
+  prepare(namespace: string): Promise<void> | null {
+    if (this.reserver.isPrepared(namespace)) return null;
+    return this.reserver.prepare(namespace).catch((err: unknown) => {
+      throw coordinatorUnavailable(err, this.options.retryAfterMs);
+    });
+  }
+
+  /** The immutable timestamp to answer: never above what an earlier leader recorded, while the lease-wait lasts. */
+  capImmutable(namespace: string, value: number): number {
+    return this.waiting ? Math.min(value, this.reserver.cap(namespace)) : value;
+  }
+
+  /** Immutable timestamps changed since last recorded, to record in this renewal round. */
+  immutableRecords(): ImmutableRecord[] {
+    const out: ImmutableRecord[] = [];
+    if (this.ended !== null) return out;
+    const term = { shard: this.shard, epoch: this.epoch };
+    for (const namespace of this.reserver.namespaces()) {
+      const floor = this.service.immutableFloor(namespace) ?? this.reserver.floor(namespace) + 1;
+      const value = this.capImmutable(namespace, floor);
+      if (this.recorded.get(namespace) !== value) out.push({ namespace, term, immutable: value });
+    }
+    return out;
+  }
+
+  /** Note what was recorded, so it is not sent again until it changes. */
+  markRecorded(records: readonly ImmutableRecord[], stored: readonly string[]): void {
+    const ok = new Set(stored);
+    for (const r of records) if (ok.has(r.namespace)) this.recorded.set(r.namespace, r.immutable);
+  }
+
+  /** True once {@link end} ran. */
+  get isEnded(): boolean {
+    return this.ended !== null;
+  }
+
+  /**
+   * Stop serving at once: waiting and held-back requests are answered with `error` (a 503 the
+   * client re-sends elsewhere), the table is dropped and its tokens are void. Idempotent.
+   */
+  end(error: LeaseholdError): void {
+    if (this.ended !== null) return;
+    this.ended = error;
+    if (this.gateTimer !== null) clearTimeout(this.gateTimer);
+    if (this.waitTimer !== null) clearTimeout(this.waitTimer);
+    this.reserver.end();
+    void this.service.closeWith(error);
+    for (const namespace of [...this.queues.keys()]) this.failQueue(namespace, error);
+  }
+
+  private armGate(): void {
+    if (this.gateTimer !== null) clearTimeout(this.gateTimer);
+    this.gateTimer = setTimeout(() => {
+      if (this.options.clock() >= this.gateUntil) this.options.onFailed(this, "serving gate closed");
+      else this.armGate();
+    }, Math.max(0, Math.ceil(this.gateUntil - this.options.clock())) + 1);
+    this.gateTimer.unref();
+  }
+
+  private finishWait(): void {
+    if (this.waitOver) return;
+    this.waitOver = true;
+    if (this.waitTimer !== null) clearTimeout(this.waitTimer);
+    for (const namespace of [...this.queues.keys()]) this.drain(namespace);
+  }
+
+  private drain(namespace: string): void {
+    if (this.ended !== null || !this.waitOver || !this.reserver.isPrepared(namespace)) return;
+    const queue = this.queues.get(namespace);
+    if (queue === undefined) return;
+    this.queues.delete(namespace);
+    const now = this.options.clock();
+    for (const queued of queue) queued.start(now, (request) => this.service.beginLock(namespace, request));
+  }
+
+  private failQueue(namespace: string, error: LeaseholdError): void {
+    const queue = this.queues.get(namespace);
+    if (queue === undefined) return;
+    this.queues.delete(namespace);
+    for (const queued of queue) queued.fail(error);
+  }
+}

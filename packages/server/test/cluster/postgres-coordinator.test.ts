@@ -1,0 +1,160 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Coordinator, LeaseClaim } from "../../src/cluster/coordinator.js";
+import { ShardCountMismatchError } from "../../src/cluster/coordinator.js";
+import { createPostgresCoordinator } from "../../src/cluster/postgres-coordinator.js";
+import { placeSchema } from "../../src/cluster/postgres-schema.js";
+import { createTestSchema, type TestSchema } from "./pg-schema.js";
+
+const claim = (serverId: string, leaderLeaseMs = 60_000): LeaseClaim => ({
+  serverId,
+  url: `http://${serverId}.invalid`,
+  leaderId: `${serverId}-term`,
+  leaderLeaseMs,
+  lockLeaseMs: 700,
+});
+
+describe("PostgresCoordinator", () => {
+  let schema: TestSchema;
+  const open: Coordinator[] = [];
+  const coordinator = (): Coordinator => {
+    const c = createPostgresCoordinator({ connectionString: schema.connectionString });
+    open.push(c);
+    return c;
+  };
+
+  beforeEach(async () => {
+    schema = await createTestSchema();
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((c) => c.close()));
+    await schema.drop();
+  });
+
+  it("creates its tables idempotently in the schema the connection string names, one lease row per shard", async () => {
+    expect(await coordinator().start(8)).toBe(8);
+    expect(await coordinator().start(undefined)).toBe(8);
+    expect(await coordinator().start(8)).toBe(8);
+    const leases = await coordinator().readLeases();
+    expect(leases.map((l) => l.shard)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(leases.every((l) => l.holder === null && l.epoch === 0 && l.expired)).toBe(true);
+    const tables = await schema.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1", [schema.name]);
+    expect(tables.map((t) => t.table_name)).toEqual(["bounds", "cluster_config", "leases", "members"]);
+  });
+
+  it("refuses a different shard count later with a clear error", async () => {
+    await coordinator().start(8);
+    const err = await coordinator().start(16).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ShardCountMismatchError);
+    expect((err as Error).message).toMatch(/--shards 16 does not match this cluster, which was created with 8 shards/);
+  });
+
+  it("two coordinators racing for one shard: exactly one wins, with epoch 1", async () => {
+    const a = coordinator();
+    const b = coordinator();
+    await a.start(4);
+    await b.start(4);
+    for (let round = 0; round < 5; round++) {
+      const shard = round % 4;
+      const seen = (await a.readLeases())[shard]!;
+      const results = await Promise.all([a.acquire(shard, seen.version, claim("a")), b.acquire(shard, seen.version, claim("b"))]);
+      const winners = results.filter((r) => r !== null);
+      expect(winners).toHaveLength(1);
+      expect(winners[0]!.epoch).toBe(seen.epoch + 1);
+      const after = (await a.readLeases())[shard]!;
+      expect(after.holder === "a" ? results[0] : results[1]).not.toBeNull();
+      expect(after.expired).toBe(false);
+      // Release it again so the next round races on a free row of a later epoch.
+      await a.release(after.holder!, [{ shard, epoch: after.epoch }]);
+    }
+  });
+
+  it("never takes a live lease, and takes an expired one only at the version it saw", async () => {
+    const a = coordinator();
+    await a.start(2);
+    const first = await a.acquire(0, 0, claim("a", 150));
+    expect(first).toEqual({ shard: 0, epoch: 1, lockDelayMs: 0 });
+    const live = (await a.readLeases())[0]!;
+    expect(await a.acquire(0, live.version, claim("b"))).toBeNull();
+    await new Promise((r) => setTimeout(r, 250));
+    const stale = (await a.readLeases())[0]!;
+    expect(stale.expired).toBe(true);
+    expect(await a.acquire(0, stale.version - 1, claim("b"))).toBeNull();
+    const taken = await a.acquire(0, stale.version, claim("b"));
+    // The new leader waits out the longest lock lease the earlier leader declared.
+    expect(taken).toEqual({ shard: 0, epoch: 2, lockDelayMs: 700 });
+  });
+
+  it("renews all of a server's shards in one statement, and a renewal after expiry matches nothing", async () => {
+    const a = coordinator();
+    await a.start(4);
+    await a.acquire(0, 0, claim("a", 60_000));
+    await a.acquire(1, 0, claim("a", 150));
+    await a.acquire(2, 0, claim("b", 60_000));
+    expect((await a.renew("a", [{ shard: 0, epoch: 1 }, { shard: 1, epoch: 1 }], 60_000)).sort()).toEqual([0, 1]);
+    // Wrong epoch or another holder's shard: not renewed.
+    expect(await a.renew("a", [{ shard: 0, epoch: 2 }, { shard: 2, epoch: 1 }], 60_000)).toEqual([]);
+    await a.acquire(3, 0, claim("a", 100));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await a.renew("a", [{ shard: 0, epoch: 1 }, { shard: 3, epoch: 1 }], 60_000)).toEqual([0]);
+  });
+
+  it("fences bound extensions by epoch: a deposed leader's extension matches nothing", async () => {
+    const a = coordinator();
+    await a.start(2);
+    const old = (await a.acquire(0, 0, claim("a", 100)))!;
+    expect(await a.extendBound("ns", old, 0, 1000, 1)).toBe(true);
+    expect(await a.readBound("ns")).toEqual({ bound: 1000, immutable: 1, epoch: 1 });
+    // A stale compare value matches nothing.
+    expect(await a.extendBound("ns", old, 0, 2000)).toBe(false);
+    await new Promise((r) => setTimeout(r, 150));
+    const seen = (await a.readLeases())[0]!;
+    const next = (await a.acquire(0, seen.version, claim("b")))!;
+    expect(next.epoch).toBe(2);
+    expect(await a.extendBound("ns", old, 1000, 2000)).toBe(false);
+    expect((await a.readBound("ns")).bound).toBe(1000);
+    expect(await a.extendBound("ns", next, 1000, 3000, 1001)).toBe(true);
+    // The lowest recorded immutable timestamp is kept by an extension.
+    expect(await a.readBound("ns")).toEqual({ bound: 3000, immutable: 1, epoch: 2 });
+    expect(await a.recordImmutable([{ namespace: "ns", term: old, immutable: 5 }])).toEqual([]);
+    expect(await a.recordImmutable([{ namespace: "ns", term: next, immutable: 2500 }])).toEqual(["ns"]);
+    expect((await a.readBound("ns")).immutable).toBe(2500);
+  });
+
+  it("release notifies watchers at once; heartbeats answer the live members", async () => {
+    const a = coordinator();
+    const b = coordinator();
+    await a.start(2);
+    const released: number[] = [];
+    let heardRelease = (): void => undefined;
+    const heard = new Promise<void>((resolve) => (heardRelease = resolve));
+    await b.watch(
+      (shard) => {
+        released.push(shard);
+        heardRelease();
+      },
+      () => undefined,
+    );
+    const term = (await a.acquire(1, 0, claim("a")))!;
+    await a.release("a", [term]);
+    await heard;
+    expect(released).toEqual([1]);
+    expect((await a.readLeases())[1]!.holder).toBeNull();
+    expect(await a.heartbeat({ serverId: "a", url: "http://a" }, 5_000)).toEqual(["a"]);
+    expect(await b.heartbeat({ serverId: "b", url: "http://b" }, 5_000)).toEqual(["a", "b"]);
+    await a.leave("a");
+    expect(await b.heartbeat({ serverId: "b", url: "http://b" }, 5_000)).toEqual(["b"]);
+  });
+
+  it("imports a bound without ever lowering one", async () => {
+    const a = coordinator();
+    await a.start(1);
+    await a.importBound("ns", 500);
+    await a.importBound("ns", 200);
+    expect((await a.readBound("ns")).bound).toBe(500);
+  });
+
+  it("puts tables in schema leasehold unless the connection string's options set a search_path", () => {
+    expect(placeSchema("postgres://u@h/db")).toEqual({ schema: "leasehold", options: "-c search_path=leasehold" });
+    expect(placeSchema("postgres://u@h/db?options=-c%20search_path%3Dmine").schema).toBe("mine");
+  });
+});
