@@ -1,3 +1,9 @@
+/** One kept candidate. */
+interface Entry<T> {
+  readonly key: string;
+  readonly value: T;
+}
+
 /**
  * Collects the `limit` smallest distinct keys greater than `after` from an unordered stream, in
  * O(n log limit) time and O(limit) memory: a bounded max-heap whose top is the largest key kept,
@@ -5,7 +11,7 @@
  * a hash map in key order without sorting or copying it (ADR 0006).
  */
 export class SmallestAfter<T> {
-  private readonly heap: { key: string; value: T }[] = [];
+  private readonly heap: Entry<T>[] = [];
   private readonly kept = new Set<string>();
 
   /**
@@ -21,17 +27,17 @@ export class SmallestAfter<T> {
   offer(key: string, value: T): void {
     if (this.after !== undefined && key <= this.after) return;
     const heap = this.heap;
-    if (heap.length === this.limit && key >= (heap[0] as { key: string }).key) return;
+    const top = heap[0];
+    if (heap.length === this.limit && top !== undefined && key >= top.key) return;
     if (this.kept.has(key)) return;
+    this.kept.add(key);
     if (heap.length < this.limit) {
       heap.push({ key, value });
-      this.kept.add(key);
       this.up(heap.length - 1);
       return;
     }
-    this.kept.delete((heap[0] as { key: string }).key);
+    if (top !== undefined) this.kept.delete(top.key);
     heap[0] = { key, value };
-    this.kept.add(key);
     this.down(0);
   }
 
@@ -43,26 +49,35 @@ export class SmallestAfter<T> {
       .map((e) => e.value);
   }
 
+  private at(i: number): Entry<T> {
+    return this.heap[i] as Entry<T>;
+  }
+
+  private swap(i: number, j: number): void {
+    const a = this.at(i);
+    this.heap[i] = this.at(j);
+    this.heap[j] = a;
+  }
+
   private up(i: number): void {
-    const heap = this.heap;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if ((heap[parent] as { key: string }).key >= (heap[i] as { key: string }).key) return;
-      [heap[parent], heap[i]] = [heap[i] as { key: string; value: T }, heap[parent] as { key: string; value: T }];
+      if (this.at(parent).key >= this.at(i).key) return;
+      this.swap(parent, i);
       i = parent;
     }
   }
 
   private down(i: number): void {
-    const heap = this.heap;
+    const n = this.heap.length;
     for (;;) {
       const l = 2 * i + 1;
       const r = l + 1;
       let top = i;
-      if (l < heap.length && (heap[l] as { key: string }).key > (heap[top] as { key: string }).key) top = l;
-      if (r < heap.length && (heap[r] as { key: string }).key > (heap[top] as { key: string }).key) top = r;
+      if (l < n && this.at(l).key > this.at(top).key) top = l;
+      if (r < n && this.at(r).key > this.at(top).key) top = r;
       if (top === i) return;
-      [heap[top], heap[i]] = [heap[i] as { key: string; value: T }, heap[top] as { key: string; value: T }];
+      this.swap(top, i);
       i = top;
     }
   }

@@ -36,15 +36,22 @@ const UNAUTHENTICATED: Refusal = Object.freeze({
 });
 
 /**
- * The namespace a token must be valid for; `null` means "every namespace", `""` any valid token
- * (`GET /v1/namespaces` then lists only what that token may see). Revoke is checked here like its
- * namespace's operations (401); whether the credential is an admin's is the route's own 403.
+ * Stands for "any valid token": `GET /v1/namespaces` then lists only what that token may see. A
+ * symbol, not a string: every string (the empty one included) may be a namespace from a path.
  */
-function requiredScope(route: Route): string | null | undefined {
-  // The page's files carry no data; the calls it makes are checked like any other.
+const ANY_VALID_TOKEN = Symbol("any valid token");
+
+/**
+ * The namespace a token must be valid for; `null` means "every namespace", {@link ANY_VALID_TOKEN}
+ * any valid token. Revoke is checked here like its namespace's operations (401); whether the
+ * credential is an admin's is the route's own 403.
+ */
+function requiredScope(route: Route): string | null | typeof ANY_VALID_TOKEN | undefined {
+  // The status page's files carry no data; the calls it makes are checked like any other.
   if (route.kind === "health" || route.kind === "unmatched" || route.kind === "ui") return undefined;
   if (route.kind === "metrics") return null;
-  if (route.kind === "namespaces" || route.kind === "events") return "";
+  // The activity feed, like the namespace list, shows each token what it may see.
+  if (route.kind === "namespaces" || route.kind === "events") return ANY_VALID_TOKEN;
   try {
     return decodeURIComponent(route.rawNamespace);
   } catch {
@@ -88,7 +95,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
     }
     if (auth !== undefined) {
       const scope = requiredScope(route);
-      if (scope === "") {
+      if (scope === ANY_VALID_TOKEN) {
         if (auth.scopes(req.headers.authorization) === null) return UNAUTHENTICATED;
       } else if (scope !== undefined && !auth.allows(req.headers.authorization, scope)) return UNAUTHENTICATED;
     }

@@ -57,10 +57,10 @@ export async function serveInspection(
   switch (route.kind) {
     case "namespaces": {
       const query = parseNamespacesQuery(queryOf(req.url));
-      const scopes = auth?.scopes(req.headers.authorization) ?? null;
       // Admission let only a valid credential through; it sees the namespaces it may use.
-      const visible = auth === undefined || scopes === null || scopes.everywhere ? undefined : (ns: string) => scopes.namespaces.has(ns);
-      if (auth !== undefined && scopes === null) throw new LeaseholdError("UNAUTHENTICATED", "this server requires a bearer token");
+      const scopes = auth?.scopes(req.headers.authorization);
+      if (scopes === null) throw new LeaseholdError("UNAUTHENTICATED", "this server requires a bearer token");
+      const visible = scopes === undefined || scopes.everywhere ? undefined : (ns: string) => scopes.namespaces.has(ns);
       sendJson(res, 200, service.inspectNamespaces(query, visible), headers);
       return;
     }

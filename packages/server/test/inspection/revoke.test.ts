@@ -168,6 +168,9 @@ describe("who may inspect", () => {
     expect((await get(server.url, "/v1/namespaces")).status).toBe(401);
     const mine = (await get(server.url, "/v1/namespaces", BILLING)).json as NamespacesResponse;
     expect(mine.namespaces.map((n) => n.namespace)).toEqual(["billing"]);
+    // An empty namespace segment is a namespace no token is valid for: 401 before any 400.
+    expect((await post(server.url, "", "unlock", "{not json", BILLING)).status).toBe(401);
+    expect((await get(server.url, "/v1/namespaces//locks", BILLING)).status).toBe(401);
     const all = (await get(server.url, "/v1/namespaces", ADMIN)).json as NamespacesResponse;
     expect(all.namespaces.map((n) => n.namespace)).toEqual(["billing", "orders"]);
   });
