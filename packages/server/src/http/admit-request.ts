@@ -52,6 +52,7 @@ function requiredScope(route: Route): string | null | typeof ANY_VALID_TOKEN | u
   // before it knows where its namespace lives.
   if (route.kind === "health" || route.kind === "unmatched" || route.kind === "ui" || route.kind === "cluster") return undefined;
   if (route.kind === "metrics") return null;
+  // The activity feed, like the namespace list, shows each token what it may see.
   if (route.kind === "namespaces" || route.kind === "events") return ANY_VALID_TOKEN;
   try {
     return decodeURIComponent(route.rawNamespace);

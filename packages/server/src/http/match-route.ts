@@ -1,4 +1,5 @@
 import { isBatchOperation, isOperation, type AnyOperation } from "@leasehold/protocol";
+import { STATUS_PAGE_FILES } from "./serve-status-page.js";
 
 /** What a request path names, before the method, namespace or body are looked at. */
 export type Route =
@@ -43,7 +44,8 @@ export function matchRoute(target: string | undefined): Route {
   if (path === "/metrics") return { kind: "metrics" };
   if (path === "/v1/namespaces") return { kind: "namespaces" };
   if (path === "/v1/events") return { kind: "events" };
-  if (path === "/ui" || path.startsWith("/ui/")) return { kind: "ui", file: path.slice(4) };
+  if (path === "/ui" || path === "/ui/") return { kind: "ui", file: "" };
+  if (path.startsWith("/ui/") && Object.hasOwn(STATUS_PAGE_FILES, path.slice(4))) return { kind: "ui", file: path.slice(4) };
   if (!path.startsWith(NAMESPACES_PREFIX)) return { kind: "unmatched" };
   const rest = path.slice(NAMESPACES_PREFIX.length);
   const slash = rest.indexOf("/");

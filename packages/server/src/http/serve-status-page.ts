@@ -3,8 +3,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { LeaseholdError } from "@leasehold/protocol";
 import type { ExtraHeaders } from "./send-json.js";
 
-/** The status page's files (packages/server/ui, shipped in the package) and their content types. */
-const FILES: Readonly<Record<string, string>> = {
+/**
+ * The status page's files (packages/server/ui, shipped in the package) and their content types.
+ * `GET /ui` is `index.html`; any other path under `/ui/` is no route at all (404 for any method).
+ */
+export const STATUS_PAGE_FILES: Readonly<Record<string, string>> = {
   "index.html": "text/html; charset=utf-8",
   "status-page.css": "text/css; charset=utf-8",
   "status-page.js": "text/javascript; charset=utf-8",
@@ -45,7 +48,8 @@ function load(name: string): Buffer {
  */
 export function serveStatusPage(req: IncomingMessage, res: ServerResponse, file: string, headers: ExtraHeaders): void {
   const name = file === "" ? "index.html" : file;
-  const type = FILES[name];
+  const type = STATUS_PAGE_FILES[name];
+  // The router only matches the page's own files; this guards a caller that did not.
   if (type === undefined) throw new LeaseholdError("NOT_FOUND", `no file ${JSON.stringify(name.slice(0, 100))} in the status page; it is served at /ui`, {});
   const body = load(name);
   res.writeHead(200, { ...headers, ...SECURITY_HEADERS, "content-type": type, "content-length": String(body.length) });

@@ -48,7 +48,7 @@ export function headerCases(namespace: string): fc.Arbitrary<BadCase> {
 }
 
 const segment = fc.stringMatching(/^([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2}|%[0-9A-Za-z]?){0,12}$/);
-const KNOWN_NEAR_MISSES = ["/", "/v1", "/v1/", "/v1/health/", "/V1/health", "/v1/Health", "/metrics/", "/v1/metrics", "/v1/namespaces", "/v1/namespaces/", "/v1/namespaces/NS", "/v1/namespaces/NS/", "/v1/namespaces/NS/Lock", "/v1/namespaces/NS/lock/", "/v1/namespaces/NS/lock/x", "/v1//namespaces/NS/lock", "/v1/namespaces/NS/%6cock", "/v1/namespaces/NS/transactions", "/v1/namespaces/NS/transactions/", "/v2/namespaces/NS/lock", "/v1/namespaces/NS/unlock%2F", "*", "http://127.0.0.1/v1/namespaces/NS/lock", "/v1/namespaces/NS/./lock", "//v1/health", "/v1/health%00", "/v1/namespaces/NS/__proto__", "/v1/namespaces/NS/constructor", "/v1/namespaces/NS/toString"];
+const KNOWN_NEAR_MISSES = ["/", "/v1", "/v1/", "/v1/health/", "/V1/health", "/v1/Health", "/metrics/", "/v1/metrics", "/v1/namespaces", "/v1/namespaces/", "/v1/namespaces/NS", "/v1/namespaces/NS/", "/v1/namespaces/NS/Lock", "/v1/namespaces/NS/lock/", "/v1/namespaces/NS/lock/x", "/v1//namespaces/NS/lock", "/v1/namespaces/NS/%6cock", "/v1/namespaces/NS/transactions", "/v1/namespaces/NS/transactions/", "/v2/namespaces/NS/lock", "/v1/namespaces/NS/unlock%2F", "*", "http://127.0.0.1/v1/namespaces/NS/lock", "/v1/namespaces/NS/./lock", "//v1/health", "/v1/health%00", "/v1/namespaces/NS/__proto__", "/v1/namespaces/NS/constructor", "/v1/namespaces/NS/toString", "/ui/x", "/ui/../package.json", "/UI", "/ui/index.htm", "/v1/events/", "/v1/Events"];
 
 /**
  * Request targets: unknown paths (404 for any method), operation routes with a namespace that is
