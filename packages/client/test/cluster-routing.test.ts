@@ -177,6 +177,28 @@ describe("cluster routing: 421 NOT_LEADER", () => {
     for (const r of refused.requests) expect(alone.has(r.requestId)).toBe(true);
   });
 
+  it("a lock batch answered 503 is not slept on: its entries go alone, routed, each with what is left of its wait", async () => {
+    const server = await backend();
+    const state = new ClusterState(8);
+    const a = await member("a", state, server.url);
+    state.lead(NS, a.url, "term-1");
+    let refusedBatch = false;
+    a.override = (seen, res) => {
+      if (seen.operation !== "lock-batch" || refusedBatch) return false;
+      refusedBatch = true;
+      sendJson(res, 503, { error: { code: "UNAVAILABLE", message: "taking over", details: { retryAfterMs: 100 } } }, { "retry-after": "1" });
+      return true;
+    };
+    const c = client({ baseUrls: [a.url, (await member("b", state, server.url)).url] });
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => c.lock([{ descriptor: `d-${i}`, mode: "exclusive" }], { acquireTimeoutMs: 2_000 })));
+    expect(refusedBatch).toBe(true);
+    expect(answers.every((x) => x.status === "acquired")).toBe(true);
+    expect(server.service.snapshot(NS).heldTokens).toBe(30);
+    const refused = JSON.parse(a.seen.find((s) => s.operation === "lock-batch")!.body) as { requests: { requestId: string }[] };
+    const alone = new Map(lockBodies(a).map((x) => [x.requestId, x.acquireTimeoutMs]));
+    for (const r of refused.requests) expect(alone.get(r.requestId)).toBeLessThanOrEqual(2_000);
+  });
+
   it("a 421 naming no leader, everywhere, ends as NOT_LEADER at the call's deadline", async () => {
     const server = await backend();
     const state = new ClusterState(8);
