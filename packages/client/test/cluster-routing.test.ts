@@ -58,6 +58,35 @@ function forwardThenCut(backendUrl: string, seen: Seen, res: import("node:http")
     .then(() => res.socket?.destroy());
 }
 
+/** Thirty concurrent locks (most of them batched), all granted once at `server`. */
+async function thirtyLocksGranted(c: LockClient, server: RunningServer): Promise<void> {
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => c.lock([{ descriptor: `d-${i}`, mode: "exclusive" }], { acquireTimeoutMs: 2_000 })));
+  expect(answers.every((x) => x.status === "acquired")).toBe(true);
+  expect(server.service.snapshot(NS).heldTokens).toBe(30);
+}
+
+/**
+ * The leader refuses the first lock batch with `refuse`; thirty locks must still all be granted.
+ * Returns the refused batch's requestIds and, per requestId, the wait of its lone re-send.
+ */
+async function firstBatchRefused(refuse: (seen: Seen, res: import("node:http").ServerResponse, state: ClusterState) => void) {
+  const server = await backend();
+  const state = new ClusterState(8);
+  const a = await member("a", state, server.url);
+  state.lead(NS, a.url, "term-1");
+  let refused: Seen | undefined;
+  a.override = (seen, res) => {
+    if (seen.operation !== "lock-batch" || refused !== undefined) return false;
+    refused = seen;
+    refuse(seen, res, state);
+    return true;
+  };
+  await thirtyLocksGranted(client({ baseUrls: [a.url, (await member("b", state, server.url)).url] }), server);
+  if (refused === undefined) throw new Error("no lock batch was sent");
+  const refusedIds = (JSON.parse(refused.body) as { requests: { requestId: string }[] }).requests.map((r) => r.requestId);
+  return { refusedIds, alone: new Map(lockBodies(a).map((x) => [x.requestId, x.acquireTimeoutMs])) };
+}
+
 describe("cluster routing: 421 NOT_LEADER", () => {
   it("follows 421 to leaderUrl with the same requestId, then goes straight to the leader", async () => {
     const server = await backend();
@@ -145,36 +174,26 @@ describe("cluster routing: 421 NOT_LEADER", () => {
     const a = await member("a", state, server.url);
     const b = await member("b", state, server.url);
     state.lead(NS, b.url, "term-1");
-    const c = client({ baseUrl: a.url });
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => c.lock([{ descriptor: `d-${i}`, mode: "exclusive" }], { acquireTimeoutMs: 2_000 })));
-    expect(answers.every((x) => x.status === "acquired")).toBe(true);
-    expect(server.service.snapshot(NS).heldTokens).toBe(30);
+    await thirtyLocksGranted(client({ baseUrl: a.url }), server);
     expect(a.count("lock-batch")).toBeGreaterThanOrEqual(1);
     expect(b.count("lock-batch")).toBeGreaterThanOrEqual(1);
   });
 
   it("batch entries answered NOT_LEADER on their lines are re-sent alone, routed, with their requestId", async () => {
-    const server = await backend();
-    const state = new ClusterState(8);
-    const a = await member("a", state, server.url);
-    state.lead(NS, a.url, "term-1");
-    let refusedBatch = false;
-    a.override = (seen, res) => {
-      if (seen.operation !== "lock-batch" || refusedBatch) return false;
-      refusedBatch = true; // the leader lost the shard right after it read the batch
+    const { refusedIds, alone } = await firstBatchRefused((seen, res, state) => {
+      // The leader lost the shard right after it read the batch.
       const { requests } = JSON.parse(seen.body) as { requests: unknown[] };
       res.writeHead(200, { "content-type": "application/x-ndjson" });
       res.end(requests.map((_, index) => JSON.stringify({ index, error: { code: "NOT_LEADER", message: "lost the shard", details: { shard: state.shardOf(NS) } } }) + "\n").join(""));
-      return true;
-    };
-    const c = client({ baseUrls: [a.url, (await member("b", state, server.url)).url] });
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => c.lock([{ descriptor: `d-${i}`, mode: "exclusive" }], { acquireTimeoutMs: 2_000 })));
-    expect(refusedBatch).toBe(true);
-    expect(answers.every((x) => x.status === "acquired")).toBe(true);
-    expect(server.service.snapshot(NS).heldTokens).toBe(30);
-    const refused = JSON.parse(a.seen.find((s) => s.operation === "lock-batch")!.body) as { requests: { requestId: string }[] };
-    const alone = new Set(lockBodies(a).map((x) => x.requestId));
-    for (const r of refused.requests) expect(alone.has(r.requestId)).toBe(true);
+    });
+    for (const id of refusedIds) expect(alone.has(id)).toBe(true);
+  });
+
+  it("a lock batch answered 503 is not slept on: its entries go alone, routed, each with what is left of its wait", async () => {
+    const { refusedIds, alone } = await firstBatchRefused((_seen, res) =>
+      sendJson(res, 503, { error: { code: "UNAVAILABLE", message: "taking over", details: { retryAfterMs: 100 } } }, { "retry-after": "1" }),
+    );
+    for (const id of refusedIds) expect(alone.get(id)).toBeLessThanOrEqual(2_000);
   });
 
   it("a 421 naming no leader, everywhere, ends as NOT_LEADER at the call's deadline", async () => {
