@@ -36,7 +36,7 @@ export interface LockBatchCallOptions extends CallOptions {
    * entry (it sends the head after starting them). The lock batcher uses it to let the next batch
    * go without waiting for this one's slowest entry. Default: none.
    */
-  readonly onStarted?: () => void;
+  readonly onStarted?: (() => void) | undefined;
 }
 
 /** How the transport retries; see {@link HttpLockServiceOptions.retry}. */
@@ -46,11 +46,11 @@ export interface RetryOptions {
    * socket usually just needs a new connection), the rest back off from `minTimeoutMs`, doubling,
    * which rides out about 3 s of outage (a server restart).
    */
-  readonly maxRetries?: number;
+  readonly maxRetries?: number | undefined;
   /** First backoff, in ms; doubles each retry. Default 100: a restarting server is back quickly. */
-  readonly minTimeoutMs?: number;
+  readonly minTimeoutMs?: number | undefined;
   /** Longest backoff, in ms. Default 2,000. */
-  readonly maxTimeoutMs?: number;
+  readonly maxTimeoutMs?: number | undefined;
 }
 
 /** Options of {@link HttpLockService}. */
@@ -62,7 +62,7 @@ export interface HttpLockServiceOptions {
    * owned (and closed) by this transport. A dispatcher you pass is wrapped for retries but never
    * closed by `close()`: it is yours.
    */
-  readonly dispatcher?: Dispatcher;
+  readonly dispatcher?: Dispatcher | undefined;
   /**
    * Retries of connection failures and `503` answers, with exponential backoff, by undici's
    * `RetryAgent`. `4xx` answers are never retried; a `lock` is retried only when it carries a
@@ -70,15 +70,15 @@ export interface HttpLockServiceOptions {
    * repeat, only when the connection was refused or the server answered 503. `false` turns retries
    * off. Default: {@link RetryOptions}' defaults.
    */
-  readonly retry?: RetryOptions | false;
+  readonly retry?: RetryOptions | false | undefined;
   /** Headers sent with every request, e.g. `authorization`. Default: none. */
-  readonly headers?: Readonly<Record<string, string>>;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
   /**
    * Longest wait for the answer's headers of any call but `lock`, in ms. Default 10,000: long
    * enough for a loaded server, short enough that a hung one does not stall the refresher for
    * long. A `lock` waits its own `acquireTimeoutMs` plus this.
    */
-  readonly requestTimeoutMs?: number;
+  readonly requestTimeoutMs?: number | undefined;
 }
 
 const CONNECTION_ERRORS = ["ECONNRESET", "ECONNREFUSED", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET"];

@@ -32,7 +32,7 @@ import { runWithLock, type WithLockOptions, type WithLockResult } from "./with-l
 /** Options of calls that only take a signal. */
 export interface SignalOptions {
   /** Abandons the caller's wait (`CANCELLED`). Default: none. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** One started transaction with what the server answered around it. */

@@ -10,7 +10,7 @@ export interface WithLockOptions extends LockOptions {
    * extended it, in ms. Default: a fifth of the lease's `validForMs`, at most 2,000: enough for
    * the work to notice and stop while the lock is still surely held.
    */
-  readonly leaseMarginMs?: number;
+  readonly leaseMarginMs?: number | undefined;
 }
 
 /** The outcome of `withLock`: the work's result, or the timeout answer (the work never ran). */

@@ -19,6 +19,7 @@ export { utf8ByteLength } from "./utf8.js";
 export { fnv1a32, shardOf } from "./shards.js";
 export { CompactLineWriter, CompactLineReader } from "./compact-lines.js";
 export * from "./schemas.js";
+export type { OptionalUndefined } from "./optional-undefined.js";
 export type {
   LockMode,
   LockBehavior,

@@ -19,14 +19,14 @@ export interface JobStartOptions {
    * How long to wait for a permit, in ms. Default 0: answer granted or denied at once, as a batch
    * scheduler wants (it will try again on its next tick). Any length works.
    */
-  readonly acquireTimeoutMs?: number;
+  readonly acquireTimeoutMs?: number | undefined;
   /**
    * The execution's own id, sent as the lock `requestId`: a retried start of the same execution
    * gets the same permit back instead of a second one. Default: a fresh id per call.
    */
-  readonly executionId?: string;
+  readonly executionId?: string | undefined;
   /** Abandons the wait (`CANCELLED`). Default: none. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** The answer of {@link JobSemaphore.start}. */

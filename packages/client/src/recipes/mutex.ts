@@ -9,9 +9,9 @@ export interface MutexOptions {
    * How long to wait for the mutex, in ms. Default 0: try once, like the SQL
    * `UPDATE … SET acquired = true WHERE acquired = false` it replaces. Any length works.
    */
-  readonly acquireTimeoutMs?: number;
+  readonly acquireTimeoutMs?: number | undefined;
   /** Abandons the wait (`CANCELLED`). Default: none. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**

@@ -15,15 +15,15 @@ export interface ClaimWorkerOptions {
    */
   readonly process: (taskIds: readonly string[], claim: TaskClaim) => Promise<void>;
   /** Tasks per claim. Default 10. */
-  readonly max?: number;
+  readonly max?: number | undefined;
   /**
    * How long one claim waits while every candidate is held by others, in ms. Default 1,000. The
    * server answers as soon as one comes free, so this is not a sleep; it only bounds how stale the
    * offered window may get before it is read again.
    */
-  readonly waitMs?: number;
+  readonly waitMs?: number | undefined;
   /** Stops the worker between batches, and abandons a waiting claim (`CANCELLED`). Default: none. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** What one worker did. */

@@ -21,7 +21,7 @@ export interface TaskStateStore {
 /** Options of {@link StateTransitions}. */
 export interface StateTransitionOptions {
   /** Statuses a task may be captured from. Default `["done", "failed"]`: finished runs may run again. */
-  readonly startable?: readonly string[];
+  readonly startable?: readonly string[] | undefined;
 }
 
 /** Tasks captured for one run. Finish each, then release the claim. */

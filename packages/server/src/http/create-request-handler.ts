@@ -30,7 +30,7 @@ export interface RequestHandlerOptions {
    * Connection limit, rate limit and authentication, checked before anything else about a request
    * (see `createAdmission`). Default: none, every request is admitted.
    */
-  readonly admit?: Admission;
+  readonly admit?: Admission | undefined;
 }
 
 /** A `node:http` request listener serving protocol v1, health and metrics. */
