@@ -8,6 +8,7 @@ import { pino } from "pino";
 import type { AuthTable } from "./http/auth-table.js";
 import { AUTH_TOKENS_ENV, loadAuthTable } from "./http/load-auth-table.js";
 import { startServer } from "./start-server.js";
+import { VERSION } from "./version.js";
 
 /** Default TCP port of the standalone server (the embedding API defaults to an ephemeral port). */
 const DEFAULT_CLI_PORT = 7878;
@@ -27,6 +28,7 @@ interface CliOptions {
   /** Requests per second per client address; undefined: no limit. */
   readonly rateLimit: number | undefined;
   readonly help: boolean;
+  readonly version: boolean;
 }
 
 /** A command-line mistake: printed to stderr, exit code 2. */
@@ -35,7 +37,7 @@ class UsageError extends Error {
 }
 
 /** The `--help` text: every option with its default. */
-const HELP = `leasehold-server: the leasehold reference lock server (protocol v1 over HTTP/1.1)
+const HELP = `leasehold-server ${VERSION}: the leasehold reference lock server (protocol v1 over HTTP/1.1)
 
 Usage: leasehold-server [options]
 
@@ -56,6 +58,7 @@ Options:
                         requests per second per client address; over it: 429 with retry-after
                         (default: off)
   -h, --help            print this help and exit
+  -v, --version         print the version (${VERSION}) and exit
 
 Signals: SIGTERM or SIGINT stops gracefully: waiting lock requests are answered 503, the
 timestamp bound is persisted, the process exits 0.
@@ -86,6 +89,7 @@ function parseFlags(argv: readonly string[]) {
         "max-waiting-per-namespace": { type: "string", default: "100000" },
         "rate-limit": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
+        version: { type: "boolean", short: "v", default: false },
       },
     }).values;
   } catch (err) {
@@ -115,6 +119,7 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
     maxWaitingPerNamespace: integer("max-waiting-per-namespace", values["max-waiting-per-namespace"], 1, 100_000_000),
     rateLimit: values["rate-limit"] === undefined ? undefined : integer("rate-limit", values["rate-limit"], 1, 100_000_000),
     help: values.help,
+    version: values.version,
   };
 }
 
@@ -129,6 +134,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (options.help) {
     process.stdout.write(HELP);
+    return 0;
+  }
+  if (options.version) {
+    process.stdout.write(`${VERSION}\n`);
     return 0;
   }
   // Synchronous stdout writes: the last lines before exit are never lost.

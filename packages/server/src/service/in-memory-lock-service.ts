@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import {
   LeaseholdError,
   requestValidators,
@@ -25,6 +24,7 @@ import { DeadlineTimer } from "./deadline-timer.js";
 import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, ServiceMetrics } from "./embedded-lock-service.js";
 import { runLockBatch, type LockBatchRun } from "./run-lock-batch.js";
 import { WaitingLockHandle } from "./waiting-lock-handle.js";
+import { VERSION } from "../version.js";
 
 /** One caller attached to a waiting request (a retry with the same requestId adds another). */
 interface Caller {
@@ -33,8 +33,6 @@ interface Caller {
 }
 
 const noop = (): void => undefined;
-
-const PACKAGE_VERSION = readPackageVersion();
 
 /**
  * The embedded lock service: validates every request (it is the one place that does), drives a
@@ -56,7 +54,7 @@ export class InMemoryLockService implements EmbeddedLockService {
     const logger: Logger = options.logger ?? pino({ level: "silent" });
     this.logger = logger;
     const clock = options.clock ?? (() => performance.now());
-    this.version = options.version ?? PACKAGE_VERSION;
+    this.version = options.version ?? VERSION;
     this.reserver =
       options.dataDir === undefined
         ? createMemoryTimestampReserver()
@@ -289,14 +287,4 @@ export class InMemoryLockService implements EmbeddedLockService {
 
 function cancelled(): LeaseholdError {
   return new LeaseholdError("CANCELLED", "the lock request was abandoned: its caller aborted or disconnected");
-}
-
-function readPackageVersion(): string {
-  try {
-    const text = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
-    const version = (JSON.parse(text) as { version?: unknown }).version;
-    return typeof version === "string" ? version : "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
 }
