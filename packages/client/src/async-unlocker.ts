@@ -1,5 +1,5 @@
 import { LIMITS, type LockService } from "@leasehold/protocol";
-import type { Logger } from "pino";
+import type { Logger } from "./logger.js";
 import { chunks } from "./chunks.js";
 import type { ClientStats } from "./client-stats.js";
 import { SerialExecutor } from "./serial-executor.js";

@@ -24,8 +24,9 @@ import {
   type UnlockResponse,
   type Validator,
 } from "@leasehold/protocol";
-import { Agent, RetryAgent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import { dispatchExchange, textExchange } from "./dispatch-exchange.js";
+import { requireDependency } from "./require-dependency.js";
 import { LockBatchLineReader } from "./read-lock-batch-lines.js";
 import { errorCode, errorFromAnswer, transportError } from "./transport-error.js";
 
@@ -112,6 +113,8 @@ export class HttpLockService implements LockService {
     this.#prefix = this.#base.pathname.replace(/\/$/, "");
     this.#headers = { "content-type": "application/json", ...options.headers };
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
+    // undici is loaded here rather than imported: see requireDependency (bundlers).
+    const { Agent, RetryAgent } = requireDependency("undici") as typeof import("undici");
     this.#owned = options.dispatcher === undefined ? new Agent({ keepAliveTimeout: 30_000, connections: 128 }) : undefined;
     const base = options.dispatcher ?? this.#owned!;
     this.#plain = base;

@@ -1,4 +1,4 @@
-import type { Logger } from "pino";
+import type { Logger } from "./logger.js";
 import type { HttpLockServiceOptions } from "./http-lock-service.js";
 
 /** Options every {@link LockClient} takes, whatever its transport. */

@@ -12,7 +12,6 @@ import {
   type StartTransactionsResponse,
   type TimestampsResponse,
 } from "@leasehold/protocol";
-import { pino, type Logger } from "pino";
 import type { Observable } from "rxjs";
 import { requestIdSource } from "./request-ids.js";
 import { acquireLocks, type AcquireResult } from "./acquire-locks.js";
@@ -23,7 +22,9 @@ import { chunks } from "./chunks.js";
 import { ClientStats, type ClientStatsSnapshot } from "./client-stats.js";
 import { HttpLockService } from "./http-lock-service.js";
 import { LockBatcher } from "./lock-batcher.js";
+import { createDefaultLogger } from "./default-logger.js";
 import type { HttpLockClientOptions, LockClientOptions } from "./lock-client-options.js";
+import type { Logger } from "./logger.js";
 import type { LockOptions } from "./lock-options.js";
 import type { LostLock } from "./lost-lock.js";
 import { Refresher } from "./refresher.js";
@@ -91,7 +92,7 @@ export class LockClient {
     this.namespace = validateNamespace(options.namespace);
     this.#service = service;
     this.#onClose = onClose;
-    this.#logger = options.logger ?? pino({ name: "leasehold-client", level: "warn" }, process.stderr);
+    this.#logger = options.logger ?? createDefaultLogger();
     this.#now = options.now ?? (() => performance.now());
     const ns = this.namespace;
     this.#timestamps = new Autobatcher(timestampsBatch(service, ns));
