@@ -133,20 +133,22 @@ function expectPinoWarning(stderr: string): void {
 describe("the packages as a user installs them", () => {
   it("tarballs name versions, never workspace: ranges, and carry LICENSE, README and sources of their maps", async () => {
     for (const [name, tarball] of tarballs) {
-      const listing = (await ok("tar", ["-tzf", tarball], work)).stdout.split("\n");
-      for (const file of ["package/LICENSE", "package/README.md", "package/package.json", "package/dist/index.js", "package/dist/cjs/index.js"]) {
-        expect(listing, `${name} lacks ${file}`).toContain(file);
+      const unpacked = mkdtempSync(join(work, "unpacked-"));
+      await ok("tar", ["-xzf", tarball, "-C", unpacked], work);
+      const at = (file: string): string => join(unpacked, file);
+      for (const file of ["LICENSE", "README.md", "package.json", "dist/index.js", "dist/cjs/index.js", "dist/cjs/package.json"]) {
+        expect(existsSync(at(join("package", file))), `${name} lacks ${file}`).toBe(true);
       }
-      const manifest = JSON.parse((await ok("tar", ["-xOzf", tarball, "package/package.json"], work)).stdout) as Record<string, unknown>;
-      expect(JSON.stringify(manifest), name).not.toContain("workspace:");
-      expect(manifest).toMatchObject({ license: "Apache-2.0", publishConfig: { access: "public" } });
+      const manifest = readFileSync(at("package/package.json"), "utf8");
+      expect(manifest, name).not.toContain("workspace:");
+      expect(JSON.parse(manifest)).toMatchObject({ license: "Apache-2.0", publishConfig: { access: "public" } });
       // Every source a shipped map names is shipped too.
-      for (const map of listing.filter((f) => f.endsWith(".js.map") || f.endsWith(".d.ts.map"))) {
-        const { sources } = JSON.parse((await ok("tar", ["-xOzf", tarball, map], work)).stdout) as { sources: string[] };
-        for (const source of sources) {
-          const resolved = join(map, "..", source);
-          expect(listing, `${map} names ${source}`).toContain(resolved);
-        }
+      const listing = (await ok("tar", ["-tzf", tarball], work)).stdout.split("\n");
+      const maps = listing.filter((f) => f.endsWith(".js.map") || f.endsWith(".d.ts.map"));
+      expect(maps.length, name).toBeGreaterThan(0);
+      for (const map of maps) {
+        const { sources } = JSON.parse(readFileSync(at(map), "utf8")) as { sources: string[] };
+        for (const source of sources) expect(existsSync(at(join(map, "..", source))), `${map} names ${source}`).toBe(true);
       }
     }
   }, 60_000);
@@ -213,7 +215,7 @@ describe("the packages as a user installs them", () => {
       files: setup.files,
     };
     writeFileSync(join(project, `tsconfig.${setup.name}.json`), JSON.stringify(config, null, 2));
-    const result = await run(process.execPath, [tsc, "-p", `tsconfig.${setup.name}.json`], project);
+    const result = await run(process.execPath, [tsc, "-p", `tsconfig.${setup.name}.json`], project, 170_000);
     expect(result.stdout + result.stderr).toBe("");
     expect(result.code).toBe(0);
   }, 180_000);
