@@ -8,9 +8,9 @@ export interface Figure {
   /** The command that measured it, so anyone can run it again. */
   readonly command: string;
   /** Whether the run was `--quick` (fewer iterations, noisier). */
-  readonly quick?: boolean;
+  readonly quick?: boolean | undefined;
   /** A short human note: workload, sample size. */
-  readonly note?: string;
+  readonly note?: string | undefined;
 }
 
 /** The whole results file. */
@@ -35,6 +35,6 @@ export interface Suite {
   readonly name: string;
   readonly description: string;
   /** False for suites only run when named (for example the peer benchmarks). Default true. */
-  readonly defaultOn?: boolean;
+  readonly defaultOn?: boolean | undefined;
   run(ctx: SuiteContext): Promise<Figure[]>;
 }

@@ -16,8 +16,8 @@ export interface PostgresPeers {
   readonly user: string;
   readonly advisory: PeerDriver;
   /** Undefined when the lock table could not be created; `rowSkip` says why. */
-  readonly row?: PeerDriver;
-  readonly rowSkip?: string;
+  readonly row?: PeerDriver | undefined;
+  readonly rowSkip?: string | undefined;
   close(): Promise<void>;
 }
 

@@ -3,7 +3,7 @@ export interface CpuProfile {
   readonly nodes: ReadonlyArray<{
     readonly id: number;
     readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
-    readonly hitCount?: number;
+    readonly hitCount?: number | undefined;
   }>;
   readonly samples: readonly number[];
   readonly timeDeltas: readonly number[];

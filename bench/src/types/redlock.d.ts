@@ -12,10 +12,10 @@ declare module "redlock" {
   }
   /** Options of the `Redlock` constructor (redlock 4 defaults: 10 retries, 200 ms ± 100 ms apart). */
   interface RedlockOptions {
-    readonly driftFactor?: number;
-    readonly retryCount?: number;
-    readonly retryDelay?: number;
-    readonly retryJitter?: number;
+    readonly driftFactor?: number | undefined;
+    readonly retryCount?: number | undefined;
+    readonly retryDelay?: number | undefined;
+    readonly retryJitter?: number | undefined;
   }
   /** Anything with ioredis's callback-style `eval` and `evalsha`. */
   interface RedlockClient {

@@ -1,6 +1,6 @@
 import { LeaseholdError, LIMITS, type LockService } from "@leasehold/protocol";
-import type { Logger } from "pino";
 import { cancelledBy } from "./cancelled-by.js";
+import type { Logger } from "./logger.js";
 import { chunks } from "./chunks.js";
 import { clientChannels, clientMessages, errorCode } from "./client-diagnostics.js";
 import type { ClientStats } from "./client-stats.js";

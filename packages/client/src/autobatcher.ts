@@ -31,7 +31,7 @@ export class Autobatcher<Req, Res> {
   }
 
   /** Submit one request; resolves with its share of a batch's answer. */
-  submit(request: Req, options: { readonly signal?: AbortSignal } = {}): Promise<Res> {
+  submit(request: Req, options: { readonly signal?: AbortSignal | undefined } = {}): Promise<Res> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(cancelledBy(signal, "the call was aborted by its signal"));
     const result = new Promise<Res>((resolve, reject) => {

@@ -24,11 +24,12 @@ import {
   type UnlockResponse,
   type Validator,
 } from "@leasehold/protocol";
-import { Agent, RetryAgent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import { jitteredRetry } from "./jittered-retry.js";
 import { ClusterTransport } from "./cluster-transport.js";
 import { dispatchExchange, textExchange } from "./dispatch-exchange.js";
 import { LeaderTerms } from "./leader-terms.js";
+import { requireDependency } from "./require-dependency.js";
 import { LockBatchLineReader } from "./read-lock-batch-lines.js";
 import { serverTargets, type ServerTarget } from "./server-target.js";
 import { CONNECTION_ERRORS, checkedAnswer, errorCode, errorFromAnswer, transportError } from "./transport-error.js";
@@ -40,7 +41,7 @@ export interface LockBatchCallOptions extends CallOptions {
    * entry (it sends the head after starting them). The lock batcher uses it to let the next batch
    * go without waiting for this one's slowest entry. Default: none.
    */
-  readonly onStarted?: () => void;
+  readonly onStarted?: (() => void) | undefined;
 }
 
 /** How the transport retries; see {@link HttpLockServiceOptions.retry}. */
@@ -51,11 +52,11 @@ export interface RetryOptions {
    * starts at `minTimeoutMs` and doubles (full jitter, see `random`), which rides out up to about
    * 3 s of outage (a server restart), 1.5 s on average.
    */
-  readonly maxRetries?: number;
+  readonly maxRetries?: number | undefined;
   /** First backoff ceiling, in ms; doubles each retry. Default 100: a restarting server is back quickly. */
-  readonly minTimeoutMs?: number;
+  readonly minTimeoutMs?: number | undefined;
   /** Largest backoff ceiling, in ms: no wait is longer. Default 2,000. */
-  readonly maxTimeoutMs?: number;
+  readonly maxTimeoutMs?: number | undefined;
   /**
    * Where the backoff's jitter comes from: a uniform number in [0, 1). Default `Math.random`.
    * Each wait is drawn from `[0, min(maxTimeoutMs, minTimeoutMs · 2^(retry - 1)))` ("full
@@ -88,7 +89,7 @@ export interface HttpLockServiceOptions {
    * owned (and closed) by this transport. A dispatcher you pass is wrapped for retries but never
    * closed by `close()`: it is yours.
    */
-  readonly dispatcher?: Dispatcher;
+  readonly dispatcher?: Dispatcher | undefined;
   /**
    * Retries of connection failures and `503` answers, with exponential backoff, by undici's
    * `RetryAgent`. `4xx` answers are never retried; a `lock` is retried only when it carries a
@@ -98,15 +99,15 @@ export interface HttpLockServiceOptions {
    * re-sent, `minTimeoutMs`/`maxTimeoutMs` shape the full-jitter backoff, and the call's deadline
    * (not `maxRetries`) bounds the re-sends; `421` answers are followed even with `false`.
    */
-  readonly retry?: RetryOptions | false;
+  readonly retry?: RetryOptions | false | undefined;
   /** Headers sent with every request, e.g. `authorization`. Default: none. */
-  readonly headers?: Readonly<Record<string, string>>;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
   /**
    * Longest wait for the answer's headers of any call but `lock`, in ms. Default 10,000: long
    * enough for a loaded server, short enough that a hung one does not stall the refresher for
    * long. A `lock` waits its own `acquireTimeoutMs` plus this.
    */
-  readonly requestTimeoutMs?: number;
+  readonly requestTimeoutMs?: number | undefined;
 }
 
 /**
@@ -142,6 +143,8 @@ export class HttpLockService implements LockService {
     this.#prefix = this.#seeds[0]!.prefix;
     this.#headers = { "content-type": "application/json", ...options.headers };
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
+    // undici is loaded here rather than imported: see requireDependency (bundlers).
+    const { Agent, RetryAgent } = requireDependency("undici") as typeof import("undici");
     this.#owned = options.dispatcher === undefined ? new Agent({ keepAliveTimeout: 30_000, connections: 128 }) : undefined;
     const base = options.dispatcher ?? this.#owned!;
     this.#plain = base;

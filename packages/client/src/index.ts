@@ -1,6 +1,7 @@
 export { LockClient } from "./lock-client.js";
 export type { SignalOptions, StartedTransactionInfo } from "./lock-client.js";
 export type { LockClientOptions, HttpLockClientOptions } from "./lock-client-options.js";
+export type { Logger } from "./logger.js";
 export type { LockOptions } from "./lock-options.js";
 export type { WithLockOptions, WithLockResult, WithLockWork } from "./with-lock.js";
 export { GrantedLock, LOCK_TIMEOUT } from "./lock-result.js";

@@ -43,7 +43,7 @@ export interface LockBatcherOptions {
    * True when the service starts a batch's entries within the `lockBatch` call itself (an
    * in-process service): there is no transit to wait for. Default false.
    */
-  readonly inProcess?: boolean;
+  readonly inProcess?: boolean | undefined;
 }
 
 const NO_OPTIONS: CallOptions = {};

@@ -14,7 +14,6 @@ import {
   type UnlockRequest,
   type UnlockResponse,
 } from "@leasehold/protocol";
-import { pino, type Logger } from "pino";
 import type { Observable } from "rxjs";
 import { requestIdSource } from "./request-ids.js";
 import { acquireLocks, type AcquireResult } from "./acquire-locks.js";
@@ -27,7 +26,9 @@ import { HttpLockService } from "./http-lock-service.js";
 import { LockBatcher } from "./lock-batcher.js";
 import { observeRefresh } from "./observe-refresh.js";
 import { observeLockCall } from "./observe-lock-call.js";
+import { createDefaultLogger } from "./default-logger.js";
 import type { HttpLockClientOptions, LockClientOptions } from "./lock-client-options.js";
+import type { Logger } from "./logger.js";
 import type { LockOptions } from "./lock-options.js";
 import type { LostLock } from "./lost-lock.js";
 import { Refresher } from "./refresher.js";
@@ -38,7 +39,7 @@ import { runWithLock, type WithLockOptions, type WithLockResult, type WithLockWo
 /** Options of calls that only take a signal. */
 export interface SignalOptions {
   /** Abandons the caller's wait (`CANCELLED`). Default: none. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** One started transaction with what the server answered around it. */
@@ -115,7 +116,7 @@ export class LockClient implements AsyncDisposable {
     this.namespace = validateNamespace(options.namespace);
     this.#service = service;
     this.#onClose = onClose;
-    this.#logger = options.logger ?? pino({ name: "leasehold-client", level: "warn" }, process.stderr);
+    this.#logger = options.logger ?? createDefaultLogger();
     this.#now = options.now ?? (() => performance.now());
     const ns = this.namespace;
     this.#timestamps = new Autobatcher(timestampsBatch(service, ns));

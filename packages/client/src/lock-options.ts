@@ -8,22 +8,22 @@ export interface LockOptions {
    * polls of at most 60 s, each re-sent with the same `requestId` until the total deadline (a poll
    * that timed out has left the server's queues, so the next one queues again).
    */
-  readonly acquireTimeoutMs?: number;
+  readonly acquireTimeoutMs?: number | undefined;
   /** `all-or-none` (default: every lock or nothing) or `as-many-as-possible` (work-queue claims). */
-  readonly behavior?: LockBehavior;
+  readonly behavior?: LockBehavior | undefined;
   /** With `as-many-as-possible`, take at most this many. Default: all. */
-  readonly max?: number;
+  readonly max?: number | undefined;
   /**
    * Makes the request safely retryable: the server answers a retry with the same outcome and never
    * acquires twice. Default: a fresh one per call (the client's random 96-bit prefix and a counter),
    * so the transport may retry every lock call across connection failures. Pass your own to make retries across process restarts safe.
    */
-  readonly requestId?: string;
+  readonly requestId?: string | undefined;
   /**
    * Aborts the wait. Whatever was acquired is released; if a grant races with the abort, the
    * granted token is released too. The call rejects with `LeaseholdError("CANCELLED")`. Default: none.
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /** Free text the server may show in its diagnostics (up to 256 characters). Default: none. */
-  readonly clientDescription?: string;
+  readonly clientDescription?: string | undefined;
 }

@@ -1,5 +1,5 @@
 import type { Lease, RefreshResponse } from "@leasehold/protocol";
-import type { Logger } from "pino";
+import type { Logger } from "./logger.js";
 import { Subject, exhaustMap, filter, from, interval, type Observable, type Subscription, tap } from "rxjs";
 import type { ClientStats } from "./client-stats.js";
 import type { LostLock, LostLockReason } from "./lost-lock.js";

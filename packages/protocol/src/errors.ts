@@ -37,6 +37,13 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 }
 
 /**
+ * Marks every LeaseholdError, whichever copy of this module made it. `Symbol.for` gives one symbol
+ * per process, so an error made by the CommonJS build is recognised by the ESM build and the other
+ * way round (the dual-package hazard: a program that loads both gets two LeaseholdError classes).
+ */
+const BRAND: unique symbol = Symbol.for("leasehold.LeaseholdError") as never;
+
+/**
  * The one error class of leasehold, on the server and in clients alike. `code` is stable and meant
  * for programs; `message` says what was wrong and where, for people; `status` is the HTTP status
  * the code travels with.
@@ -48,6 +55,18 @@ export class LeaseholdError extends Error {
   readonly status: number;
   /** Machine-readable context, for example `{ path: "locks[0].mode" }`. */
   readonly details: ErrorDetails;
+  /** The cross-copy mark {@link LeaseholdError} instances carry (see `instanceof` below). */
+  readonly [BRAND] = true;
+
+  /**
+   * `err instanceof LeaseholdError` holds for an error made by any copy of this package (its ESM
+   * and CommonJS builds, or two installed versions), by its mark; subclasses keep the ordinary
+   * prototype check.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== LeaseholdError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === "object" && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+  }
 
   constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
     super(message, options);

@@ -66,6 +66,7 @@ export type {
   ServerLockGrantMessage,
   ServerLeaseLapseMessage,
 } from "./diagnostics-channels.js";
+export type { OptionalUndefined } from "./optional-undefined.js";
 export type {
   LockMode,
   LockBehavior,

@@ -24,7 +24,7 @@ export interface CallOptions {
    * Aborts the call. For `lock` this abandons the request: it leaves every queue and whatever it had
    * acquired is released, exactly as when an HTTP client disconnects. Default: none.
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**

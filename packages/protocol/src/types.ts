@@ -1,65 +1,69 @@
-import type { Static } from "@sinclair/typebox";
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { OptionalUndefined } from "./optional-undefined.js";
 import type * as S from "./schemas.js";
 
+/** The type a schema describes, optional fields accepting `undefined` (see {@link OptionalUndefined}). */
+type Wire<T extends TSchema> = OptionalUndefined<Static<T>>;
+
 /** `exclusive`, `shared` or `permit`. */
-export type LockMode = Static<typeof S.LockModeSchema>;
+export type LockMode = Wire<typeof S.LockModeSchema>;
 /** `all-or-none` (the default) or `as-many-as-possible`. */
-export type LockBehavior = Static<typeof S.LockBehaviorSchema>;
+export type LockBehavior = Wire<typeof S.LockBehaviorSchema>;
 /** One entry of a lock request's `locks`. */
-export type LockSpec = Static<typeof S.LockSpecSchema>;
+export type LockSpec = Wire<typeof S.LockSpecSchema>;
 /** What the server promises about a token: nothing releases it but unlock for `validForMs`. */
-export type Lease = Static<typeof S.LeaseSchema>;
+export type Lease = Wire<typeof S.LeaseSchema>;
 /** Body of `lock`. */
-export type LockRequest = Static<typeof S.LockRequestSchema>;
+export type LockRequest = Wire<typeof S.LockRequestSchema>;
 /** One granted descriptor with its fencing token. */
-export type AcquiredLock = Static<typeof S.AcquiredLockSchema>;
+export type AcquiredLock = Wire<typeof S.AcquiredLockSchema>;
 /** The `acquired` answer of `lock`. */
-export type LockAcquiredResponse = Static<typeof S.LockAcquiredResponseSchema>;
+export type LockAcquiredResponse = Wire<typeof S.LockAcquiredResponseSchema>;
 /** The `timeout` answer of `lock`: nothing is held, there is no token. */
-export type LockTimeoutResponse = Static<typeof S.LockTimeoutResponseSchema>;
+export type LockTimeoutResponse = Wire<typeof S.LockTimeoutResponseSchema>;
 /** Answer of `lock`. */
-export type LockResponse = Static<typeof S.LockResponseSchema>;
+export type LockResponse = Wire<typeof S.LockResponseSchema>;
 /** Body of `unlock`. */
-export type UnlockRequest = Static<typeof S.UnlockRequestSchema>;
+export type UnlockRequest = Wire<typeof S.UnlockRequestSchema>;
 /** Answer of `unlock`: the tokens that were held and are now released. */
-export type UnlockResponse = Static<typeof S.UnlockResponseSchema>;
+export type UnlockResponse = Wire<typeof S.UnlockResponseSchema>;
 /** Body of `refresh`. */
-export type RefreshRequest = Static<typeof S.RefreshRequestSchema>;
+export type RefreshRequest = Wire<typeof S.RefreshRequestSchema>;
 /** Answer of `refresh`: the tokens still held, all with the one new lease. */
-export type RefreshResponse = Static<typeof S.RefreshResponseSchema>;
+export type RefreshResponse = Wire<typeof S.RefreshResponseSchema>;
 /** Body of `timestamps`. */
-export type TimestampsRequest = Static<typeof S.TimestampsRequestSchema>;
+export type TimestampsRequest = Wire<typeof S.TimestampsRequestSchema>;
 /** Answer of `timestamps`: the range `[start, start + count)`. */
-export type TimestampsResponse = Static<typeof S.TimestampsResponseSchema>;
+export type TimestampsResponse = Wire<typeof S.TimestampsResponseSchema>;
 /** Body of `transactions/start`. */
-export type StartTransactionsRequest = Static<typeof S.StartTransactionsRequestSchema>;
+export type StartTransactionsRequest = Wire<typeof S.StartTransactionsRequestSchema>;
 /** One started transaction: its start timestamp and the token of its immutable-timestamp lock. */
-export type StartedTransaction = Static<typeof S.StartedTransactionSchema>;
+export type StartedTransaction = Wire<typeof S.StartedTransactionSchema>;
 /** Answer of `transactions/start`. */
-export type StartTransactionsResponse = Static<typeof S.StartTransactionsResponseSchema>;
+export type StartTransactionsResponse = Wire<typeof S.StartTransactionsResponseSchema>;
 /** Body of `immutable-timestamp` (always `{}`). */
-export type ImmutableTimestampRequest = Static<typeof S.ImmutableTimestampRequestSchema>;
+export type ImmutableTimestampRequest = Wire<typeof S.ImmutableTimestampRequestSchema>;
 /** Answer of `immutable-timestamp`. */
-export type ImmutableTimestampResponse = Static<typeof S.ImmutableTimestampResponseSchema>;
+export type ImmutableTimestampResponse = Wire<typeof S.ImmutableTimestampResponseSchema>;
 /** Answer of `GET /v1/health`. */
-export type HealthResponse = Static<typeof S.HealthResponseSchema>;
+export type HealthResponse = Wire<typeof S.HealthResponseSchema>;
 /** One shard's leader in a `GET /v1/cluster` answer. */
-export type ClusterLeader = Static<typeof S.ClusterLeaderSchema>;
+export type ClusterLeader = Wire<typeof S.ClusterLeaderSchema>;
 /** Answer of `GET /v1/cluster`. */
-export type ClusterResponse = Static<typeof S.ClusterResponseSchema>;
+export type ClusterResponse = Wire<typeof S.ClusterResponseSchema>;
 /** Body of every non-2xx answer. */
-export type ErrorBody = Static<typeof S.ErrorBodySchema>;
+export type ErrorBody = Wire<typeof S.ErrorBodySchema>;
 /** Body of `lock-batch`: 1..1,000 `lock` request bodies. */
-export type LockBatchRequest = Static<typeof S.LockBatchRequestSchema>;
+export type LockBatchRequest = Wire<typeof S.LockBatchRequestSchema>;
 /** One NDJSON line of a `lock-batch` answer: `{ index, result }` or `{ index, error }`. */
-export type LockBatchLine = Static<typeof S.LockBatchLineSchema>;
+export type LockBatchLine = Wire<typeof S.LockBatchLineSchema>;
 /** A compact answer's lease line: `{ lease }`, the lease of the grant lines after it. */
-export type LockBatchLeaseLine = Static<typeof S.LockBatchLeaseLineSchema>;
+export type LockBatchLeaseLine = Wire<typeof S.LockBatchLeaseLineSchema>;
 /** A compact answer's grant line: `{ index, token, fencingTokens }`. */
-export type LockBatchGrantLine = Static<typeof S.LockBatchGrantLineSchema>;
+export type LockBatchGrantLine = Wire<typeof S.LockBatchGrantLineSchema>;
 /** Any line a `lock-batch` answer may hold: full lines, and with `compact: true` lease and grant lines too. */
 export type LockBatchWireLine = LockBatchLine | LockBatchLeaseLine | LockBatchGrantLine;
 /** Body of `lock-cancel`. */
-export type LockCancelRequest = Static<typeof S.LockCancelRequestSchema>;
+export type LockCancelRequest = Wire<typeof S.LockCancelRequestSchema>;
 /** Answer of `lock-cancel`. */
-export type LockCancelResponse = Static<typeof S.LockCancelResponseSchema>;
+export type LockCancelResponse = Wire<typeof S.LockCancelResponseSchema>;

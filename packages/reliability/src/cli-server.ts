@@ -38,7 +38,7 @@ export interface CliServer {
  * (and SIGKILLs it) when that takes longer than `startTimeoutMs` (default 15,000: a loaded 2-core
  * machine), or if it exits first.
  */
-export function startCliServer(args: readonly string[], options: { readonly startTimeoutMs?: number } = {}): Promise<CliServer> {
+export function startCliServer(args: readonly string[], options: { readonly startTimeoutMs?: number | undefined } = {}): Promise<CliServer> {
   const startTimeoutMs = options.startTimeoutMs ?? 15_000;
   const child = spawn(process.execPath, [SERVER_CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   const stdout: string[] = [];

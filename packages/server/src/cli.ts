@@ -9,6 +9,7 @@ import { pino } from "pino";
 import type { AuthTable } from "./http/auth-table.js";
 import { AUTH_TOKENS_ENV, loadAuthTable } from "./http/load-auth-table.js";
 import { startServer } from "./start-server.js";
+import { VERSION } from "./version.js";
 
 /** Default TCP port of the standalone server (the embedding API defaults to an ephemeral port). */
 const DEFAULT_CLI_PORT = 7878;
@@ -35,6 +36,7 @@ interface CliOptions {
   readonly leaderLeaseMs: number;
   readonly shards: number | undefined;
   readonly help: boolean;
+  readonly version: boolean;
 }
 
 /** A command-line mistake: printed to stderr, exit code 2. */
@@ -43,7 +45,7 @@ class UsageError extends Error {
 }
 
 /** The `--help` text: every option with its default. */
-const HELP = `leasehold-server: the leasehold reference lock server (protocol v1 over HTTP/1.1)
+const HELP = `leasehold-server ${VERSION}: the leasehold reference lock server (protocol v1 over HTTP/1.1)
 
 Usage: leasehold-server [options]
 
@@ -82,6 +84,7 @@ Options:
   --shards <n>          cluster mode: shard count of a new cluster (default: 64; an existing
                         cluster keeps its count and refuses a different one)
   -h, --help            print this help and exit
+  -v, --version         print the version (${VERSION}) and exit
 
 Signals: SIGTERM or SIGINT stops gracefully: waiting lock requests are answered 503, the
 timestamp bound is persisted, the process exits 0. In cluster mode the server also releases its
@@ -122,6 +125,7 @@ function parseFlags(argv: readonly string[]) {
         "leader-lease-ms": { type: "string", default: "3000" },
         shards: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
+        version: { type: "boolean", short: "v", default: false },
       },
     }).values;
   } catch (err) {
@@ -163,6 +167,7 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
     leaderLeaseMs: integer("leader-lease-ms", values["leader-lease-ms"], 50, 10 * 60 * 1000),
     shards: values.shards === undefined ? undefined : integer("shards", values.shards, 1, LIMITS.maxShards),
     help: values.help,
+    version: values.version,
   };
 }
 
@@ -207,6 +212,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (options.help) {
     process.stdout.write(HELP);
+    return 0;
+  }
+  if (options.version) {
+    process.stdout.write(`${VERSION}\n`);
     return 0;
   }
   // Synchronous stdout writes: the last lines before exit are never lost.

@@ -10,7 +10,7 @@ import { createRequestHandler } from "./http/create-request-handler.js";
 import { createServerMetrics } from "./metrics/server-metrics.js";
 import type { ClusterMember, ClusterOptions } from "./cluster/create-cluster-service.js";
 import { createLockService } from "./service/create-lock-service.js";
-import { PACKAGE_VERSION } from "./service/package-version.js";
+import { VERSION } from "./version.js";
 import type { EmbeddedLockService, LockServiceOptions } from "./service/embedded-lock-service.js";
 
 /** Options of {@link startServer}: where to listen, plus every option of the lock service. */
@@ -19,23 +19,23 @@ export interface StartServerOptions extends LockServiceOptions {
    * Interface to bind. Default `127.0.0.1`: a lock server trusts every client that reaches it, so
    * it is reachable from other hosts only when you say so (`0.0.0.0` or a specific address).
    */
-  readonly host?: string;
+  readonly host?: string | undefined;
   /**
    * TCP port. Default `0`: an ephemeral port chosen by the OS, read it back from `url`. Embedded
    * servers and tests then never collide; the CLI defaults to 7878 instead.
    */
-  readonly port?: number;
+  readonly port?: number | undefined;
   /**
    * Where the server logs: one `listening` line at start, one `stopped` line at stop, warnings and
    * errors; never a line per request at info. Default: a silent logger, because a library should
    * not write to the host's stdout unasked. The lock service logs to the same logger.
    */
-  readonly logger?: Logger;
+  readonly logger?: Logger | undefined;
   /**
    * How long `close()` waits for answers in flight (a 503 to every waiting lock request, answers
    * being written) before it cuts the remaining connections. Default 5,000 ms.
    */
-  readonly closeTimeoutMs?: number;
+  readonly closeTimeoutMs?: number | undefined;
   /**
    * Bearer tokens allowed per namespace, `"*"` for every namespace (see {@link AuthTable}). Default:
    * none, authentication off, because the default bind is loopback. When set, every operation needs
@@ -44,7 +44,7 @@ export interface StartServerOptions extends LockServiceOptions {
    * gets 401 `UNAUTHENTICATED` with `www-authenticate: Bearer`, the same answer for every namespace.
    * The CLI reads the table from `--auth-file` or `LEASEHOLD_AUTH_TOKENS` (`loadAuthTable`).
    */
-  readonly auth?: AuthTable;
+  readonly auth?: AuthTable | undefined;
   /**
    * Most client connections open at once. Default 10,000: far above any client pool, well below
    * the file-descriptor limits of a typical host. A connection accepted beyond it has its first
@@ -52,14 +52,14 @@ export interface StartServerOptions extends LockServiceOptions {
    * then closed; one that sends nothing is closed after 10 s. Connections within the limit are
    * never affected.
    */
-  readonly maxConnections?: number;
+  readonly maxConnections?: number | undefined;
   /**
    * Requests per second each client address may send, as a token bucket holding one second's
    * worth (so bursts up to the rate pass). Default: none, no rate limit, because a lock service's
    * clients are usually a handful of trusted application servers behind one address each. Over the
    * rate: 429 `TOO_MANY_REQUESTS` with a `retry-after` header in whole seconds.
    */
-  readonly rateLimit?: number;
+  readonly rateLimit?: number | undefined;
   /**
    * Serve the admin routes (revoke) when no authentication is configured. Default false: revoke
    * takes locks away from clients, so without an auth table (whose `"@admin"` tokens are the admin
@@ -152,7 +152,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   let service: EmbeddedLockService;
   if (options.cluster === undefined) service = createLockService({ ...options, logger });
   else {
-    const version = options.version ?? PACKAGE_VERSION;
+    const version = options.version ?? VERSION;
     // Loaded only in cluster mode: a single server never loads node-postgres (start-up time).
     const { createClusterMember } = await import("./cluster/create-cluster-service.js");
     member = await createClusterMember(options.cluster, { ...options, logger, version, url: "" });

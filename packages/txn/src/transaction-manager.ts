@@ -24,32 +24,32 @@ export interface TransactionManagerOptions {
    * returns without waiting for any unlock answer). `"sync"` awaits two unlock calls and exists
    * only so benchmarks can measure the difference.
    */
-  readonly unlockMode?: UnlockMode;
+  readonly unlockMode?: UnlockMode | undefined;
   /**
    * Default for {@link RunOptions.retries}. Default 3: conflicts are normal under contention and a
    * few retries absorb them, while an unbounded loop would hide a hot spot that needs redesign.
    */
-  readonly retries?: number;
+  readonly retries?: number | undefined;
   /**
    * Longest wait for the commit locks, and for a writer that is still committing a value a read
    * must judge, in ms. Default 10,000: commit locks are held for a few round-trips, so a longer
    * wait means a stuck committer whose lease must lapse first.
    */
-  readonly lockAcquireTimeoutMs?: number;
+  readonly lockAcquireTimeoutMs?: number | undefined;
   /**
    * Base of the jittered exponential backoff between retries, in ms (attempt n waits a random
    * time up to `retryBackoffMs · 2^(n−1)`, capped at 64×). Default 2: enough to let the winner of a
    * conflict finish, small next to a commit.
    */
-  readonly retryBackoffMs?: number;
+  readonly retryBackoffMs?: number | undefined;
 }
 
 /** Options of one {@link TransactionManager.run}. */
 export interface RunOptions {
   /** How many times a retriable failure (a `TransactionError`) is retried. Default: the manager's (3). */
-  readonly retries?: number;
+  readonly retries?: number | undefined;
   /** Abandons starting the transaction and waiting between retries. Default: none. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**

@@ -9,20 +9,20 @@ export interface DocumentLockOptions {
    * The table part of each document's descriptor (`rowLock(table, id)`). Default `"document"`.
    * Give each kind of document its own table so that order 7 and invoice 7 are different locks.
    */
-  readonly table?: string;
+  readonly table?: string | undefined;
   /**
    * How long to wait for the lock, in ms. Default 10,000: readers wait for a writer and writers
    * for readers, as `FOR SHARE`/`FOR UPDATE` do, but a wait that long means a holder is stuck, and
    * the `timeout` answer lets the caller decide instead of hanging. 0 tries once.
    */
-  readonly acquireTimeoutMs?: number;
+  readonly acquireTimeoutMs?: number | undefined;
   /** Abandons the wait, and aborts the work's signal once it runs. Default: none. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /**
    * How long before a lease that is not being renewed would lapse the work's signal aborts.
    * Default: `withLock`'s (a fifth of the lease, at most 2 s).
    */
-  readonly leaseMarginMs?: number;
+  readonly leaseMarginMs?: number | undefined;
 }
 
 /** What the work receives: a signal that aborts when the lock is lost, and the grant. */

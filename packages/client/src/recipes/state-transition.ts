@@ -22,7 +22,7 @@ export interface TaskStateStore {
 /** Options of {@link StateTransitions}. */
 export interface StateTransitionOptions {
   /** Statuses a task may be captured from. Default `["done", "failed"]`: finished runs may run again. */
-  readonly startable?: readonly string[];
+  readonly startable?: readonly string[] | undefined;
 }
 
 /**

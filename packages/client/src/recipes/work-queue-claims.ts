@@ -6,15 +6,15 @@ import { HeldLock } from "./held-lock.js";
 /** Options of {@link WorkQueueClaims.claim}. */
 export interface ClaimOptions {
   /** Claim at most this many tasks (1..10,000). Default 10: a batch small enough to finish well inside a lease. */
-  readonly max?: number;
+  readonly max?: number | undefined;
   /**
    * How long to wait when every candidate is claimed by someone else, in ms. Default 0: answer
    * `{ status: "timeout" }` at once. With a wait, the claim is answered as soon as any candidate comes free,
    * with what is free at that moment — no polling, no sleep.
    */
-  readonly acquireTimeoutMs?: number;
+  readonly acquireTimeoutMs?: number | undefined;
   /** Abandons the wait (`CANCELLED`). Default: none. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**

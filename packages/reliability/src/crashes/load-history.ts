@@ -16,7 +16,7 @@ export interface OperationRecord {
   /** `ok`, `timeout` (a lock answered timeout) or `error` (it rejected). */
   readonly outcome: "ok" | "timeout" | "error";
   /** The `LeaseholdError` code when it rejected. */
-  readonly code?: string;
+  readonly code?: string | undefined;
 }
 
 /** A lock granted by a server process that was then SIGKILLed while the client held it. */

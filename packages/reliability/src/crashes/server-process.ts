@@ -3,18 +3,18 @@ import { startCliServer, type CliServer } from "../cli-server.js";
 /** How to start the CLI server; each field maps to a flag of `leasehold-server`. */
 export interface ServerProcessOptions {
   /** `--port`; 0 (default) picks an ephemeral one, then read {@link ServerProcess.port}. */
-  readonly port?: number;
+  readonly port?: number | undefined;
   /**
    * `--data-dir`: where the timestamp bound survives a SIGKILL. Undefined starts the server without
    * one (numbers restart at 1), which only the negative control does.
    */
   readonly dataDir: string | undefined;
   /** `--lease-ms`. Default: the server's (10,000). */
-  readonly leaseMs?: number;
+  readonly leaseMs?: number | undefined;
   /** `--max-connections`. Default: the server's (10,000). */
-  readonly maxConnections?: number;
+  readonly maxConnections?: number | undefined;
   /** How long to wait for the `listening` line, in ms. Default 15,000 (a loaded 2-core machine). */
-  readonly startTimeoutMs?: number;
+  readonly startTimeoutMs?: number | undefined;
 }
 
 /**

@@ -37,7 +37,7 @@ export interface ServerRestartOptions {
    * Give the server its `--data-dir` (default true). False is the negative control: numbers restart
    * at 1 with every process, and the ordering checks must catch it.
    */
-  readonly durable?: boolean;
+  readonly durable?: boolean | undefined;
 }
 
 /** What the scenario measured; `violations` holds every broken check. */

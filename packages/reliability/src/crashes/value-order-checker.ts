@@ -7,9 +7,9 @@ export interface IssuedValue {
   /** The number. */
   readonly value: number;
   /** For fencing tokens: the descriptor it fences. */
-  readonly descriptor?: string;
+  readonly descriptor?: string | undefined;
   /** For fencing tokens: the leader id of the lease it came with (which server process granted it). */
-  readonly leaderId?: string;
+  readonly leaderId?: string | undefined;
   /** Monotonic ms just before the call was made. */
   readonly sentAt: number;
   /** Monotonic ms when the answer was in the caller's hands. */

@@ -17,11 +17,11 @@ export interface WaiterOutcome {
   /** Queue position: waiter `i` was sent only after the server had started waiter `i - 1`. */
   readonly i: number;
   /** Fencing token of its grant, when it was granted. */
-  readonly fencingToken?: number;
+  readonly fencingToken?: number | undefined;
   /** 0-based order in which grants reached the child. */
-  readonly arrival?: number;
+  readonly arrival?: number | undefined;
   /** What went wrong instead (an error line, a timeout, a transport error, a failed unlock). */
-  readonly error?: string;
+  readonly error?: string | undefined;
 }
 
 /** The child's stdout events, one JSON line each. */

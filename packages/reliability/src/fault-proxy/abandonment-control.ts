@@ -13,7 +13,7 @@ export interface AbandonmentControlOptions {
   /** Abandoned waits to stage, one per descriptor. */
   readonly rounds: number;
   /** Break the server before the rounds (the negative control); omitted, the real server is checked. */
-  readonly breakServer?: (service: EmbeddedLockService) => void;
+  readonly breakServer?: ((service: EmbeddedLockService) => void) | undefined;
 }
 
 /** What {@link runAbandonmentControl} found. */

@@ -7,7 +7,7 @@ export type { MsRange } from "./proxied-connection.js";
 /** Options of {@link startFaultProxy}. */
 export interface FaultProxyOptions {
   /** Where the proxy forwards to (the server). `host` defaults to `127.0.0.1`. */
-  readonly target: { readonly host?: string; readonly port: number };
+  readonly target: { readonly host?: string | undefined; readonly port: number };
   /**
    * Seed of every fault decision. Each connection direction draws from its own generator seeded
    * by (seed, connection number, direction), so the k-th chunk of the n-th connection meets the
@@ -15,18 +15,18 @@ export interface FaultProxyOptions {
    */
   readonly seed: number;
   /** Fault rates on the bytes clients send. Default: none. */
-  readonly toServer?: FaultRates;
+  readonly toServer?: FaultRates | undefined;
   /** Fault rates on the bytes the server sends. Default: none. */
-  readonly toClient?: FaultRates;
+  readonly toClient?: FaultRates | undefined;
   /** How long a `delay` holds a chunk. Default 5..150 ms. */
-  readonly delayMs?: MsRange;
+  readonly delayMs?: MsRange | undefined;
   /**
    * After a `drop`, how long the server side stays open once the client side has closed (the server
    * learns of the disconnect this late, as behind a middlebox that lost the FIN). Default 0..2,000 ms.
    */
-  readonly lingerMs?: MsRange;
+  readonly lingerMs?: MsRange | undefined;
   /** Called for every fault injected. Default: nothing. */
-  readonly onFault?: (event: FaultEvent) => void;
+  readonly onFault?: ((event: FaultEvent) => void) | undefined;
 }
 
 /** A running fault proxy. */

@@ -10,7 +10,7 @@ export interface RawPostOptions {
   /** Give up (destroy the request) after this many ms without a complete answer: reason `timeout`. */
   readonly timeoutMs: number;
   /** Abandon the request on purpose after this many ms: reason `abandoned`. Default: never. */
-  readonly abandonAfterMs?: number;
+  readonly abandonAfterMs?: number | undefined;
 }
 
 /**

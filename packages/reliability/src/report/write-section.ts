@@ -19,7 +19,7 @@ export function readSections(dir: string = RESULTS_DIR): SectionResult[] {
  * Store one section's result and rebuild the report from all stored results. The paths default to
  * the repository's own (`packages/reliability/results/`, `docs/reliability.md`); tests pass scratch ones.
  */
-export function writeSection(result: SectionResult, paths: { resultsDir?: string; reportPath?: string } = {}): void {
+export function writeSection(result: SectionResult, paths: { resultsDir?: string | undefined; reportPath?: string | undefined } = {}): void {
   const dir = paths.resultsDir ?? RESULTS_DIR;
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${result.id}.json`), `${JSON.stringify(result, null, 2)}\n`);

@@ -22,7 +22,7 @@ interface Plan {
   readonly quick: number;
   readonly soak: number;
   /** Cases per seeded namespace, when fewer than the default must fit in the waiters' 60 s. */
-  readonly perSeeding?: number;
+  readonly perSeeding?: number | undefined;
 }
 
 /** Cases per category: about 3,000 in quick mode, about 45,000 in soak mode. */

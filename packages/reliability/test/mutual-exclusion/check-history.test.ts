@@ -25,9 +25,9 @@ function release(holder: string, releasedAt: number): ReleaseEvent {
 
 function history(parts: {
   grants: GrantEvent[];
-  releases?: ReleaseEvent[];
-  ops?: Omit<ResourceOperation, "seq">[];
-  final?: Record<string, number>;
+  releases?: ReleaseEvent[] | undefined;
+  ops?: Omit<ResourceOperation, "seq">[] | undefined;
+  final?: Record<string, number> | undefined;
 }): History {
   return {
     grants: parts.grants,

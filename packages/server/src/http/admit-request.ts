@@ -14,16 +14,16 @@ export interface Refusal {
 /** The gates of {@link createAdmission}; each one is off when absent. */
 export interface AdmissionOptions {
   /** Bearer-token checks. Absent: every client is trusted, as before authentication existed. */
-  readonly auth?: BearerAuth;
+  readonly auth?: BearerAuth | undefined;
   /** Request rate per client address. Absent: no rate limit. */
-  readonly rateLimiter?: RateLimiter;
+  readonly rateLimiter?: RateLimiter | undefined;
   /**
    * True for a connection accepted beyond the connection limit; its first request is answered 503
    * and the connection closed. Absent: no connection limit.
    */
-  readonly overConnectionLimit?: (req: IncomingMessage) => boolean;
+  readonly overConnectionLimit?: ((req: IncomingMessage) => boolean) | undefined;
   /** The connection limit, quoted in the 503's message. */
-  readonly maxConnections?: number;
+  readonly maxConnections?: number | undefined;
 }
 
 /** Decides, before routing details, the body or the namespace are looked at, whether a request is served. */

@@ -40,7 +40,7 @@ export interface RequestHandlerOptions {
    * Connection limit, rate limit and authentication, checked before anything else about a request
    * (see `createAdmission`). Default: none, every request is admitted.
    */
-  readonly admit?: Admission;
+  readonly admit?: Admission | undefined;
   /**
    * The bearer-token checker, for the routes whose answer depends on the credential
    * (`GET /v1/namespaces` lists what it may see; revoke needs an admin). Default: none,

@@ -2,7 +2,7 @@ import type { Socket } from "node:net";
 import { LeaseholdError } from "@leasehold/protocol";
 
 /** Node's own marker of the answer a socket is writing, if any (internal, read-only here). */
-type HttpSocket = Socket & { readonly _httpMessage?: object | null };
+type HttpSocket = Socket & { readonly _httpMessage?: object | null | undefined };
 
 function reasonOf(code: string | undefined, message: string): string {
   if (code === "HPE_HEADER_OVERFLOW") return "its headers are too large";
@@ -16,7 +16,7 @@ function reasonOf(code: string | undefined, message: string): string {
  * answers a bare `400` with no body; this one keeps the protocol's promise that every non-2xx
  * answer carries `{ error: { code, message, details } }`.
  */
-export function handleClientError(err: Error & { code?: string }, socket: Socket): void {
+export function handleClientError(err: Error & { code?: string | undefined }, socket: Socket): void {
   // With an answer pending on the socket (a pipelined request behind a long poll), raw bytes would
   // be read as that answer: close instead.
   const busy = (socket as HttpSocket)._httpMessage;

@@ -7,9 +7,9 @@ export const AUTH_TOKENS_ENV = "LEASEHOLD_AUTH_TOKENS";
 /** Where {@link loadAuthTable} looks. */
 export interface LoadAuthTableOptions {
   /** Path of a JSON auth table file (`--auth-file`). Wins over the environment when both are set. */
-  readonly file?: string;
+  readonly file?: string | undefined;
   /** The environment to read {@link AUTH_TOKENS_ENV} from. Default `process.env`. */
-  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
 /**

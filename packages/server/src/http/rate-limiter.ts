@@ -17,9 +17,9 @@ export interface RateLimiterOptions {
    * How many requests a key may send at once after being idle. Default: one second's worth
    * (`max(1, requestsPerSecond)`), so short bursts of a well-behaved client are never refused.
    */
-  readonly burst?: number;
+  readonly burst?: number | undefined;
   /** Monotonic clock in milliseconds. Default `performance.now()`; tests inject a fake one. */
-  readonly clock?: () => number;
+  readonly clock?: (() => number) | undefined;
 }
 
 interface Bucket {

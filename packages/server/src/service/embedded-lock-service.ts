@@ -28,32 +28,32 @@ export interface LockServiceOptions {
    * Default 10,000 ms: long enough to ride out a client GC pause or a slow network, short enough
    * that a crashed holder blocks others for seconds, not minutes.
    */
-  readonly leaseMs?: number;
+  readonly leaseMs?: number | undefined;
   /**
    * The `validForMs` promised in every lease answer. Default `leaseMs / 2`: the other half absorbs
    * network delay and clock-rate drift between client and server, as AtlasDB's lease contract does.
    * Must be less than `leaseMs`.
    */
-  readonly validForMs?: number;
+  readonly validForMs?: number | undefined;
   /**
    * Directory holding the durable timestamp bound (`timestamp-bound.json`). Default: none, and then
    * timestamps and fencing tokens restart from 1 with the process; give one in production so they
    * continue above every number handed out before a restart.
    */
-  readonly dataDir?: string;
+  readonly dataDir?: string | undefined;
   /**
    * How far ahead of what it hands out the bound is persisted, per namespace. Default 1,000,000:
    * one small atomic file write per million timestamps keeps the disk off the hot path.
    */
-  readonly timestampReserve?: number;
+  readonly timestampReserve?: number | undefined;
   /** Monotonic clock in milliseconds. Default `performance.now()`; tests inject a fake one. */
-  readonly clock?: () => number;
+  readonly clock?: (() => number) | undefined;
   /** Where warnings go (lease lapses, never the token itself). Default: a silent logger. */
-  readonly logger?: Logger;
+  readonly logger?: Logger | undefined;
   /** The leader id of this process. Default: a fresh random UUID, new at every start. */
-  readonly leaderId?: string;
+  readonly leaderId?: string | undefined;
   /** Version string reported by health. Default: this package's version. */
-  readonly version?: string;
+  readonly version?: string | undefined;
   /**
    * Most lock requests one namespace may have waiting at once. Default 100,000: far above any sane
    * workload (each waiter is a held-open request), low enough that one runaway client cannot grow
@@ -63,7 +63,7 @@ export interface LockServiceOptions {
    * `acquireTimeoutMs` 0, and a retry of a request already waiting (same `requestId`) always pass.
    * Must be a positive integer.
    */
-  readonly maxWaitingPerNamespace?: number;
+  readonly maxWaitingPerNamespace?: number | undefined;
   /**
    * Where the counters' durable bound comes from. Default: a file under `dataDir` when given, else
    * none (counters restart at 1). A cluster leader injects its PostgreSQL-backed reserver here.
@@ -121,7 +121,7 @@ export interface EmbeddedLockService extends LockService {
    * `options.signal` abandons every unresolved entry (each reports `CANCELLED`). Resolves once
    * every entry has been reported; it never rejects after the first entry ran.
    */
-  lockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, options?: { readonly signal?: AbortSignal }): Promise<void>;
+  lockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener, options?: { readonly signal?: AbortSignal | undefined }): Promise<void>;
   /**
    * {@link lockBatch} for hosts that must know, before anything is written, whether the batch as a
    * whole was refused: those checks throw synchronously and `onResult` has not been called; once
@@ -135,7 +135,7 @@ export interface EmbeddedLockService extends LockService {
    * Give up the lock request with `requestId` in the namespace (see `lock-cancel` in
    * docs/protocol.md): abandoned if waiting, released if granted; `{ cancelled: false }` otherwise.
    */
-  cancelLock(namespace: string, request: LockCancelRequest | unknown, options?: { readonly signal?: AbortSignal }): Promise<LockCancelResponse>;
+  cancelLock(namespace: string, request: LockCancelRequest | unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<LockCancelResponse>;
   /** Current counters and gauges. */
   metrics(): ServiceMetrics;
   /**

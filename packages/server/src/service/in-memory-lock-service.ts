@@ -27,13 +27,13 @@ import type { PendingLock } from "../engine/pending-lock.js";
 import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserver.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import { DeadlineTimer } from "./deadline-timer.js";
-import { PACKAGE_VERSION } from "./package-version.js";
 import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, RevokeContext, ServiceMetrics } from "./embedded-lock-service.js";
 import { ActivityFeed } from "./activity-feed.js";
 import { logLeaseLapse, logRevoke } from "./log-admin-events.js";
 import { runLockBatch, type LockBatchRun } from "./run-lock-batch.js";
 import { serverChannels, serverMessages } from "./server-diagnostics.js";
 import { WaitingLockHandle } from "./waiting-lock-handle.js";
+import { VERSION } from "../version.js";
 
 /** One caller attached to a waiting request (a retry with the same requestId adds another). */
 interface Caller {
@@ -76,7 +76,7 @@ export class InMemoryLockService implements EmbeddedLockService {
     const logger: Logger = options.logger ?? pino({ level: "silent" });
     this.logger = logger;
     const clock = options.clock ?? (() => performance.now());
-    this.version = options.version ?? PACKAGE_VERSION;
+    this.version = options.version ?? VERSION;
     this.reserver =
       options.timestampReserver ??
       (options.dataDir === undefined

@@ -19,7 +19,7 @@ export interface FileTimestampReserverOptions {
    * write per million numbers keeps the disk off the hot path, and skipping at most a million
    * numbers at a crash costs nothing (they only need to increase).
    */
-  readonly reserve?: number;
+  readonly reserve?: number | undefined;
 }
 
 interface BoundFile {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli-process.js";
 
@@ -10,6 +11,21 @@ describe("CLI flags", () => {
     }
     for (const fallback of ["127.0.0.1", "7878", "10000", "info", "3000", "64"]) expect(stdout).toContain(`default: ${fallback}`);
     expect(stdout).toMatch(/SIGTERM/);
+  });
+
+  const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+
+  it.each([["--version"], ["-v"]])("%s prints the package.json version alone and exits 0", async (flag) => {
+    const { code, stdout, stderr } = await runCli([flag]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(`${version}\n`);
+    expect(stderr).toBe("");
+  });
+
+  it("--help names the version and the --version flag", async () => {
+    const { stdout } = await runCli(["--help"]);
+    expect(stdout.split("\n")[0]).toContain(`leasehold-server ${version}:`);
+    expect(stdout).toContain("--version");
   });
 
   it.each([

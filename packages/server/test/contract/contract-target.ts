@@ -17,7 +17,7 @@ export interface ContractTarget {
 
 /** Options a test may ask of a factory. */
 export interface ContractOptions {
-  readonly leaseMs?: number;
+  readonly leaseMs?: number | undefined;
 }
 
 /** Builds a fresh target; the suite closes every target it builds. */

@@ -35,8 +35,8 @@ export class HttpLockService implements LockService {
       res = await fetch(this.baseUrl + path, {
         method,
         headers: body === undefined ? {} : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: options.signal,
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: options.signal ?? null,
       });
     } catch (err) {
       if (options.signal?.aborted) throw new LeaseholdError("CANCELLED", "the call was aborted", {}, { cause: err });

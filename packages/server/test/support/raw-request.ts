@@ -11,14 +11,14 @@ export interface RawResponse {
 
 /** Options of {@link rawRequest}. */
 export interface RawRequestOptions {
-  readonly method?: string;
-  readonly headers?: Readonly<Record<string, string>>;
+  readonly method?: string | undefined;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
   /** Sent with a content-length (unless `chunks` is given). */
-  readonly body?: string | Buffer;
+  readonly body?: string | Buffer | undefined;
   /** Sent as separate writes with `transfer-encoding: chunked`. */
-  readonly chunks?: readonly (string | Buffer)[];
+  readonly chunks?: readonly (string | Buffer)[] | undefined;
   /** Receives the request object as soon as it exists, to destroy it mid-flight. */
-  readonly onRequest?: (req: ClientRequest) => void;
+  readonly onRequest?: ((req: ClientRequest) => void) | undefined;
 }
 
 /**

@@ -43,14 +43,14 @@ export interface BadCase {
   /** A short human description, shown when a case fails. */
   readonly what: string;
   /** A sub-kind whose answers the report lists apart (the framing fault, for one). */
-  readonly variant?: string;
+  readonly variant?: string | undefined;
   /** The bytes of the request; written one piece per write. */
   readonly pieces: readonly Buffer[];
   readonly expected: Expectation;
   /** Pause between pieces (slow clients). */
-  readonly delayMs?: number;
+  readonly delayMs?: number | undefined;
   /** Half-close after writing (a client that sent everything it ever will). */
-  readonly endAfterWrite?: boolean;
+  readonly endAfterWrite?: boolean | undefined;
 }
 
 /** Shorthand for the expectation of a `400 INVALID_ARGUMENT`. */

@@ -18,11 +18,11 @@ export interface RawAnswer {
 /** Options of {@link sendRaw}. */
 export interface SendRawOptions {
   /** Wait this long between pieces (a slow client). Default 0: everything in one write. */
-  readonly delayMs?: number;
+  readonly delayMs?: number | undefined;
   /** Give up after this many milliseconds. Default 10,000. */
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: number | undefined;
   /** Half-close the socket after the last piece (the client sends nothing more). Default false. */
-  readonly endAfterWrite?: boolean;
+  readonly endAfterWrite?: boolean | undefined;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -80,7 +80,7 @@ export interface RawRequest {
   readonly headers: readonly (readonly [string, string])[];
   readonly body: Buffer;
   /** Add `content-length` from the body length (default true). */
-  readonly contentLength?: boolean;
+  readonly contentLength?: boolean | undefined;
 }
 
 /** Serialise a {@link RawRequest}; `connection: close` is always sent so one request uses one socket. */

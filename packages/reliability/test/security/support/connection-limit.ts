@@ -7,6 +7,7 @@ import { HeldConnection } from "./held-connection.js";
 import { credentialHeaders, OPERATIONS } from "./probes.js";
 import { outcomeOf } from "./security-tally.js";
 import { SourceAddresses } from "./source-addresses.js";
+import { seedParameter } from "../../../src/seed-parameter.js";
 
 /** Check name in the report. */
 export const CONNECTION_CHECK = "connection limit";
@@ -91,7 +92,7 @@ export async function runConnectionLimit(h: Harness, limit: number, numRuns: num
           throw err;
         }
       }),
-      { numRuns, seed, endOnFailure: true },
+      { numRuns, ...seedParameter(seed), endOnFailure: true },
     );
     try {
       while (!idle.closed && performance.now() - idleOpened < 30_000) {

@@ -8,7 +8,7 @@ export interface WireRequest {
   readonly target: string;
   /** Header lines in order; values are written as latin1, so bytes 0x80..0xff can be sent. */
   readonly headers: readonly (readonly [string, string])[];
-  readonly body?: string | Buffer;
+  readonly body?: string | Buffer | undefined;
 }
 
 /** Serialise a {@link WireRequest} with `host`, `connection: close` and a `content-length` when there is a body. */
@@ -41,11 +41,11 @@ export interface Answer {
 /** Options of {@link exchange}. */
 export interface ExchangeOptions {
   /** Source address of the connection (any of 127/8 on Linux): the rate limit keys on it. */
-  readonly localAddress?: string;
+  readonly localAddress?: string | undefined;
   /** Give up after this long. Default 10,000 ms. */
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: number | undefined;
   /** After a complete answer, wait this long for the server to close the connection. Default 0: do not wait. */
-  readonly closeWaitMs?: number;
+  readonly closeWaitMs?: number | undefined;
 }
 
 /**

@@ -3,6 +3,7 @@ import { expect } from "vitest";
 import { encode, exchange, jsonOf, type Answer } from "./exchange.js";
 import type { Harness } from "./harness.js";
 import { outcomeOf } from "./security-tally.js";
+import { seedParameter } from "../../../src/seed-parameter.js";
 
 /** Check name in the report. */
 export const RATE_CHECK = "rate limit flood";
@@ -50,7 +51,7 @@ function expectRateRefusal(answer: Answer, rate: number, context: string): void 
  */
 export async function runRateFlood(h: Harness, rate: number, count: number, seed: number | undefined): Promise<void> {
   const flooder = "127.0.3.1";
-  const requests = fc.sample(floodRequests(h), { numRuns: count, seed });
+  const requests = fc.sample(floodRequests(h), { numRuns: count, ...seedParameter(seed) });
   const answers: { request: FloodRequest; answer: Answer }[] = [];
   let next = 0;
   const started = performance.now();

@@ -8,6 +8,7 @@ import { lockState } from "./metrics-text.js";
 import { getRequest, operationRequest, probes, type Probe, type Targets } from "./probes.js";
 import { outcomeOf } from "./security-tally.js";
 import { SourceAddresses } from "./source-addresses.js";
+import { seedParameter } from "../../../src/seed-parameter.js";
 
 /** The `www-authenticate` header docs/operations.md documents for every 401. */
 export const WWW_AUTHENTICATE = 'Bearer realm="leasehold"';
@@ -152,7 +153,7 @@ export async function runRefusedCredentials(options: RefusedOptions): Promise<vo
         }
       }),
       // No shrinking: probes do not change state, but the first failing one is the clearest report.
-      { numRuns: runs, seed: options.seed === undefined ? undefined : options.seed + batch, endOnFailure: true },
+      { numRuns: runs, ...seedParameter(options.seed === undefined ? undefined : options.seed + batch), endOnFailure: true },
     );
 
     const after = lockState(await h.scrape(STATE_CHECK));

@@ -6,6 +6,7 @@ import { encode, jsonOf, type Answer } from "./exchange.js";
 import type { Harness } from "./harness.js";
 import { credentialHeaders, OPERATIONS, type Operation } from "./probes.js";
 import { outcomeOf } from "./security-tally.js";
+import { seedParameter } from "../../../src/seed-parameter.js";
 
 /** Check name in the report. */
 export const VALID_CHECK = "valid tokens";
@@ -149,6 +150,6 @@ export async function runValidCredentials(h: Harness, numRuns: number, seed: num
         throw err;
       }
     }),
-    { numRuns, seed, endOnFailure: true },
+    { numRuns, ...seedParameter(seed), endOnFailure: true },
   );
 }

@@ -5,6 +5,7 @@ import { jsonOf, type Answer } from "./exchange.js";
 import type { Harness } from "./harness.js";
 import { lockState } from "./metrics-text.js";
 import { outcomeOf } from "./security-tally.js";
+import { seedParameter } from "../../../src/seed-parameter.js";
 
 /** Check name in the report. */
 export const WAITING_CHECK = "waiting limit per namespace";
@@ -119,7 +120,7 @@ export async function runWaitingLimit(h: Harness, limit: number, numRuns: number
           throw err;
         }
       }),
-      { numRuns, seed, endOnFailure: true },
+      { numRuns, ...seedParameter(seed), endOnFailure: true },
     );
 
     try {

@@ -48,9 +48,9 @@ export const validBody: fc.Arbitrary<ValidBody> = fc.oneof(
 
 /** Options of {@link postRequest}. */
 export interface PostOptions {
-  readonly contentType?: string | null;
-  readonly extraHeaders?: readonly (readonly [string, string])[];
-  readonly method?: string;
+  readonly contentType?: string | null | undefined;
+  readonly extraHeaders?: readonly (readonly [string, string])[] | undefined;
+  readonly method?: string | undefined;
 }
 
 /** A `POST /v1/namespaces/{namespace}/{op}` request with `body`, as raw bytes. */
