@@ -39,7 +39,7 @@ const SETUP_LOCK_KEY = 0x6c_68_73_74; // "lhst": serialises CREATE TABLE of serv
 
 /**
  * The {@link Coordinator} over PostgreSQL (node-postgres). One pool for statements, one dedicated
- * connection for `LISTEN`. Leadership is rows, never advisory locks (ADR 0006): a row carries an
+ * connection for `LISTEN`. Leadership is rows, never advisory locks (ADR 0008): a row carries an
  * epoch and an expiry on the database clock, and works behind PgBouncer.
  */
 export function createPostgresCoordinator(options: PostgresCoordinatorOptions): Coordinator {

@@ -2,7 +2,7 @@
  * Where the cluster's tables live and how they are created. Tables are created idempotently at
  * every start (DESIGN.md: "tables are created on first start"), inside one transaction holding a
  * transaction-scoped advisory lock, so servers starting together never race on `CREATE TABLE`.
- * That lock only serialises this setup; leadership never depends on advisory locks (ADR 0006).
+ * That lock only serialises this setup; leadership never depends on advisory locks (ADR 0008).
  */
 
 /** Schema used when the connection string's `options` set no `search_path`. */
