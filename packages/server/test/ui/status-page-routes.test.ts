@@ -1,24 +1,14 @@
 import { responseValidators } from "@leasehold/protocol";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ActivityPage } from "../../src/service/activity-feed.js";
-import { startServer, type RunningServer } from "../../src/start-server.js";
-import { fingerprint, get, lockToken, post, revoke } from "../inspection/inspection-fixture.js";
+import { fingerprint, get, lockToken, post, revoke, serversClosedAfterEach } from "../inspection/inspection-fixture.js";
 import { errorOf, rawRequest } from "../support/raw-request.js";
 import { uniqueNamespace, waitFor } from "../support/wait-for.js";
 
 const ADMIN = "admin-token-0123456789abcdef";
 const BILLING = "billing-token-0123456789ab";
 
-let servers: RunningServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-});
-async function start(options: Parameters<typeof startServer>[0]): Promise<RunningServer> {
-  const server = await startServer({ leaseMs: 30_000, ...options });
-  servers.push(server);
-  return server;
-}
+const start = serversClosedAfterEach({ leaseMs: 30_000 });
 
 type EventsAnswer = ActivityPage & { canRevoke: boolean };
 
