@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { fullJitterMs } from "./full-jitter.js";
+import { fullJitterBackoff } from "./full-jitter-backoff.js";
 import type { ServerTarget } from "./server-target.js";
 import type { ShardMap } from "./shard-map.js";
 
@@ -80,7 +80,8 @@ export class ClusterRouter {
     let lastError: unknown;
     const pause = async (atLeastMs: number): Promise<boolean> => {
       if (backoff === undefined) return false;
-      const delay = Math.max(atLeastMs, fullJitterMs(waits++, backoff.baseMs, backoff.capMs, this.#options.random));
+      // The same full-jitter backoff as the single-server retries (attempts count from 1 there).
+      const delay = Math.max(atLeastMs, fullJitterBackoff(++waits, { baseMs: backoff.baseMs, capMs: backoff.capMs, random: this.#options.random }));
       if (now() + delay > deadline) return false;
       await sleep(delay, undefined, call.signal === undefined ? undefined : { signal: call.signal });
       avoid.clear();

@@ -17,6 +17,7 @@ import { LockBatchLineReader } from "./read-lock-batch-lines.js";
 import { ShardMap } from "./shard-map.js";
 import type { ServerTarget } from "./server-target.js";
 import { CONNECTION_ERRORS, checkedAnswer, errorCode, errorFromAnswer, transportError } from "./transport-error.js";
+import { retryAfterMs as retryAfterHeader } from "./retry-after-ms.js";
 
 /** Options of {@link ClusterTransport}; the HTTP transport passes its own settings. */
 export interface ClusterTransportOptions {
@@ -184,7 +185,7 @@ export class ClusterTransport {
     if (body !== undefined) request.body = body;
     return dispatchExchange(this.#options.dispatcher, request, signal, {
       start: (status, headers) => {
-        if (status === 503) retryAfterMs = retryAfterHeaderMs(headers["retry-after"]);
+        if (status === 503) retryAfterMs = retryAfterHeader(headers["retry-after"]);
       },
       data: (chunk) => void chunks.push(chunk),
       end: (status) => ({ status, text: Buffer.concat(chunks).toString("utf8"), retryAfterMs }),
@@ -212,12 +213,4 @@ function resendAfter(operation: string, lock: LockRequest | undefined): (err: un
   // transactions, and a lock without a requestId could be granted twice, unless nothing was sent.
   const safe = operation === "transactions/start" || (lock !== undefined && lock.requestId === undefined) ? NOT_SENT : CONNECTION_ERRORS;
   return (err) => safe.includes(errorCode(err) ?? "");
-}
-
-/** The `retry-after` header (whole seconds, PROTOCOL.md) in ms; undefined when absent or not a number. */
-function retryAfterHeaderMs(value: string | string[] | undefined): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined) return undefined;
-  const seconds = Number(text);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1_000 : undefined;
 }

@@ -1,5 +1,6 @@
 import type { RetryHandler } from "undici";
 import { fullJitterBackoff } from "./full-jitter-backoff.js";
+import { retryAfterMs } from "./retry-after-ms.js";
 
 /**
  * The retry decision of undici's `RetryAgent`, the same as its built-in one (error codes, methods,
@@ -18,19 +19,9 @@ export function jitteredRetry(random?: () => number): RetryHandler.RetryCallback
       state.counter > (retry.maxRetries ?? 5);
     if (refused) return callback(err);
     const capMs = retry.maxTimeout ?? 30_000;
-    const afterMs = retryAfterMs(headers?.["retry-after"]);
+    const afterMs = retryAfterMs(headers?.["retry-after"]) ?? 0;
     // The server's own retry-after is a floor it asked for, not a herd: keep it (capped).
     const wait = afterMs > 0 ? Math.min(afterMs, capMs) : fullJitterBackoff(state.counter, { baseMs: retry.minTimeout ?? 500, capMs, random });
     setTimeout(() => callback(null), wait);
   };
-}
-
-/** A `retry-after` header in ms: seconds or an HTTP date; 0 when absent or unreadable. */
-function retryAfterMs(header: string | string[] | undefined): number {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined || value === "") return 0;
-  const seconds = Number(value);
-  if (!Number.isNaN(seconds)) return seconds * 1_000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? 0 : at - Date.now();
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { HttpLockService } from "../src/index.js";
 import { fullJitterBackoff } from "../src/full-jitter-backoff.js";
+import { retryAfterMs } from "../src/retry-after-ms.js";
 import { json, rawHttpServer } from "./support/raw-http-server.js";
 
 describe("full-jitter backoff", () => {
@@ -76,5 +77,16 @@ describe("the HTTP transport's retries", () => {
     // compared: on a loaded machine connection setup alone scatters them by tens of ms.
     expect(new Set(lastWaits).size).toBeGreaterThanOrEqual(8);
     expect(Math.max(...lastWaits) - Math.min(...lastWaits)).toBeGreaterThan(40);
+  });
+});
+
+describe("retryAfterMs (one reader of retry-after for the RetryAgent and the cluster transport)", () => {
+  it("reads whole seconds and HTTP dates, and nothing else", () => {
+    expect(retryAfterMs("2")).toBe(2_000);
+    expect(retryAfterMs(["0", "9"])).toBe(0);
+    const inFiveSeconds = retryAfterMs(new Date(Date.now() + 5_000).toUTCString());
+    expect(inFiveSeconds).toBeGreaterThan(3_000);
+    expect(inFiveSeconds).toBeLessThanOrEqual(5_000);
+    for (const unreadable of [undefined, "", "-1", "soon", new Date(Date.now() - 60_000).toUTCString()]) expect(retryAfterMs(unreadable), String(unreadable)).toBeUndefined();
   });
 });

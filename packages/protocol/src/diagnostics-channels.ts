@@ -141,4 +141,9 @@ export interface ServerLeaseLapseMessage {
   readonly namespace: string;
   /** How many descriptors the token held (0 for a transaction's immutable-timestamp lock). */
   readonly descriptorCount: number;
+  /**
+   * The lapsed token's fingerprint, as in `lock:grant` (and as the client computes its own), so a
+   * subscriber can tell which grant lapsed without ever seeing the token.
+   */
+  readonly tokenFingerprint: string;
 }

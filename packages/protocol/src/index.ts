@@ -20,6 +20,7 @@ export { fnv1a32, shardOf } from "./shards.js";
 export { CompactLineWriter, CompactLineReader } from "./compact-lines.js";
 export * from "./schemas.js";
 export * from "./inspection-schemas.js";
+export * from "./activity-schemas.js";
 export {
   parseNamespaceLocksQuery,
   parseNamespacesQuery,

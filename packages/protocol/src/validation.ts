@@ -3,6 +3,7 @@ import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import { LeaseholdError } from "./errors.js";
 import { LIMITS, NAMESPACE_PATTERN } from "./limits.js";
+import * as A from "./activity-schemas.js";
 import * as I from "./inspection-schemas.js";
 import * as S from "./schemas.js";
 import type { RevokeRequest } from "./inspection-types.js";
@@ -222,6 +223,8 @@ export const responseValidators = {
   namespaces: compile("namespaces answer", I.NamespacesResponseSchema),
   locks: compile("locks answer", I.NamespaceLocksResponseSchema),
   revoke: compile("revoke answer", I.RevokeResponseSchema),
+  /** Answer of `GET /v1/events`, the activity feed. */
+  events: compile("events answer", A.EventsResponseSchema),
 } as const;
 
 /** Throw `INVALID_ARGUMENT` unless `namespace` matches {@link NAMESPACE_PATTERN}. */

@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { Validator as OpenApiValidator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
+import * as activitySchemas from "../src/activity-schemas.js";
+import * as inspectionSchemas from "../src/inspection-schemas.js";
 import * as schemas from "../src/schemas.js";
 import { openApiDocument, PROTOCOL_BODIES, protocolJsonSchemas } from "../src/index.js";
 
@@ -42,14 +44,18 @@ describe("generated JSON Schemas and OpenAPI document", () => {
     expect(readFileSync(join(root, "openapi.json"), "utf8"), `openapi.json ${REGENERATE}`).toBe(text(openApiDocument({ version })));
   });
 
-  it("cover every request and answer schema of schemas.ts", () => {
+  it("cover every request and answer schema of schemas.ts, inspection-schemas.ts and activity-schemas.ts", () => {
     const inCatalog = new Set<unknown>();
     for (const body of PROTOCOL_BODIES) {
       inCatalog.add(body.schema);
       for (const member of (body.schema as { anyOf?: unknown[] }).anyOf ?? []) inCatalog.add(member);
     }
-    const bodies = Object.entries(schemas).filter(([name]) => /(Request|Response|Line)Schema$/.test(name));
+    const bodies = Object.entries({ ...schemas, ...inspectionSchemas, ...activitySchemas }).filter(([name]) => /(Request|Response|Line)Schema$/.test(name));
     expect(bodies.length).toBeGreaterThan(20);
+    // The additions to v1 (inspection, revoke, the activity feed) are bodies too.
+    const names = bodies.map(([name]) => name);
+    for (const name of ["NamespacesResponseSchema", "NamespaceLocksResponseSchema", "RevokeRequestSchema", "RevokeResponseSchema", "EventsResponseSchema"]) expect(names).toContain(name);
+    expect(PROTOCOL_BODIES.map((b) => b.name)).toEqual(expect.arrayContaining(["namespaces.response", "locks.response", "revoke.request", "revoke.response", "events.response"]));
     // A union of covered bodies (LockBatchLineSchema: result or error line) is covered too.
     const covered = (schema: unknown): boolean =>
       inCatalog.has(schema) || ((schema as { anyOf?: unknown[] }).anyOf?.every(covered) ?? false);
@@ -80,6 +86,11 @@ describe("generated JSON Schemas and OpenAPI document", () => {
     expect(check("lock-batch.response.schema.json", { index: 0 })).toBe(false);
     expect(check("lock-batch.response.schema.json", { index: 0, token: "t", fencingTokens: [] })).toBe(false);
     expect(check("error.response.schema.json", { error: { code: "X", message: "m" } }), "details is required").toBe(false);
+    expect(check("revoke.request.schema.json", { fingerprints: ["3F9A0C1D5E7B2A48"] }), "fingerprints are lower-case hex").toBe(false);
+    expect(check("revoke.request.schema.json", { fingerprints: [] }), "at least one fingerprint").toBe(false);
+    expect(check("locks.response.schema.json", { namespace: "n", view: "other", summary: {}, descriptors: [] }), "unknown view").toBe(false);
+    expect(check("events.response.schema.json", { events: [], nextSeq: 0 }), "canRevoke is required").toBe(false);
+    expect(check("events.response.schema.json", { events: [{ seq: 1, at: 0, kind: "lapse", namespace: "n", descriptors: 1, heldForMs: 0, token: "t" }], nextSeq: 1, canRevoke: false }), "an event never carries a token").toBe(false);
   });
 
   it("openapi.json is a valid OpenAPI 3.1 document with every route of docs/protocol.md", async () => {
@@ -92,7 +103,8 @@ describe("generated JSON Schemas and OpenAPI document", () => {
     expect(result.valid).toBe(true);
     expect(doc.openapi).toBe("3.1.0");
     const operations = ["lock", "unlock", "refresh", "timestamps", "transactions/start", "immutable-timestamp", "lock-batch", "lock-cancel"];
-    expect(Object.keys(doc.paths).sort()).toEqual([...operations.map((op) => `/v1/namespaces/{namespace}/${op}`), "/metrics", "/v1/cluster", "/v1/health"].sort());
+    const additions = ["/v1/namespaces", "/v1/namespaces/{namespace}/locks", "/v1/namespaces/{namespace}/revoke", "/v1/events", "/ui", "/ui/{file}"];
+    expect(Object.keys(doc.paths).sort()).toEqual([...operations.map((op) => `/v1/namespaces/{namespace}/${op}`), "/metrics", "/v1/cluster", "/v1/health", ...additions].sort());
     for (const op of operations) {
       const { responses } = doc.paths[`/v1/namespaces/{namespace}/${op}`]?.post ?? { responses: {} };
       for (const status of ["200", "400", "401", "405", "413", "415", "421", "429", "500", "503"]) expect(responses, `${op} ${status}`).toHaveProperty(status);
@@ -102,6 +114,13 @@ describe("generated JSON Schemas and OpenAPI document", () => {
     expect(doc.paths["/v1/namespaces/{namespace}/lock"]?.post?.responses).toHaveProperty("499");
     expect(doc.paths["/v1/namespaces/{namespace}/lock-batch"]?.post?.responses["200"]?.content).toHaveProperty("application/x-ndjson");
     expect(doc.paths["/metrics"]?.get?.responses["200"]?.content).toHaveProperty("text/plain");
+    expect(doc.paths["/v1/namespaces/{namespace}/revoke"]?.post?.responses).toHaveProperty("403");
+    expect(doc.paths["/v1/namespaces/{namespace}/revoke"]?.post?.responses["403"]?.content).toEqual({ "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } });
+    expect(doc.paths["/v1/events"]?.get?.responses["200"]?.content).toEqual({ "application/json": { schema: { $ref: "#/components/schemas/EventsResponse" } } });
+    expect(doc.paths["/ui"]?.get?.responses["200"]?.content).toHaveProperty("text/html");
+    const locks = doc.paths["/v1/namespaces/{namespace}/locks"]?.get as unknown as { parameters: { name: string; schema: { enum?: string[] } }[] };
+    expect(locks.parameters.map((p) => p.name)).toEqual(["namespace", "view", "prefix", "contended", "cursor", "limit"]);
+    expect(locks.parameters[1]?.schema.enum).toEqual(["descriptors", "watchers", "immutable"]);
   });
 
   it("openapi.json's component schemas accept the golden fixtures too", () => {

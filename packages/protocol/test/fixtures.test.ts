@@ -20,7 +20,7 @@ const compactLines = {
 const dir = join(import.meta.dirname, "fixtures");
 const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
 
-const operationOf: Record<string, AnyOperation | "health" | "cluster" | "error"> = {
+const operationOf: Record<string, AnyOperation | "health" | "cluster" | "error" | "namespaces" | "locks" | "revoke" | "events"> = {
   lock: "lock",
   unlock: "unlock",
   refresh: "refresh",
@@ -33,6 +33,10 @@ const operationOf: Record<string, AnyOperation | "health" | "cluster" | "error">
   "health-cluster": "health",
   cluster: "cluster",
   error: "error",
+  namespaces: "namespaces",
+  locks: "locks",
+  revoke: "revoke",
+  events: "events",
 };
 
 describe("golden fixtures", () => {
@@ -48,6 +52,11 @@ describe("golden fixtures", () => {
     expect(files).toContain("health-cluster.response.json");
     expect(files).toContain("cluster.response.json");
     expect(files).toContain("error.response.json");
+    expect(files).toContain("error.response.permission-denied.json");
+    for (const view of ["descriptors", "watchers", "immutable"]) expect(files).toContain(`locks.response.${view}.json`);
+    for (const file of ["namespaces.response.json", "revoke.request.json", "revoke.request.descriptors.json", "revoke.response.json", "events.response.json"]) {
+      expect(files).toContain(file);
+    }
   });
 
   for (const file of files) {
@@ -57,7 +66,7 @@ describe("golden fixtures", () => {
       expect(op, `no operation for ${file}`).toBeDefined();
       const body: unknown = JSON.parse(readFileSync(join(dir, file), "utf8"));
       if (kind === "request") {
-        const validator = requestValidators[op as AnyOperation];
+        const validator = requestValidators[op as keyof typeof requestValidators];
         expect(validator.parse(body)).toEqual(body);
       } else if (file in compactLines) {
         expect(Value.Check(compactLines[file as keyof typeof compactLines], body)).toBe(true);

@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import {
   INSPECTION_VIEWS,
   LIMITS,
@@ -13,6 +12,7 @@ import { checkNamespace, CONNECTION_HELP, CONNECTION_OPTIONS, resolveConnection,
 import { EXIT } from "./exit-status.js";
 import { formatLocksPage, formatNamespaces } from "./format-inspection.js";
 import { UsageError } from "./usage-error.js";
+import { parseCommandLine } from "./parse-command-line.js";
 
 /** The `leasehold inspect --help` text. */
 export const INSPECT_HELP = `Usage: leasehold inspect [namespace] [options]
@@ -42,26 +42,16 @@ Exit status: 0 answered, 125 the server could not be reached or refused, 2 a com
 const MAX_ENTRIES = 100_000;
 
 function parseInspectArgs(argv: readonly string[]) {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: true,
-      options: {
-        ...CONNECTION_OPTIONS,
-        view: { type: "string", default: "descriptors" },
-        prefix: { type: "string" },
-        contended: { type: "boolean", default: false },
-        limit: { type: "string", default: "100" },
-        cursor: { type: "string" },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    });
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  const parsed = parseCommandLine(argv, {
+    ...CONNECTION_OPTIONS,
+    view: { type: "string", default: "descriptors" },
+    prefix: { type: "string" },
+    contended: { type: "boolean", default: false },
+    limit: { type: "string", default: "100" },
+    cursor: { type: "string" },
+    json: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  });
   const { values, positionals } = parsed;
   if (positionals.length > 1) throw new UsageError(`inspect takes at most one namespace (got ${positionals.map((p) => JSON.stringify(p)).join(" ")})`);
   if (positionals[0] !== undefined && values.namespace !== undefined) throw new UsageError("give the namespace either as an argument or as --namespace, not both");

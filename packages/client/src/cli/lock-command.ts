@@ -1,6 +1,5 @@
 import { hostname } from "node:os";
 import { constants } from "node:os";
-import { parseArgs } from "node:util";
 import { isLeaseholdError, LIMITS, type LockSpec } from "@leasehold/protocol";
 import { pino } from "pino";
 import { LockClient } from "../lock-client.js";
@@ -10,6 +9,7 @@ import { EXIT, signalStatus } from "./exit-status.js";
 import { parseDuration } from "./parse-duration.js";
 import { FORWARDED_SIGNALS, SupervisedChild } from "./supervised-child.js";
 import { UsageError } from "./usage-error.js";
+import { parseCommandLine } from "./parse-command-line.js";
 
 /** The `leasehold lock --help` text. */
 export const LOCK_HELP = `Usage: leasehold lock <descriptor> [options] -- <command> [args...]
@@ -68,26 +68,16 @@ function parseLockArgs(argv: readonly string[]): LockArgs | "help" {
   const dash = argv.indexOf("--");
   const own = dash < 0 ? argv : argv.slice(0, dash);
   const command = dash < 0 ? [] : argv.slice(dash + 1);
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...own],
-      strict: true,
-      allowPositionals: true,
-      options: {
-        ...CONNECTION_OPTIONS,
-        shared: { type: "boolean", default: false },
-        permits: { type: "string" },
-        timeout: { type: "string", default: "inf" },
-        "kill-after": { type: "string", default: "10s" },
-        description: { type: "string" },
-        verbose: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    });
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  const parsed = parseCommandLine(own, {
+    ...CONNECTION_OPTIONS,
+    shared: { type: "boolean", default: false },
+    permits: { type: "string" },
+    timeout: { type: "string", default: "inf" },
+    "kill-after": { type: "string", default: "10s" },
+    description: { type: "string" },
+    verbose: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  });
   const { values, positionals } = parsed;
   if (values.help) return "help";
   if (positionals.length === 0) throw new UsageError("lock: the lock descriptor is missing: leasehold lock <descriptor> -- <command>");

@@ -1,10 +1,10 @@
-import { parseArgs } from "node:util";
 import { LIMITS, revokePath, type RevokeRequest, type RevokeResponse } from "@leasehold/protocol";
 import { adminRequest } from "./admin-request.js";
 import { checkNamespace, CONNECTION_HELP, CONNECTION_OPTIONS, resolveConnection } from "./connection.js";
 import { EXIT } from "./exit-status.js";
 import { formatMs, formatTable, printable } from "./format-table.js";
 import { UsageError } from "./usage-error.js";
+import { parseCommandLine } from "./parse-command-line.js";
 
 /** The `leasehold revoke --help` text. */
 export const REVOKE_HELP = `Usage: leasehold revoke [namespace] (--fingerprint <fp>... | --descriptor <d>...) [options]
@@ -30,24 +30,14 @@ not be reached or refused (403 PERMISSION_DENIED without an admin token), 2 a co
 `;
 
 function parseRevokeArgs(argv: readonly string[]) {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: true,
-      options: {
-        ...CONNECTION_OPTIONS,
-        fingerprint: { type: "string", multiple: true },
-        descriptor: { type: "string", multiple: true },
-        reason: { type: "string" },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    });
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  const parsed = parseCommandLine(argv, {
+    ...CONNECTION_OPTIONS,
+    fingerprint: { type: "string", multiple: true },
+    descriptor: { type: "string", multiple: true },
+    reason: { type: "string" },
+    json: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  });
   return parsed;
 }
 

@@ -1,4 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
+import * as A from "../activity-schemas.js";
+import * as I from "../inspection-schemas.js";
 import * as S from "../schemas.js";
 
 /** JSON Schema dialect of every generated schema (OpenAPI 3.1 speaks the same one). */
@@ -23,7 +25,8 @@ const LINE_OF_LOCK_BATCH = Object.freeze({
 /**
  * Every request and answer body of protocol v1, one entry each. The JSON Schema files and the
  * OpenAPI document are generated from this list (`pnpm --filter @leasehold/protocol generate`),
- * and a test fails when a `*RequestSchema`/`*ResponseSchema` of schemas.ts is missing from it.
+ * and a test fails when a `*RequestSchema`/`*ResponseSchema` of schemas.ts, inspection-schemas.ts or
+ * activity-schemas.ts is missing from it.
  */
 export const PROTOCOL_BODIES: readonly ProtocolBody[] = [
   { name: "lock.request", component: "LockRequest", schema: S.LockRequestSchema, description: "Body of POST /v1/namespaces/{namespace}/lock." },
@@ -44,6 +47,11 @@ export const PROTOCOL_BODIES: readonly ProtocolBody[] = [
   { name: "lock-cancel.response", component: "LockCancelResponse", schema: S.LockCancelResponseSchema, description: "200 answer of lock-cancel: whether a waiting or held request with that id was found." },
   { name: "health.response", component: "HealthResponse", schema: S.HealthResponseSchema, description: "200 answer of GET /v1/health." },
   { name: "cluster.response", component: "ClusterResponse", schema: S.ClusterResponseSchema, description: "200 answer of GET /v1/cluster: one entry per shard, in shard order." },
+  { name: "namespaces.response", component: "NamespacesResponse", schema: I.NamespacesResponseSchema, description: "200 answer of GET /v1/namespaces: per namespace used since the server started, its counts, in ascending order of name; nextCursor when more may follow." },
+  { name: "locks.response", component: "NamespaceLocksResponse", schema: I.NamespaceLocksResponseSchema, description: "200 answer of GET /v1/namespaces/{namespace}/locks: one page of the asked view (descriptors, watchers or immutable), with the namespace's summary; nextCursor when more may follow. Holders are named by fingerprint, never by token." },
+  { name: "revoke.request", component: "RevokeRequest", schema: I.RevokeRequestSchema, description: "Body of POST /v1/namespaces/{namespace}/revoke: exactly one of fingerprints or descriptors (the \"exactly one\" is checked by the server), and an optional reason for the log." },
+  { name: "revoke.response", component: "RevokeResponse", schema: I.RevokeResponseSchema, description: "200 answer of revoke: each released holder once, and the asked fingerprints or descriptors that matched no holder." },
+  { name: "events.response", component: "EventsResponse", schema: A.EventsResponseSchema, description: "200 answer of GET /v1/events (a polled ring buffer, not a stream): lapses and revocations after the asked seq in the namespaces the credential may use, the per-second grant and wait history (only for a credential valid everywhere), and whether the credential may revoke." },
   { name: "error.response", component: "ErrorBody", schema: S.ErrorBodySchema, description: "Body of every non-2xx answer." },
 ];
 

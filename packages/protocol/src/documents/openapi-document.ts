@@ -1,49 +1,7 @@
-import { ERROR_STATUS, type ErrorCode } from "../errors.js";
-import { LIMITS, NAMESPACE_PATTERN } from "../limits.js";
+import type { ErrorCode } from "../errors.js";
+import { INSPECTION_PATHS } from "./inspection-paths.js";
+import { errors, EVERY_OPERATION, EVERY_ROUTE, json, NAMESPACE_PARAMETER, ref, type Json } from "./openapi-parts.js";
 import { JSON_SCHEMA_DIALECT, PROTOCOL_BODIES, toJsonSchema } from "./json-schemas.js";
-
-type Json = Record<string, unknown>;
-
-const ref = (component: string): Json => ({ $ref: `#/components/schemas/${component}` });
-const json = (component: string): Json => ({ "application/json": { schema: ref(component) } });
-
-/** Which error codes each kind of route can answer, beyond those every route can. */
-const EVERY_ROUTE: readonly ErrorCode[] = ["UNAUTHENTICATED", "METHOD_NOT_ALLOWED", "TOO_MANY_REQUESTS", "UNAVAILABLE", "INTERNAL"];
-const EVERY_OPERATION: readonly ErrorCode[] = [...EVERY_ROUTE, "INVALID_ARGUMENT", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "NOT_LEADER"];
-
-const WHEN: Record<ErrorCode, string> = {
-  INVALID_ARGUMENT: "The body is not JSON, or breaks a rule of the protocol (unknown field, value out of range, null, duplicate descriptors, bad namespace, …); details.path names the first offending field and details.problems lists up to ten.",
-  UNAUTHENTICATED: "Authentication is configured and the request lacks a valid bearer token for the namespace (www-authenticate: Bearer).",
-  PERMISSION_DENIED: "The credential is valid but lacks the scope the route needs (revoke needs the admin scope), or the server refuses admin routes because no authentication is configured.",
-  NOT_FOUND: "No such route (a server without lock batches answers this on lock-batch and lock-cancel).",
-  METHOD_NOT_ALLOWED: "Wrong method on a known route; the allow header names the right one.",
-  REQUEST_ID_CONFLICT: "The requestId names a live request with different locks, behavior or max.",
-  PAYLOAD_TOO_LARGE: `The body is over ${LIMITS.maxBodyBytes} bytes.`,
-  UNSUPPORTED_MEDIA_TYPE: "A content type other than application/json.",
-  TOO_MANY_REQUESTS: "A configured limit is exceeded: the client address's request rate (retry-after header) or the namespace's waiting lock requests (nothing was queued).",
-  NOT_LEADER: "Cluster mode: this server does not lead the namespace's shard; details.leaderUrl names the leader when known. Nothing changed.",
-  INTERNAL: "A bug; never caused by what a client sent.",
-  UNAVAILABLE: "The server is shutting down, over its connection limit, or (cluster mode) the shard has no leader yet (retry-after header, details.retryAfterMs).",
-  CANCELLED: "The waiting lock request was given up by lock-cancel (status 499).",
-  BAD_RESPONSE: "Raised by clients only; never sent by a server.",
-};
-
-const RETRY_AFTER = { "retry-after": { description: "Seconds to wait before retrying (at least 1).", schema: { type: "integer", minimum: 1 } } };
-
-/** The error answers of a route, one per status, each naming its codes. */
-function errors(codes: readonly ErrorCode[]): Json {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
-  const responses: Json = {};
-  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const answer: Json = { description: list.map((code) => `${code}: ${WHEN[code]}`).join(" "), content: json("ErrorBody") };
-    if (status === 429 || status === 503) answer.headers = RETRY_AFTER;
-    if (status === 401) answer.headers = { "www-authenticate": { schema: { type: "string", const: "Bearer" } } };
-    if (status === 405) answer.headers = { allow: { schema: { type: "string" } } };
-    responses[String(status)] = answer;
-  }
-  return responses;
-}
 
 interface Route {
   readonly operation: string;
@@ -64,13 +22,6 @@ const OPERATION_ROUTES: readonly Route[] = [
   { operation: "lock-cancel", summary: "Give up the lock request with this requestId: a waiting one leaves every queue, a held one is released.", request: "LockCancelRequest", response: "LockCancelResponse" },
 ];
 
-const NAMESPACE_PARAMETER = {
-  name: "namespace",
-  in: "path",
-  required: true,
-  description: "Created on first use; shares nothing with any other namespace.",
-  schema: { type: "string", pattern: NAMESPACE_PATTERN.source },
-};
 
 function operationPath(route: Route): Json {
   return {
@@ -137,6 +88,7 @@ export function openApiDocument(options: OpenApiDocumentOptions = {}): Json {
     { "text/plain": { schema: { type: "string" } } },
     EVERY_ROUTE,
   );
+  Object.assign(paths, INSPECTION_PATHS);
   const schemas: Json = {};
   for (const body of PROTOCOL_BODIES) schemas[body.component] = { description: body.description, ...toJsonSchema(body.schema) };
   return {

@@ -94,7 +94,7 @@ export class InMemoryLockService implements EmbeddedLockService {
       onLeaseLapse: (namespace, descriptors, lapse) => {
         logLeaseLapse(logger, namespace, descriptors, lapse);
         this.activity.lapse(namespace, descriptors, lapse);
-        if (serverChannels.leaseLapse.hasSubscribers) serverChannels.leaseLapse.publish(serverMessages.leaseLapse(namespace, descriptors));
+        if (serverChannels.leaseLapse.hasSubscribers) serverChannels.leaseLapse.publish(serverMessages.leaseLapse(namespace, descriptors, lapse));
       },
     });
     this.clock = clock;

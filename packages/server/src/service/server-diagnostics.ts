@@ -1,6 +1,7 @@
 import { channel } from "node:diagnostics_channel";
 import { SERVER_CHANNELS, type LockAcquiredResponse, type ServerLeaseLapseMessage, type ServerLockGrantMessage } from "@leasehold/protocol";
-import { tokenFingerprint } from "../token-fingerprint.js";
+import type { LeaseLapse } from "../engine/lease-lapse.js";
+import { tokenFingerprint } from "../engine/token-fingerprint.js";
 
 /**
  * The server's `node:diagnostics_channel` channels (names in `SERVER_CHANNELS`), published by the
@@ -18,7 +19,8 @@ export const serverMessages = {
     const message = { namespace, tokenFingerprint: tokenFingerprint(answer.token), acquired: answer.acquired, waited };
     return requestId === undefined ? message : { ...message, requestId };
   },
-  leaseLapse(namespace: string, descriptorCount: number): ServerLeaseLapseMessage {
-    return { namespace, descriptorCount };
+  leaseLapse(namespace: string, descriptorCount: number, lapse: LeaseLapse): ServerLeaseLapseMessage {
+    // The engine fingerprinted the token already (it names the holder in the lapse log line).
+    return { namespace, descriptorCount, tokenFingerprint: lapse.fingerprint };
   },
 };

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { Writable } from "node:stream";
 import { pino, type Logger } from "pino";
+import { afterEach } from "vitest";
+import { startServer, type RunningServer } from "../../src/start-server.js";
 import { rawRequest, type RawResponse } from "../support/raw-request.js";
 import { jsonHeaders, post, tokenOf } from "../security/security-fixture.js";
 
@@ -36,3 +38,21 @@ export function capturingLogger(lines: Record<string, unknown>[], level = "trace
 }
 
 export { jsonHeaders, post, tokenOf };
+
+/**
+ * A `start(options)` for one test file: each server it starts (with `defaults` under the test's own
+ * options) is closed after the test, so a failing test leaves no listening socket behind. Call it
+ * once, at the top of the file: it registers the file's `afterEach`.
+ */
+export function serversClosedAfterEach(defaults: Parameters<typeof startServer>[0] = {}): (options: Parameters<typeof startServer>[0]) => Promise<RunningServer> {
+  let servers: RunningServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    servers = [];
+  });
+  return async (options) => {
+    const server = await startServer({ ...defaults, ...options });
+    servers.push(server);
+    return server;
+  };
+}

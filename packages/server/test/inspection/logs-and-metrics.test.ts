@@ -1,18 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "../../src/start-server.js";
+import { describe, expect, it } from "vitest";
 import { uniqueNamespace, waitFor } from "../support/wait-for.js";
-import { capturingLogger, fingerprint, get, lockToken, post } from "./inspection-fixture.js";
+import { capturingLogger, fingerprint, get, lockToken, post, serversClosedAfterEach } from "./inspection-fixture.js";
 
-let servers: RunningServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-});
-async function start(options: Parameters<typeof startServer>[0]): Promise<RunningServer> {
-  const server = await startServer(options);
-  servers.push(server);
-  return server;
-}
+const start = serversClosedAfterEach();
 const requestLines = (lines: Record<string, unknown>[]) => lines.filter((l) => l.msg === "request");
 
 describe("access log", () => {

@@ -1,24 +1,14 @@
 import { responseValidators, type DescriptorsPage, type NamespacesResponse } from "@leasehold/protocol";
-import { afterEach, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "../../src/start-server.js";
+import { describe, expect, it } from "vitest";
 import { errorOf } from "../support/raw-request.js";
 import { uniqueNamespace, waitFor } from "../support/wait-for.js";
-import { capturingLogger, fingerprint, get, lockToken, post, revoke } from "./inspection-fixture.js";
+import { capturingLogger, fingerprint, get, lockToken, post, revoke, serversClosedAfterEach } from "./inspection-fixture.js";
 
 const ADMIN = "admin-token-0123456789abcdef";
 const OPS = "ops-token-0123456789abcdef";
 const BILLING = "billing-token-0123456789ab";
 
-let servers: RunningServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-});
-async function start(options: Parameters<typeof startServer>[0]): Promise<RunningServer> {
-  const server = await startServer({ leaseMs: 30_000, ...options });
-  servers.push(server);
-  return server;
-}
+const start = serversClosedAfterEach({ leaseMs: 30_000 });
 
 describe("POST /v1/namespaces/{namespace}/revoke", () => {
   it("by fingerprint: releases the holder whole, grants the waiter at once, answers and logs what and why", async () => {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { SERVER_CHANNELS, type ServerLeaseLapseMessage, type ServerLockGrantMessage } from "../../src/index.js";
 import { serverMessages } from "../../src/service/server-diagnostics.js";
 import { startServer } from "../../src/start-server.js";
-import { tokenFingerprint } from "../../src/token-fingerprint.js";
+import { tokenFingerprint } from "../../src/engine/token-fingerprint.js";
 import { waitFor } from "../support/wait-for.js";
 
 const cleanups: (() => unknown)[] = [];
@@ -49,7 +49,9 @@ describe("server diagnostics channels, over HTTP", () => {
 
     // Nobody refreshes the second token: it lapses after leaseMs.
     await waitFor(() => lapses.length === 1, "a lapse");
-    expect(lapses).toEqual([{ namespace: "diag", descriptorCount: 1 }]);
+    // It names the lapsed token by the same fingerprint as its grant, never by the token.
+    expect(lapses).toEqual([{ namespace: "diag", descriptorCount: 1, tokenFingerprint: tokenFingerprint(second.token as string) }]);
+    expect(JSON.stringify(lapses)).not.toContain(second.token as string);
   });
 
   it("lock:grant for a lock-batch entry, and none for an entry that timed out", async () => {

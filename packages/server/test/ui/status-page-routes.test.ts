@@ -1,23 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { responseValidators } from "@leasehold/protocol";
+import { describe, expect, it } from "vitest";
 import type { ActivityPage } from "../../src/service/activity-feed.js";
-import { startServer, type RunningServer } from "../../src/start-server.js";
-import { fingerprint, get, lockToken, post, revoke } from "../inspection/inspection-fixture.js";
+import { fingerprint, get, lockToken, post, revoke, serversClosedAfterEach } from "../inspection/inspection-fixture.js";
 import { errorOf, rawRequest } from "../support/raw-request.js";
 import { uniqueNamespace, waitFor } from "../support/wait-for.js";
 
 const ADMIN = "admin-token-0123456789abcdef";
 const BILLING = "billing-token-0123456789ab";
 
-let servers: RunningServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-});
-async function start(options: Parameters<typeof startServer>[0]): Promise<RunningServer> {
-  const server = await startServer({ leaseMs: 30_000, ...options });
-  servers.push(server);
-  return server;
-}
+const start = serversClosedAfterEach({ leaseMs: 30_000 });
 
 type EventsAnswer = ActivityPage & { canRevoke: boolean };
 
@@ -86,6 +77,8 @@ describe("GET /v1/events", () => {
     ]);
     expect(mine[1]!.seq).toBeGreaterThan(mine[0]!.seq);
     expect(page.nextSeq).toBe(mine[1]!.seq);
+    // What the server sends is what the protocol package's events schema (schemas/, openapi.json) states.
+    expect(responseValidators.events.check(page), JSON.stringify(page)).toBe(true);
     // Nothing new after the last one.
     expect(((await get(server.url, `/v1/events?after=${page.nextSeq}`)).json as EventsAnswer).events).toEqual([]);
   });
@@ -111,6 +104,7 @@ describe("GET /v1/events", () => {
     const waited = seconds.find((s) => s.waits !== undefined)!;
     expect(waited.waits!.count).toBe(1);
     expect(waited.waits!.maxMs).toBeGreaterThanOrEqual(200);
+    expect(responseValidators.events.check({ events: [], nextSeq: 0, seconds, canRevoke: false }), JSON.stringify(seconds)).toBe(true);
   });
 
   it("with authentication: a namespace token sees only its namespace's events and no global history, and may not revoke", async () => {
