@@ -11,7 +11,7 @@ import { retryAfterMs } from "./retry-after-ms.js";
 export function jitteredRetry(random?: () => number): RetryHandler.RetryCallback {
   return (err, { state, opts }, callback) => {
     const retry = opts.retryOptions ?? {};
-    const { statusCode, code, headers } = err as Error & { statusCode?: number; code?: string; headers?: Record<string, string | string[] | undefined> };
+    const { statusCode, code, headers } = err as Error & { statusCode: number | undefined; code: string | undefined; headers: Record<string, string | string[] | undefined> | undefined };
     const refused =
       (code !== undefined && code !== "UND_ERR_REQ_RETRY" && !(retry.errorCodes ?? []).includes(code)) ||
       (retry.methods !== undefined && !retry.methods.includes(opts.method)) ||

@@ -1,36 +1,40 @@
-import type { Static } from "@sinclair/typebox";
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { OptionalUndefined } from "./optional-undefined.js";
 import type * as S from "./inspection-schemas.js";
+
+/** The type a schema describes, optional fields accepting `undefined` (as in types.ts). */
+type Wire<T extends TSchema> = OptionalUndefined<Static<T>>;
 
 /** `descriptors`, `watchers` or `immutable`: what a `GET …/locks` page lists. */
 export type InspectionView = (typeof S.INSPECTION_VIEWS)[number];
 /** Counts of one namespace. */
-export type NamespaceSummary = Static<typeof S.NamespaceSummarySchema>;
+export type NamespaceSummary = Wire<typeof S.NamespaceSummarySchema>;
 /** Answer of `GET /v1/namespaces`. */
-export type NamespacesResponse = Static<typeof S.NamespacesResponseSchema>;
+export type NamespacesResponse = Wire<typeof S.NamespacesResponseSchema>;
 /** A holder of a descriptor (a token, or a request still acquiring). */
-export type LockHolder = Static<typeof S.LockHolderSchema>;
+export type LockHolder = Wire<typeof S.LockHolderSchema>;
 /** A queued request of a descriptor. */
-export type LockWaiter = Static<typeof S.LockWaiterSchema>;
+export type LockWaiter = Wire<typeof S.LockWaiterSchema>;
 /** One descriptor of a `descriptors` page. */
-export type DescriptorInspection = Static<typeof S.DescriptorInspectionSchema>;
+export type DescriptorInspection = Wire<typeof S.DescriptorInspectionSchema>;
 /** One waiting as-many-as-possible request. */
-export type WatcherInspection = Static<typeof S.WatcherInspectionSchema>;
+export type WatcherInspection = Wire<typeof S.WatcherInspectionSchema>;
 /** One immutable-timestamp lock. */
-export type ImmutableLockInspection = Static<typeof S.ImmutableLockInspectionSchema>;
+export type ImmutableLockInspection = Wire<typeof S.ImmutableLockInspectionSchema>;
 /** A `descriptors` page. */
-export type DescriptorsPage = Static<typeof S.DescriptorsPageSchema>;
+export type DescriptorsPage = Wire<typeof S.DescriptorsPageSchema>;
 /** A `watchers` page. */
-export type WatchersPage = Static<typeof S.WatchersPageSchema>;
+export type WatchersPage = Wire<typeof S.WatchersPageSchema>;
 /** An `immutable` page. */
-export type ImmutableLocksPage = Static<typeof S.ImmutableLocksPageSchema>;
+export type ImmutableLocksPage = Wire<typeof S.ImmutableLocksPageSchema>;
 /** Answer of `GET /v1/namespaces/{namespace}/locks`. */
-export type NamespaceLocksResponse = Static<typeof S.NamespaceLocksResponseSchema>;
+export type NamespaceLocksResponse = Wire<typeof S.NamespaceLocksResponseSchema>;
 /** Body of `POST /v1/namespaces/{namespace}/revoke`. */
-export type RevokeRequest = Static<typeof S.RevokeRequestSchema>;
+export type RevokeRequest = Wire<typeof S.RevokeRequestSchema>;
 /** One holder a revoke released. */
-export type RevokedHolder = Static<typeof S.RevokedHolderSchema>;
+export type RevokedHolder = Wire<typeof S.RevokedHolderSchema>;
 /** Answer of `revoke`. */
-export type RevokeResponse = Static<typeof S.RevokeResponseSchema>;
+export type RevokeResponse = Wire<typeof S.RevokeResponseSchema>;
 
 /** The query of `GET …/locks`, parsed (see `parseNamespaceLocksQuery`). */
 export interface NamespaceLocksQuery {

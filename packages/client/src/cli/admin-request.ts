@@ -35,7 +35,7 @@ export async function adminRequest<T>(connection: Connection, method: "GET" | "P
     throw new RequestFailed(`${method} ${url.pathname}: HTTP ${response.status} with a body that is not JSON (is ${connection.url} a leasehold server?)`);
   }
   if (!response.ok) {
-    const error = (parsed as { error?: { code?: unknown; message?: unknown } }).error;
+    const error = (parsed as { error: { code: unknown; message: unknown } | undefined }).error;
     if (response.status === 404 && error?.code === "NOT_FOUND") {
       throw new RequestFailed(`${method} ${url.pathname}: this server has no inspection API (it is older than this leasehold command)`);
     }

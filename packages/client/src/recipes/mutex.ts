@@ -63,6 +63,6 @@ export class Mutex {
   }
 }
 
-function lockOptions({ acquireTimeoutMs = Number.POSITIVE_INFINITY, signal }: MutexOptions): { acquireTimeoutMs: number; signal?: AbortSignal } {
+function lockOptions({ acquireTimeoutMs = Number.POSITIVE_INFINITY, signal }: MutexOptions): { acquireTimeoutMs: number; signal?: AbortSignal | undefined } {
   return signal === undefined ? { acquireTimeoutMs } : { acquireTimeoutMs, signal };
 }

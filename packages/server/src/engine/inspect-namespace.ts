@@ -74,7 +74,7 @@ export function inspectNamespace(ns: NamespaceState, query: NamespaceLocksQuery,
   return withCursor({ namespace: ns.name, view: "immutable", summary, immutableTimestampLocks: items }, nextCursor);
 }
 
-function withCursor<T extends object>(page: T, nextCursor: string | undefined): T & { nextCursor?: string } {
+function withCursor<T extends object>(page: T, nextCursor: string | undefined): T & { nextCursor?: string | undefined } {
   return nextCursor === undefined ? page : { ...page, nextCursor };
 }
 
