@@ -2,8 +2,8 @@ import type { Dispatcher } from "undici";
 
 /** What an exchange hands the answer's parts to; see {@link dispatchExchange}. */
 export interface AnswerSink<T> {
-  /** The status line arrived. Default: nothing. */
-  start?(status: number): void;
+  /** The status line and headers arrived. Default: nothing. */
+  start?(status: number, headers: Readonly<Record<string, string | string[] | undefined>>): void;
   /** A chunk of the body. A throw aborts the exchange, which then rejects with what was thrown. */
   data(chunk: Buffer): void;
   /** The body ended; the exchange resolves with what this returns (a throw rejects it). */
@@ -56,9 +56,9 @@ export function dispatchExchange<T>(
         current = controller;
         if (settled) controller.abort(signal?.aborted ? abortError(signal) : new Error("the exchange was already settled"));
       },
-      onResponseStart(_controller, statusCode) {
+      onResponseStart(_controller, statusCode, headers) {
         status = statusCode;
-        sink.start?.(statusCode);
+        sink.start?.(statusCode, headers);
       },
       onResponseData(controller, chunk) {
         if (settled) return;

@@ -25,9 +25,12 @@ import {
   type Validator,
 } from "@leasehold/protocol";
 import { Agent, RetryAgent, type Dispatcher } from "undici";
+import { ClusterTransport } from "./cluster-transport.js";
 import { dispatchExchange, textExchange } from "./dispatch-exchange.js";
+import { LeaderTerms } from "./leader-terms.js";
 import { LockBatchLineReader } from "./read-lock-batch-lines.js";
-import { errorCode, errorFromAnswer, transportError } from "./transport-error.js";
+import { serverTargets, type ServerTarget } from "./server-target.js";
+import { CONNECTION_ERRORS, checkedAnswer, errorCode, errorFromAnswer, transportError } from "./transport-error.js";
 
 /** Options of {@link HttpLockService.lockBatch}: a call's, plus when the server has started the batch. */
 export interface LockBatchCallOptions extends CallOptions {
@@ -55,8 +58,22 @@ export interface RetryOptions {
 
 /** Options of {@link HttpLockService}. */
 export interface HttpLockServiceOptions {
-  /** Where the server listens, e.g. `http://127.0.0.1:7878`; a path prefix is kept. */
-  readonly baseUrl: string | URL;
+  /**
+   * Where the server listens, e.g. `http://127.0.0.1:7878`; a path prefix is kept. The one-server
+   * form: give this or {@link baseUrls}, not both. With one server the client sends everything
+   * there and asks for no shard map, unless the server answers `421 NOT_LEADER` (it is a member
+   * of a cluster): the client then routes as with `baseUrls` (docs/client.md "Clusters").
+   */
+  readonly baseUrl?: string | URL | undefined;
+  /**
+   * The servers of a cluster (any members; the client learns the rest from `GET /v1/cluster`).
+   * With more than one, each call goes to its namespace's shard leader, `421` answers are followed
+   * and `503` answers and connection failures are retried on other servers with full-jitter
+   * backoff within the call's own deadline (docs/client.md "Clusters"). A list of one is the same
+   * as `baseUrl`. Default: none (give `baseUrl`); an empty list, repeats, or an entry that is not
+   * an http(s) URL are refused with `INVALID_ARGUMENT`.
+   */
+  readonly baseUrls?: readonly (string | URL)[] | undefined;
   /**
    * The undici dispatcher requests go through, as in undici itself. Default: a keep-alive `Agent`
    * owned (and closed) by this transport. A dispatcher you pass is wrapped for retries but never
@@ -68,7 +85,9 @@ export interface HttpLockServiceOptions {
    * `RetryAgent`. `4xx` answers are never retried; a `lock` is retried only when it carries a
    * `requestId` (the server then never acquires twice); `transactions/start`, which a retry could
    * repeat, only when the connection was refused or the server answered 503. `false` turns retries
-   * off. Default: {@link RetryOptions}' defaults.
+   * off. Default: {@link RetryOptions}' defaults. In cluster mode the same rules pick what may be
+   * re-sent, `minTimeoutMs`/`maxTimeoutMs` shape the full-jitter backoff, and the call's deadline
+   * (not `maxRetries`) bounds the re-sends; `421` answers are followed even with `false`.
    */
   readonly retry?: RetryOptions | false;
   /** Headers sent with every request, e.g. `authorization`. Default: none. */
@@ -81,15 +100,13 @@ export interface HttpLockServiceOptions {
   readonly requestTimeoutMs?: number;
 }
 
-const CONNECTION_ERRORS = ["ECONNRESET", "ECONNREFUSED", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET"];
-
 /**
  * The leasehold protocol over HTTP/1.1 with undici: keep-alive connections, JSON bodies, answers
  * checked against the protocol's schemas (`BAD_RESPONSE` otherwise), error bodies turned back into
  * `LeaseholdError`s, and network failures into `UNAVAILABLE` / `CANCELLED`.
  */
 export class HttpLockService implements LockService {
-  readonly #base: URL;
+  readonly #seeds: readonly ServerTarget[];
   /** `origin` and path prefix, split once: building a URL per call showed in the profile. */
   readonly #origin: string;
   readonly #prefix: string;
@@ -101,41 +118,78 @@ export class HttpLockService implements LockService {
   readonly #plain: Dispatcher;
   /** For each retrying dispatcher, the error codes after which a first, direct attempt goes to it. */
   readonly #fallback = new Map<Dispatcher, readonly string[]>();
+  /** Leader terms seen (cluster mode), so the client can drop the tokens of one that ended. */
+  readonly #terms = new LeaderTerms();
+  readonly #backoff: { readonly baseMs: number; readonly capMs: number } | undefined;
+  /**
+   * Cluster routing: from the start with several `baseUrls`, else from the first `421` (until
+   * then a single server costs nothing more than before: no map, no extra request).
+   */
+  #cluster: ClusterTransport | undefined;
 
   constructor(options: HttpLockServiceOptions) {
-    try {
-      this.#base = new URL(options.baseUrl);
-    } catch (err) {
-      throw new LeaseholdError("INVALID_ARGUMENT", `baseUrl ${JSON.stringify(String(options.baseUrl))} is not a URL`, { path: "baseUrl" }, { cause: err });
-    }
-    this.#origin = this.#base.origin;
-    this.#prefix = this.#base.pathname.replace(/\/$/, "");
+    this.#seeds = serverTargets(options);
+    this.#origin = this.#seeds[0]!.origin;
+    this.#prefix = this.#seeds[0]!.prefix;
     this.#headers = { "content-type": "application/json", ...options.headers };
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
     this.#owned = options.dispatcher === undefined ? new Agent({ keepAliveTimeout: 30_000, connections: 128 }) : undefined;
     const base = options.dispatcher ?? this.#owned!;
     this.#plain = base;
     const maxRetries = options.retry === false ? 0 : (options.retry?.maxRetries ?? 6);
+    const retry = options.retry === false ? undefined : options.retry;
+    const minTimeout = retry?.minTimeoutMs ?? 100;
+    const maxTimeout = retry?.maxTimeoutMs ?? 2_000;
     if (options.retry === false || maxRetries < 1) {
       this.#retrying = base;
       this.#onlyWhenUnsent = base;
+      this.#backoff = undefined;
     } else {
+      this.#backoff = { baseMs: minTimeout, capMs: maxTimeout };
       const backoff = {
         // The first retry is the RetryAgent's own first attempt (see #exchangeWithRetry).
         maxRetries: maxRetries - 1,
-        minTimeout: options.retry?.minTimeoutMs ?? 100,
-        maxTimeout: options.retry?.maxTimeoutMs ?? 2_000,
+        minTimeout,
+        maxTimeout,
         timeoutFactor: 2,
         methods: ["POST", "GET"] as Dispatcher.HttpMethod[],
         statusCodes: [503],
         // Let the last answer through, so its error body (not a generic retry error) reaches us.
         throwOnError: false,
       };
-      this.#retrying = new RetryAgent(base, { ...backoff, errorCodes: CONNECTION_ERRORS });
+      this.#retrying = new RetryAgent(base, { ...backoff, errorCodes: [...CONNECTION_ERRORS] });
       this.#onlyWhenUnsent = new RetryAgent(base, { ...backoff, errorCodes: ["ECONNREFUSED"] });
       this.#fallback.set(this.#retrying, CONNECTION_ERRORS);
       this.#fallback.set(this.#onlyWhenUnsent, ["ECONNREFUSED"]);
     }
+    if (this.#seeds.length > 1) this.#cluster = this.#clusterMode();
+  }
+
+  /**
+   * Call `listener` with each `leaderId` this transport learns has ended (a shard's map entry or
+   * an answer showed a newer one): every token of that term is void. Returns the unsubscribe
+   * function. `LockClient` drops such tokens as `leader-changed`.
+   */
+  onVoidLeader(listener: (leaderId: string) => void): () => void {
+    return this.#terms.onVoid(listener);
+  }
+
+  /** True once `leaderId`'s term is known to have ended (its tokens are void). */
+  isVoidLeader(leaderId: string): boolean {
+    return this.#terms.isVoid(leaderId);
+  }
+
+  /** The cluster routing, created on first need. */
+  #clusterMode(): ClusterTransport {
+    return (this.#cluster ??= new ClusterTransport({
+      seeds: this.#seeds,
+      dispatcher: this.#plain,
+      headers: this.#headers,
+      getHeaders: withoutContentType(this.#headers),
+      timeoutMs: this.#timeoutMs,
+      backoff: this.#backoff,
+      terms: this.#terms,
+    }));
   }
 
   lock(namespace: string, body: LockRequest, options?: CallOptions): Promise<LockResponse> {
@@ -174,6 +228,7 @@ export class HttpLockService implements LockService {
    * batches, and nothing ran.
    */
   async lockBatch(namespace: string, body: LockBatchRequest, onResult: LockBatchResultListener, options?: LockBatchCallOptions): Promise<void> {
+    if (this.#cluster !== undefined) return this.#cluster.lockBatch(namespace, body, onResult, options ?? {});
     const signal = options?.signal;
     const operation = "lock-batch";
     // The body may idle between lines for as long as the longest entry waits.
@@ -205,6 +260,10 @@ export class HttpLockService implements LockService {
       throw transportError(err, operation, signal);
     }
     if (status === 200) return;
+    if (status === 421) {
+      // The server is a cluster member that does not lead this namespace: nothing ran.
+      return this.#clusterMode().lockBatch(namespace, body, onResult, options ?? {}, { status, text: Buffer.concat(errorBody).toString("utf8") });
+    }
     if (status === 404) throw new LeaseholdError("NOT_FOUND", "lock-batch: the server does not have lock batches (404)", { status: 404 });
     throw errorFromAnswer(status, Buffer.concat(errorBody).toString("utf8"), operation);
   }
@@ -215,7 +274,8 @@ export class HttpLockService implements LockService {
   }
 
   health(options?: CallOptions): Promise<HealthResponse> {
-    return this.#send("GET", "/v1/health", "health", undefined, responseValidators.health, options, this.#retrying, this.#timeoutMs);
+    if (this.#cluster !== undefined) return this.#cluster.call(undefined, "health", "/v1/health", undefined, responseValidators.health, options);
+    return this.#send(undefined, "GET", "/v1/health", "health", undefined, responseValidators.health, options, this.#retrying, this.#timeoutMs);
   }
 
   /** Close the connections this transport opened (a dispatcher passed in stays open). */
@@ -232,15 +292,19 @@ export class HttpLockService implements LockService {
     dispatcher: Dispatcher = this.#retrying,
     timeoutMs: number = this.#timeoutMs,
   ): Promise<T> {
-    return this.#send("POST", operationPath(namespace, operation), operation, body, validator, options, dispatcher, timeoutMs);
+    const path = operationPath(namespace, operation);
+    if (this.#cluster !== undefined) return this.#cluster.call(namespace, operation, path, body, validator, options);
+    return this.#send(namespace, "POST", path, operation, body, validator, options, dispatcher, timeoutMs);
   }
 
   /**
-   * One call: the exchange (with the dispatcher's retries), then the answer checked. Chained with
+   * One call to the one server: the exchange (with the dispatcher's retries), then the answer
+   * checked; a `421` switches the transport to cluster routing for this call and the next. Chained with
    * `then` rather than awaited through two async frames: each frame is a promise and a microtask
    * hop on every call, and a lock + unlock makes two calls.
    */
   #send<T>(
+    namespace: string | undefined,
     method: "GET" | "POST",
     path: string,
     operation: string,
@@ -261,7 +325,11 @@ export class HttpLockService implements LockService {
     };
     if (body !== undefined) request.body = JSON.stringify(body);
     return this.#exchangeWithRetry(dispatcher, request, signal).then(
-      ({ status, text }) => checkedAnswer(status, text, operation, validator),
+      // A 421 comes from a cluster member that does not lead the namespace: from now on, route.
+      ({ status, text }) =>
+        status === 421 && namespace !== undefined
+          ? this.#clusterMode().call(namespace, operation, path, body, validator, options, { status, text })
+          : checkedAnswer(status, text, operation, validator),
       (err: unknown) => {
         throw transportError(err, operation, signal);
       },
@@ -288,21 +356,6 @@ export class HttpLockService implements LockService {
       },
     );
   }
-}
-
-/** A 2xx answer's body parsed and checked against the protocol; anything else as its error. */
-function checkedAnswer<T>(status: number, text: string, operation: string, validator: Validator<T>): T {
-  if (status < 200 || status >= 300) throw errorFromAnswer(status, text, operation);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new LeaseholdError("BAD_RESPONSE", `${operation}: the answer is not JSON`, { status, body: text.slice(0, 200) });
-  }
-  if (!validator.check(parsed)) {
-    throw new LeaseholdError("BAD_RESPONSE", `${operation}: the answer does not match the protocol`, { status });
-  }
-  return parsed;
 }
 
 function withoutContentType(headers: Record<string, string>): Record<string, string> {

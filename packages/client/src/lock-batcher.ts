@@ -239,9 +239,10 @@ export class LockBatcher {
     }
     if (!wasBatched) return;
     const { code, message, details } = line.error;
-    if (code === "UNAVAILABLE") {
-      // The server gave the entry up (it is shutting down): as a single `lock` answered 503, it is
-      // retried, alone, with the transport's backoff and what is left of its wait.
+    if (code === "UNAVAILABLE" || code === "NOT_LEADER") {
+      // The server gave the entry up (it is shutting down, or no longer leads the namespace's
+      // shard): as a single `lock` answered 503 or 421, it is retried, alone, with the transport's
+      // backoff and routing and what is left of its wait.
       this.#alone(entry);
       return;
     }

@@ -11,6 +11,9 @@ import {
   type StartedTransaction,
   type StartTransactionsResponse,
   type TimestampsResponse,
+  type CallOptions,
+  type UnlockRequest,
+  type UnlockResponse,
 } from "@leasehold/protocol";
 import { pino, type Logger } from "pino";
 import type { Observable } from "rxjs";
@@ -40,6 +43,15 @@ export interface StartedTransactionInfo extends StartedTransaction {
   /** The namespace's immutable timestamp when it started (≤ `startTimestamp`). */
   readonly immutableTimestamp: number;
 }
+
+/** What a transport that knows leader terms offers (the HTTP one: see `HttpLockService.onVoidLeader`). */
+interface LeaderWatch {
+  onVoidLeader(listener: (leaderId: string) => void): () => void;
+  isVoidLeader(leaderId: string): boolean;
+}
+
+/** Most void tokens remembered so that an unlock does not send them (the newest are kept). */
+const MAX_VOIDED = 10_000;
 
 const closedError = (): LeaseholdError => new LeaseholdError("UNAVAILABLE", "the LockClient is closed");
 
@@ -73,13 +85,19 @@ export class LockClient {
   readonly #refresh: Autobatcher<readonly string[], RefreshResponse>;
   /** Where `lock` requests go: the lock batcher when `lockBatching` is on, else the service. */
   readonly #locks: Pick<LockService, "lock">;
+  /** Where unlocks go: the service, less the tokens of ended leader terms. */
+  readonly #unlocks: Pick<LockService, "unlock">;
+  /** Tokens dropped as `leader-changed`: void, so unlocking them would be a wasted call. */
+  readonly #voided = new Set<string>();
+  readonly #leaders: LeaderWatch | undefined;
+  readonly #stopWatchingLeaders: () => void;
   #closed: Promise<void> | undefined;
 
   /** A client over the HTTP protocol (undici). `close()` closes its connections. */
   static http(options: HttpLockClientOptions): LockClient {
     validateNamespace(options.namespace); // before opening any connection
     const service = new HttpLockService(options);
-    return new LockClient(service, options, () => service.close(), false);
+    return new LockClient(service, options, () => service.close(), false, service);
   }
 
   /** A client over any `LockService`, e.g. the server's `createLockService()` in the same process. */
@@ -87,7 +105,7 @@ export class LockClient {
     return new LockClient(service, options, async () => undefined, true);
   }
 
-  private constructor(service: LockService, options: LockClientOptions, onClose: () => Promise<void>, inProcess: boolean) {
+  private constructor(service: LockService, options: LockClientOptions, onClose: () => Promise<void>, inProcess: boolean, leaders?: LeaderWatch) {
     this.namespace = validateNamespace(options.namespace);
     this.#service = service;
     this.#onClose = onClose;
@@ -110,18 +128,43 @@ export class LockClient {
       (options.lockBatching ?? !inProcess) && service.lockBatch !== undefined
         ? new LockBatcher({ service, namespace: ns, release: this.#giveBack, now: this.#now, inProcess })
         : service;
+    this.#unlocks = { unlock: (namespace, body, callOptions) => this.#unlockSendable(namespace, body, callOptions) };
     this.#unlocker = new AsyncUnlocker({
-      service,
+      service: this.#unlocks,
       logger: this.#logger,
       stats: this.#stats,
       forget: (_namespace, tokens) => this.#refresher.forget(tokens),
     });
+    this.#refresher.lost.subscribe(({ token, reason }) => {
+      if (reason !== "leader-changed") return;
+      if (this.#voided.size >= MAX_VOIDED) this.#voided.delete(this.#voided.values().next().value!);
+      this.#voided.add(token);
+    });
+    // A cluster transport says when a shard's leader changed: its tokens are lost now, not at the
+    // next refresh (withLock's signal hears it at once).
+    this.#leaders = leaders;
+    this.#stopWatchingLeaders = leaders?.onVoidLeader((leaderId) => this.#refresher.dropLeader(leaderId)) ?? (() => undefined);
+  }
+
+  /** `unlock` of the tokens that are worth sending: those of an ended leader term are void. */
+  #unlockSendable(namespace: string, body: UnlockRequest, options: CallOptions | undefined): Promise<UnlockResponse> {
+    if (this.#voided.size === 0) return this.#service.unlock(namespace, body, options);
+    const tokens = body.tokens.filter((token) => !this.#voided.delete(token));
+    if (tokens.length === 0) return Promise.resolve({ unlocked: [] });
+    return this.#service.unlock(namespace, { tokens }, options);
+  }
+
+  /** A grant or start answered under a term already known to have ended is lost at once. */
+  #dropIfVoid(lease: Lease): void {
+    if (this.#leaders?.isVoidLeader(lease.leaderId)) this.#refresher.dropLeader(lease.leaderId);
   }
 
   /**
    * Tokens the client learns it no longer holds, with the reason: a refresh did not return them
-   * (the server released them), the server restarted (new `leaderId`), their lease ran out while
-   * refreshes failed, or they outstayed `maxTenureMs`. Completes on `close()`.
+   * (the server released them), the server restarted or (in a cluster) the namespace's shard
+   * changed leader (`leader-changed`, reported as soon as the shard map or any answer shows the
+   * new `leaderId`), their lease ran out while refreshes failed, or they outstayed `maxTenureMs`.
+   * Completes on `close()`.
    */
   get lostLocks(): Observable<LostLock> {
     return this.#refresher.lost;
@@ -154,6 +197,7 @@ export class LockClient {
       throw new LeaseholdError("UNAVAILABLE", "the LockClient was closed while the lock was being acquired; it was released");
     }
     this.#refresher.track(response.token, lease, leaseFrom);
+    this.#dropIfVoid(lease);
     return response;
   }
 
@@ -188,7 +232,7 @@ export class LockClient {
     this.#refresher.forget(tokens);
     const unlocked: string[] = [];
     for (const part of chunks(tokens, LIMITS.maxTokensPerRequest)) {
-      const answer = await this.#service.unlock(this.namespace, { tokens: part }, options);
+      const answer = await this.#unlocks.unlock(this.namespace, { tokens: part }, options);
       unlocked.push(...answer.unlocked);
     }
     return unlocked;
@@ -261,6 +305,7 @@ export class LockClient {
     const sentAt = this.#now();
     const answer = await this.#transactions.submit(count, options);
     for (const txn of answer.transactions) this.#refresher.track(txn.token, answer.lease, sentAt);
+    this.#dropIfVoid(answer.lease);
     return answer;
   }
 
@@ -327,6 +372,7 @@ export class LockClient {
    */
   close(): Promise<void> {
     this.#closed ??= (async () => {
+      this.#stopWatchingLeaders();
       this.#refresher.close();
       await this.#unlocker.flushed();
       await this.#onClose();

@@ -1,8 +1,10 @@
 /**
  * Why a held token was given up:
  * - `not-refreshed`: a refresh answered without it: the server no longer holds it.
- * - `leader-changed`: the server answered with a new `leaderId` (it restarted), which voids every
- *   earlier token.
+ * - `leader-changed`: its `leaderId` is no longer current: a single server restarted, or in a
+ *   cluster the namespace's shard changed leader (the shard map or any answer for the shard showed
+ *   a newer `leaderId`). That voids every token of the earlier term; it is reported at once, not
+ *   sent in refresh or unlock, and lapses on the old leader if that one is still alive.
  * - `lease-expired`: its lease ran out while refreshes kept failing.
  * - `max-tenure`: held longer than `maxTenureMs`, the leaked-lock guard; it is no longer
  *   refreshed and lapses.

@@ -78,6 +78,17 @@ export class Refresher {
     return this.#held.get(token)?.expiresAt;
   }
 
+  /**
+   * Drop and report, as `leader-changed`, every token granted or renewed under `leaderId`: that
+   * term of leadership ended (the transport saw a newer one), so the tokens are void and are
+   * neither refreshed nor worth unlocking.
+   */
+  dropLeader(leaderId: string): void {
+    const ended: string[] = [];
+    for (const [token, held] of this.#held) if (held.leaderId === leaderId) ended.push(token);
+    this.#dropAll(ended, "leader-changed");
+  }
+
   /** Stop for good: every held token is reported `client-closed` and `lost` completes. */
   close(): void {
     if (this.#closed) return;

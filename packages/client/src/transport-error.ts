@@ -1,4 +1,7 @@
-import { LeaseholdError, isErrorCode, responseValidators } from "@leasehold/protocol";
+import { LeaseholdError, isErrorCode, responseValidators, type Validator } from "@leasehold/protocol";
+
+/** Error codes of failures that produced no answer and that a request may be re-sent after. */
+export const CONNECTION_ERRORS: readonly string[] = ["ECONNRESET", "ECONNREFUSED", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET"];
 
 /** The `code` of a Node or undici error, if it has one (AggregateErrors carry their members' code). */
 export function errorCode(err: unknown): string | undefined {
@@ -43,4 +46,19 @@ export function errorFromAnswer(status: number, text: string, operation: string)
     status,
     body: text.slice(0, 200),
   });
+}
+
+/** A 2xx answer's body parsed and checked against the protocol; anything else as its error. */
+export function checkedAnswer<T>(status: number, text: string, operation: string, validator: Validator<T>): T {
+  if (status < 200 || status >= 300) throw errorFromAnswer(status, text, operation);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new LeaseholdError("BAD_RESPONSE", `${operation}: the answer is not JSON`, { status, body: text.slice(0, 200) });
+  }
+  if (!validator.check(parsed)) {
+    throw new LeaseholdError("BAD_RESPONSE", `${operation}: the answer does not match the protocol`, { status });
+  }
+  return parsed;
 }
