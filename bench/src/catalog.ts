@@ -1,3 +1,4 @@
+import { CLUSTER_CATALOG } from "./cluster-catalog.js";
 import { PEERS_CATALOG, PEERS_SECTION } from "./peers-catalog.js";
 import { TXN_CATALOG } from "./txn-catalog.js";
 
@@ -76,6 +77,7 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
   },
   ...TXN_CATALOG,
   ...PEERS_CATALOG,
+  ...CLUSTER_CATALOG,
 };
 
 /** A paragraph shown under a section's heading: what the figures mean together. */
