@@ -338,11 +338,6 @@ export class LockEngine {
     return ns === undefined ? undefined : (ns.minImmutable() ?? ns.nextValue);
   }
 
-  /** Names of the namespaces used so far. */
-  namespaceNames(): IterableIterator<string> {
-    return this.namespaces.keys();
-  }
-
   /** A token-free picture of one namespace (an empty one, without creating it, if never used). */
   snapshot(namespace: string): LockTableSnapshot {
     const ns = this.namespaces.get(namespace);

@@ -265,11 +265,6 @@ export class InMemoryLockService implements EmbeddedLockService {
     return this.engine.immutableFloor(namespace);
   }
 
-  /** Names of the namespaces used so far. */
-  namespaceNames(): IterableIterator<string> {
-    return this.engine.namespaceNames();
-  }
-
   /** Answer waiters `UNAVAILABLE`, refuse later calls, stop the timer and persist the bound. Idempotent. */
   close(): Promise<void> {
     return this.closeWith(new LeaseholdError("UNAVAILABLE", "the lock server is shutting down"));
