@@ -69,7 +69,7 @@ describe("cluster faults", () => {
       expect(main.terms).toBeGreaterThan(main.options.shards);
       expect(main.violations.total, `seed ${seed}\n${main.violations.describe()}`).toBe(0);
     },
-    sized(240_000, 3_600_000),
+    sized(420_000, 3_600_000),
   );
 
   it(
