@@ -47,7 +47,7 @@ export function clusterSection(
       `${o.namespaces * o.clientsPerNamespace} \`LockClient.http({ baseUrls })\` clients on ${o.namespaces} namespaces each run a lock loop`,
     `(exclusive locks on 2 descriptors per namespace, held 10–${o.holdMaxMs} ms, each hold reading and writing a \`FencedCounter\`)`,
     "and a loop of `freshTimestamps` (70 %) and `startTransaction` (30 %). Every call has a deadline of " +
-      `${n(o.deadlineMs)} ms (\`acquireTimeoutMs\` or an abort signal).`,
+      `${n(o.deadlineMs)} ms (\`acquireTimeoutMs\` or an abort signal); the clients' \`requestTimeoutMs\` is ${n(o.requestTimeoutMs)} ms.`,
     "",
     `${main.cycles.length} fault cycles (seed ${o.seed}), each on the leader of a random namespace's shard, drawn from: SIGKILL and`,
     `restart on the same port; SIGSTOP for ${o.pauseLeases} leader leases, then SIGCONT; its PostgreSQL link blackholed (the proxy`,
@@ -63,7 +63,8 @@ export function clusterSection(
     "  history checker rule (a));",
     "- **one leader serving per shard**: the servers' test-mode `serve interval` lines (first and last operation of each term, per",
     "  shard and epoch, wall clock) of successive epochs of a shard never overlap;",
-    `- **every call settles** within its deadline plus ${n(o.settleBoundMs)} ms.`,
+    `- **every call settles** within its deadline plus ${n(o.settleBoundMs)} ms (the request timeout, which a lock sent to a leader that`,
+    "  then stopped legitimately adds, plus 2 s of scheduling slack).",
     "",
     "| figure | value |",
     "| --- | ---: |",

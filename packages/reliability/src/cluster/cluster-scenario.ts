@@ -22,6 +22,8 @@ export interface ClusterScenarioOptions {
   readonly clientsPerNamespace: number;
   readonly holdMaxMs: number;
   readonly deadlineMs: number;
+  /** The clients' `requestTimeoutMs` (see `ClusterWorkloadOptions`). */
+  readonly requestTimeoutMs: number;
   readonly settleBoundMs: number;
   /** SIGSTOP and blackhole last this many leader leases (issue 12: 1.5). */
   readonly pauseLeases: number;
@@ -83,6 +85,7 @@ export async function runClusterScenario(options: ClusterScenarioOptions): Promi
         clientsPerNamespace: options.clientsPerNamespace,
         descriptors: 2,
         deadlineMs: options.deadlineMs,
+        requestTimeoutMs: options.requestTimeoutMs,
         settleBoundMs: options.settleBoundMs,
         holdMaxMs: options.holdMaxMs,
         seed: deriveSeed(options.seed, 1),

@@ -17,7 +17,13 @@ export interface ClusterWorkloadOptions {
   readonly descriptors: number;
   /** Each call's own deadline (`acquireTimeoutMs` of locks, an abort signal for the rest). */
   readonly deadlineMs: number;
-  /** How much later than its deadline a call may settle before it counts as hung. */
+  /**
+   * The clients' `requestTimeoutMs`: how long one exchange may wait for an answer beyond the call's
+   * own wait (a lock to a leader that is paused waits its remaining deadline plus this before it is
+   * re-sent elsewhere), so a call may legitimately settle this much after its deadline.
+   */
+  readonly requestTimeoutMs: number;
+  /** How much later than its deadline a call may settle before it counts as hung (give `requestTimeoutMs` plus scheduling slack). */
   readonly settleBoundMs: number;
   /** Longest time a holder keeps a lock (drawn uniformly from 10 ms to this). */
   readonly holdMaxMs: number;
@@ -135,7 +141,7 @@ export function startClusterWorkload(options: ClusterWorkloadOptions, violations
   const loops: Promise<void>[] = [];
   options.namespaces.forEach((namespace, n) => {
     for (let c = 0; c < options.clientsPerNamespace; c++) {
-      const client = LockClient.http({ baseUrls: [...options.baseUrls], namespace, logger });
+      const client = LockClient.http({ baseUrls: [...options.baseUrls], namespace, logger, requestTimeoutMs: options.requestTimeoutMs });
       client.lostLocks.subscribe((lost) => (tally.lostLocks[lost.reason] = (tally.lostLocks[lost.reason] ?? 0) + 1));
       clients.push(client);
       loops.push(lockLoop(client, namespace, new SeededRandom(deriveSeed(options.seed, n, c, 0))));

@@ -26,7 +26,10 @@ const base: ClusterScenarioOptions = {
   clientsPerNamespace: 2,
   holdMaxMs: 600,
   deadlineMs: 2_500,
-  settleBoundMs: 3_000,
+  // A lock sent to a leader that then stops waits its deadline plus the request timeout before it
+  // is re-sent: the bound is that timeout plus 2 s of scheduling slack on a loaded 2-core machine.
+  requestTimeoutMs: 1_500,
+  settleBoundMs: 3_500,
   pauseLeases: 1.5,
 };
 
