@@ -14,10 +14,17 @@ export interface ServerProcess {
 
 const cli = fileURLToPath(new URL("../../packages/server/dist/cli.js", import.meta.url));
 
-/** Start `packages/server/dist/cli.js` on an ephemeral port and wait for its `listening` line. */
-export async function startServerProcess(options: { leaseMs?: number; nodeArgs?: readonly string[] } = {}): Promise<ServerProcess> {
+/**
+ * Start `packages/server/dist/cli.js` on an ephemeral port (or `port`) and wait for its `listening`
+ * line. `clusterArgs` starts a cluster member instead of a single server with a data directory.
+ */
+export async function startServerProcess(
+  options: { leaseMs?: number; nodeArgs?: readonly string[]; clusterArgs?: readonly string[] | undefined; port?: number | undefined } = {},
+): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "leasehold-bench-"));
-  const args = [...(options.nodeArgs ?? []), cli, "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir, "--log-level", "info"];
+  // Cluster members (`clusterArgs`: `--cluster <conn>` and friends) keep their bounds in PostgreSQL, not a data directory.
+  const store = options.clusterArgs === undefined ? ["--data-dir", dataDir] : [...options.clusterArgs];
+  const args = [...(options.nodeArgs ?? []), cli, "--host", "127.0.0.1", "--port", String(options.port ?? 0), ...store, "--log-level", "info"];
   if (options.leaseMs !== undefined) args.push("--lease-ms", String(options.leaseMs));
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve, reject) => {

@@ -4,9 +4,13 @@ import { startServerProcess } from "../server-process.js";
 import { nowMs, nowNs, quantile, round } from "../stats.js";
 import { silentLogger } from "../silent-logger.js";
 
-/** Committers doing lock then tryUnlock for `ms`; returns pairs and the client's unlock stats. */
-async function committers(baseUrl: string, concurrency: number, ms: number, namespace: string) {
-  const client = LockClient.http({ baseUrl, namespace, logger: silentLogger() });
+/**
+ * Committers doing lock then tryUnlock for `ms`; returns pairs and the client's unlock stats.
+ * `target` is one server's URL, or a cluster's URLs (`baseUrls`: routed by shard).
+ */
+export async function committers(target: string | readonly string[], concurrency: number, ms: number, namespace: string) {
+  const where = typeof target === "string" ? { baseUrl: target } : { baseUrls: [...target] };
+  const client = LockClient.http({ ...where, namespace, logger: silentLogger() });
   let pairs = 0;
   const end = nowMs() + ms;
   const start = nowMs();

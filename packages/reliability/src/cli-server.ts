@@ -36,11 +36,15 @@ export interface CliServer {
 /**
  * Start the CLI with `args` and resolve once its `{"msg":"listening","url":…}` line arrives. Rejects
  * (and SIGKILLs it) when that takes longer than `startTimeoutMs` (default 15,000: a loaded 2-core
- * machine), or if it exits first.
+ * machine), or if it exits first. `env` adds variables to the inherited environment (default none).
  */
-export function startCliServer(args: readonly string[], options: { readonly startTimeoutMs?: number | undefined } = {}): Promise<CliServer> {
+export function startCliServer(
+  args: readonly string[],
+  options: { readonly startTimeoutMs?: number | undefined; readonly env?: Readonly<Record<string, string>> | undefined } = {},
+): Promise<CliServer> {
   const startTimeoutMs = options.startTimeoutMs ?? 15_000;
-  const child = spawn(process.execPath, [SERVER_CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const env = options.env === undefined ? process.env : { ...process.env, ...options.env };
+  const child = spawn(process.execPath, [SERVER_CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env });
   const stdout: string[] = [];
   const lines: Record<string, unknown>[] = [];
   let stderr = "";
@@ -68,7 +72,7 @@ export function startCliServer(args: readonly string[], options: { readonly star
     }, startTimeoutMs);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`the server exited (${code}) before listening; stderr: ${stderr}`));
+      reject(new Error(`the server exited (${code}) before listening; stderr: ${stderr}; last stdout: ${stdout.slice(-3).join("\n")}`));
     });
     createInterface({ input: child.stdout }).on("line", (line) => {
       stdout.push(line);

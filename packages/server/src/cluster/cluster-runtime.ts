@@ -5,6 +5,7 @@ import type { ClusterMetrics, LossReason } from "./cluster-metrics.js";
 import type { Coordinator, HeldTerm, ShardLease } from "./coordinator.js";
 import { planShards } from "./plan-shards.js";
 import { ShardTerm } from "./shard-term.js";
+import type { TestBreak } from "./test-breaks.js";
 
 /** What the runtime is made with (see `ClusterOptions` for the defaults and their reasons). */
 export interface ClusterRuntimeOptions {
@@ -20,6 +21,8 @@ export interface ClusterRuntimeOptions {
   readonly logger: Logger;
   readonly metrics: ClusterMetrics;
   readonly clock?: (() => number) | undefined;
+  /** TEST ONLY: safety rules switched off for the reliability suite's negative controls (test-breaks.ts). Default none. */
+  readonly breaks?: ReadonlySet<TestBreak> | undefined;
 }
 
 /** When this server last saw a lease row change, on its monotonic clock. */
@@ -306,7 +309,8 @@ export class ClusterRuntime {
       logger,
       clock: this.clock,
       gateUntil: sentAt + leaderLeaseMs - this.margin,
-      grantsFrom: this.clock() + got.lockDelayMs,
+      grantsFrom: this.clock() + (this.options.breaks?.has("lease-wait") === true ? 0 : got.lockDelayMs),
+      gateless: this.options.breaks?.has("gate") === true,
       leaseMs,
       validForMs: this.options.validForMs,
       maxWaitingPerNamespace: this.options.maxWaitingPerNamespace,

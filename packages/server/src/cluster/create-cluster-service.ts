@@ -5,6 +5,7 @@ import { ClusterMetrics } from "./cluster-metrics.js";
 import { ClusterRuntime } from "./cluster-runtime.js";
 import type { Coordinator } from "./coordinator.js";
 import { createPostgresCoordinator } from "./postgres-coordinator.js";
+import { testBreaks } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
 export interface ClusterOptions {
@@ -73,6 +74,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
   const reserveBlock = options.reserveBlock ?? 1_000_000;
   if (!Number.isSafeInteger(reserveBlock) || reserveBlock < 2) throw new RangeError(`reserveBlock must be an integer of at least 2 (got ${reserveBlock})`);
   const serverId = options.serverId ?? `${hostname()}-${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  const breaks = testBreaks(host.logger);
   let metrics: ClusterMetrics | null = null;
   const coordinator =
     options.coordinator ??
@@ -80,6 +82,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
       connectionString: options.connectionString,
       statementTimeoutMs: Math.max(250, Math.floor(leaderLeaseMs / 3)),
       onStatement: (name, seconds, ok) => metrics?.observeStatement(name, seconds, ok),
+      unfencedBoundExtensions: breaks.has("epoch-fence"),
     });
   let shards: number;
   try {
@@ -102,6 +105,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     reserveBlock,
     logger: host.logger,
     metrics,
+    breaks,
   });
   const service = new ClusterLockService(runtime, coordinator, { serverId, version: host.version, shards });
   return { service, runtime, metrics, serverId, shards };

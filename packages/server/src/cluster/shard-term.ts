@@ -31,6 +31,8 @@ export interface ShardTermOptions {
   /** Called once when the term must end on its own (gate closed, deposed): the runtime ends it. */
   readonly onFailed: (term: ShardTerm, reason: string) => void;
   readonly onBoundExtended: () => void;
+  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=gate`): the gate never closes by time. Default false. */
+  readonly gateless?: boolean | undefined;
 }
 
 /**
@@ -89,7 +91,7 @@ export class ShardTerm implements ServingGate {
 
   /** The engine's gate: open while the term lives and its last renewal is recent enough. */
   isOpen(now: number): boolean {
-    if (this.ended !== null || now >= this.gateUntil) return false;
+    if (this.ended !== null || (now >= this.gateUntil && this.options.gateless !== true)) return false;
     if (this.firstServedAt < 0) this.firstServedAt = now;
     this.lastServedAt = now;
     return true;
@@ -211,6 +213,7 @@ export class ShardTerm implements ServingGate {
   }
 
   private armGate(): void {
+    if (this.options.gateless === true) return;
     if (this.gateTimer !== null) clearTimeout(this.gateTimer);
     this.gateTimer = setTimeout(() => {
       if (this.options.clock() >= this.gateUntil) this.options.onFailed(this, "serving gate closed");

@@ -1,0 +1,111 @@
+import { startCliServer, type CliServer } from "../cli-server.js";
+import { startFaultProxy, type FaultProxy } from "../fault-proxy/fault-proxy.js";
+import { deriveSeed } from "../seeded-random.js";
+import { PG_URL, type RunSchema } from "./pg-run-schema.js";
+
+/** Settings every member of a test cluster starts with. */
+export interface MemberSettings {
+  readonly leaderLeaseMs: number;
+  readonly shards: number;
+  readonly leaseMs: number;
+  /** Extra environment (the negative controls' `LEASEHOLD_TEST_BREAK`). Default none. */
+  readonly env?: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * One server of the test cluster: a CLI process in test mode (`--log-level debug`, so it logs its
+ * serve intervals) reaching PostgreSQL through its own seeded fault proxy. It keeps its port across
+ * restarts, so clients' `baseUrls` stay right; every incarnation's log lines are kept.
+ */
+export class ClusterMember {
+  /** Every process this member has run, oldest first (their lines feed the serve-interval check). */
+  readonly incarnations: CliServer[] = [];
+  port = 0;
+  /** Starts that exited with "could not start" (PostgreSQL too slow to connect) and were tried again. */
+  startRetries = 0;
+
+  private constructor(
+    readonly index: number,
+    readonly proxy: FaultProxy,
+    readonly applicationName: string,
+    private readonly schema: RunSchema,
+    private readonly settings: MemberSettings,
+  ) {}
+
+  /** Start member `index`: its proxy to PostgreSQL (seeded from `seed`), then its server. */
+  static async start(index: number, seed: number, schema: RunSchema, settings: MemberSettings): Promise<ClusterMember> {
+    const proxy = await startFaultProxy({
+      target: { host: new URL(PG_URL).hostname, port: Number(new URL(PG_URL).port || 5432) },
+      seed: deriveSeed(seed, 100 + index),
+      toServer: { drop: 1 },
+      toClient: { drop: 1 },
+    });
+    // Faults are off except while a blackhole is injected: `drop` at rate 1 swallows everything.
+    proxy.setFaults(false);
+    const member = new ClusterMember(index, proxy, `${schema.name}_s${index}`, schema, settings);
+    await member.restart();
+    return member;
+  }
+
+  /** The running process (the latest incarnation). */
+  get server(): CliServer {
+    const s = this.incarnations.at(-1);
+    if (s === undefined) throw new Error(`member ${this.index} never started`);
+    return s;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** True while the latest incarnation has not exited. */
+  get alive(): boolean {
+    const child = this.server.child;
+    return child.exitCode === null && child.signalCode === null;
+  }
+
+  /**
+   * Start a new incarnation on the member's port (port 0 the first time). A server whose first
+   * PostgreSQL connection takes longer than its connect timeout exits with "could not start" (a
+   * supervisor would start it again): that is tried again, up to 5 times, and counted in
+   * {@link startRetries}.
+   */
+  async restart(): Promise<void> {
+    const { leaderLeaseMs, shards, leaseMs, env } = this.settings;
+    const args = [
+      "--host", "127.0.0.1",
+      "--port", String(this.port),
+      "--cluster", this.schema.connectionString(this.proxy.port, this.applicationName),
+      "--leader-lease-ms", String(leaderLeaseMs),
+      "--shards", String(shards),
+      "--lease-ms", String(leaseMs),
+      "--log-level", "debug",
+    ];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const server = await startCliServer(args, { startTimeoutMs: 30_000, env });
+        this.port = server.port;
+        this.incarnations.push(server);
+        return;
+      } catch (err) {
+        if (attempt === 5 || !(err instanceof Error) || !err.message.includes("could not start")) throw err;
+        this.startRetries++;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  /** Every JSON log line of every incarnation. */
+  lines(): Record<string, unknown>[] {
+    return this.incarnations.flatMap((s) => s.lines);
+  }
+
+  /** SIGCONT (in case it is stopped) and SIGKILL the process, then close the proxy. */
+  async close(): Promise<void> {
+    for (const s of this.incarnations) {
+      s.child.kill("SIGCONT");
+      await s.kill();
+    }
+    await this.proxy.close();
+  }
+}
