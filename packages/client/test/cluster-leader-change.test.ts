@@ -125,6 +125,7 @@ describe("the shard map is refreshed single-flight", () => {
     cleanups.push(() => service.close());
     await Promise.all(namespaces.map((ns) => service.timestamps(ns, { count: 1 })));
     expect(a.count("cluster") + b.count("cluster")).toBe(1); // the first map, shared by all forty
+    await pastRefreshInterval();
 
     const refused = new Set<string>();
     a.override = (seen, res) => {
@@ -149,6 +150,7 @@ describe("the shard map is refreshed single-flight", () => {
     const service = new HttpLockService({ baseUrls: [a.url, b.url], retry: RETRY });
     cleanups.push(() => service.close());
     await Promise.all(namespaces.map((ns) => service.timestamps(ns, { count: 1 })));
+    await pastRefreshInterval();
     await a.close();
     for (const ns of namespaces) state.lead(ns, b.url, server.leaderId);
     const before = b.count("cluster");
@@ -171,6 +173,16 @@ describe("the shard map is refreshed single-flight", () => {
     expect(isLeaseholdError(err, "UNAVAILABLE")).toBe(true);
   });
 });
+
+/**
+ * Let the shard map's minimum gap between fetches (100 ms by default) pass: a map fetched less than
+ * that ago is fresh, and failures then go to the other members without a refresh. On a fast machine
+ * the failure wave would otherwise land inside the gap, and the single-flight refresh under test
+ * would never be asked for.
+ */
+function pastRefreshInterval(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 150));
+}
 
 /** withLock's margin for a 2,000 ms lease is 400 ms: the leader change must be seen before it would fire. */
 function lock2000Margin(): number {
