@@ -36,13 +36,16 @@ const base: ClusterScenarioOptions = {
 let main: ClusterScenarioResult | undefined;
 const controls: ClusterControl[] = [];
 
-/** Run a control until its checks fire, at most `runs` times (each run is short; a fault may miss the window). */
-async function control(testBreak: string, options: Partial<ClusterScenarioOptions>, runs: number): Promise<ClusterControl> {
+/**
+ * Run a control until the check it targets fires, at most `runs` times (each run is short; a fault
+ * may miss the window). Another check firing does not end the search: the test asks for this one.
+ */
+async function control(testBreak: string, check: string, options: Partial<ClusterScenarioOptions>, runs: number): Promise<ClusterControl> {
   const done: ClusterScenarioResult[] = [];
   for (let i = 0; i < runs; i++) {
     const r = await runClusterScenario({ ...base, seed: seed + 1 + i, ...options, testBreak });
     done.push(r);
-    if (r.violations.total > 0) break;
+    if (r.violations.count(check) > 0) break;
   }
   const result = { testBreak, runs: done };
   controls.push(result);
@@ -50,7 +53,7 @@ async function control(testBreak: string, options: Partial<ClusterScenarioOption
 }
 
 afterAll(() => {
-  if (!WRITE_REPORT || main === undefined || controls.length < 2) return;
+  if (!WRITE_REPORT || main === undefined || controls.length < (SOAK ? 2 : 1)) return;
   writeSection(
     clusterSection(main, controls, {
       mode: SOAK ? "soak" : "quick",
@@ -78,20 +81,23 @@ describe("cluster faults", () => {
   it(
     "negative control: the serving gate switched off, a paused leader serves on resuming: the one-leader check fires",
     async () => {
-      const c = await control("gate", { cycles: 3, faults: ["sigstop"], pauseLeases: 2 }, 3);
+      const c = await control("gate", "one leader serving per shard", { cycles: 3, faults: ["sigstop"], pauseLeases: 2 }, 3);
       const last = c.runs.at(-1)!;
       expect(last.violations.count("one leader serving per shard"), `seed ${last.options.seed}`).toBeGreaterThan(0);
     },
     120_000,
   );
 
-  it(
+  // Soak mode only for now: on an idle machine three short runs did not always catch a grant inside
+  // the dead leader's leases (CI, 2026-11-24), so in quick mode it could fail for want of luck, not
+  // of a bug. `pnpm test:soak` runs it with more tries; making it deterministic is open (issue 12).
+  it.runIf(SOAK)(
     "negative control: the lease-wait of a new leader removed, it grants during the dead leader's leases: the overlap check fires",
     async () => {
-      const c = await control("lease-wait", { cycles: 4, faults: ["sigkill"], holdMaxMs: 1_500, clientsPerNamespace: 3 }, 3);
+      const c = await control("lease-wait", "(a) no conflicting lease guarantees overlap", { cycles: 4, faults: ["sigkill"], holdMaxMs: 1_500, clientsPerNamespace: 3 }, 6);
       const last = c.runs.at(-1)!;
       expect(last.violations.count("(a) no conflicting lease guarantees overlap"), `seed ${last.options.seed}`).toBeGreaterThan(0);
     },
-    240_000,
+    480_000,
   );
 });
