@@ -149,27 +149,40 @@ async function holdAndRun(client: LockClient, parsed: LockArgs, env: NodeJS.Proc
     stoppedBy = signal;
     waiting.abort();
   };
+  const stopWaiting = (): void => {
+    for (const signal of FORWARDED_SIGNALS) process.off(signal, onSignal);
+  };
   for (const signal of FORWARDED_SIGNALS) process.on(signal, onSignal);
   let answer;
   try {
     answer = await client.lock([spec], { acquireTimeoutMs: parsed.timeoutMs, signal: waiting.signal, clientDescription: parsed.description });
   } catch (err) {
+    stopWaiting();
     if (stoppedBy !== undefined) {
       say(`${stoppedBy} while waiting for the lock on ${JSON.stringify(spec.descriptor)}; the command was not run`);
       return signalStatus(stoppedBy, constants.signals);
     }
     say(`could not take the lock on ${JSON.stringify(spec.descriptor)}: ${describeError(err)}`);
     return EXIT.failed;
-  } finally {
-    for (const signal of FORWARDED_SIGNALS) process.off(signal, onSignal);
   }
   if (answer.status === "timeout") {
+    stopWaiting();
     say(`timed out waiting for the lock on ${JSON.stringify(spec.descriptor)} in namespace ${JSON.stringify(client.namespace)}; the command was not run`);
     return EXIT.timeout;
   }
   const { token } = answer;
+  if (stoppedBy !== undefined) {
+    // The signal came as the grant did: the command never runs, and the lock goes back at once.
+    stopWaiting();
+    say(`${stoppedBy} as the lock on ${JSON.stringify(spec.descriptor)} was granted; the command was not run`);
+    await client.unlock([token]).catch(() => undefined);
+    return signalStatus(stoppedBy, constants.signals);
+  }
   const fencingToken = answer.acquired[0]!.fencingToken;
+  // The waiting handlers stay until the command's forwarding handlers are in (synchronously, in
+  // the constructor): at no moment does a signal meet the default action and kill this process.
   const child = new SupervisedChild(parsed.command, parsed.args, { ...env, LEASEHOLD_FENCING_TOKEN: String(fencingToken) });
+  stopWaiting();
   let lost: LostLockReason | "lease-expiring" | undefined;
   const onLost = (reason: LostLockReason | "lease-expiring"): void => {
     if (lost !== undefined) return;

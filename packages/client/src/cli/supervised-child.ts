@@ -26,7 +26,10 @@ export class SupervisedChild {
   readonly ended: Promise<ChildOutcome>;
 
   constructor(command: string, args: readonly string[], env: NodeJS.ProcessEnv) {
-    this.#child = spawn(command, args, { stdio: "inherit", env });
+    // The handlers go in before the command starts: a signal sent as soon as the command is up
+    // (it may print "ready" before spawn() has even returned here) must find them, or the default
+    // action kills this process and leaves the command running with nobody to release the lock.
+    // Handlers run on the event loop, never inside this constructor, so `#child` is set by then.
     for (const signal of FORWARDED_SIGNALS) {
       const handler = (): void => {
         this.#child.kill(signal);
@@ -34,6 +37,7 @@ export class SupervisedChild {
       this.#forward.set(signal, handler);
       process.on(signal, handler);
     }
+    this.#child = spawn(command, args, { stdio: "inherit", env });
     this.ended = new Promise<ChildOutcome>((resolve) => {
       this.#child.once("error", (err: NodeJS.ErrnoException) => {
         // spawn failed: the command never ran (exit is not emitted then).
