@@ -14,7 +14,7 @@ import {
 } from "@leasehold/protocol";
 import type { DescriptorState } from "./descriptor-state.js";
 import { PERMIT, modeName } from "./lock-mode-codes.js";
-import { DONE, WAITING, type LockRequestState } from "./lock-request-state.js";
+import { DONE, HELD, WAITING, type LockRequestState } from "./lock-request-state.js";
 import type { NamespaceState } from "./namespace-state.js";
 import { SmallestAfter } from "./smallest-after.js";
 import { fingerprintOf } from "./token-fingerprint.js";
@@ -265,4 +265,43 @@ function immutablePage(ns: NamespaceState, query: NamespaceLocksQuery, now: numb
     leaseLeftMs: ms(lock.expiresAt - now),
   }));
   return { items, nextCursor: more ? String((locks[locks.length - 1] as LockRequestState).startTimestamp) : undefined };
+}
+
+/**
+ * Counts of up to `limit` namespaces with names after `cursor`, ascending, among those `visible`
+ * accepts: one walk of the namespaces through a bounded heap, so a page costs O(namespaces · log
+ * limit) time and O(limit) memory however many namespaces there are.
+ */
+export function pageOfNamespaces(
+  namespaces: Iterable<NamespaceState>,
+  cursor: string | undefined,
+  limit: number,
+  visible: (namespace: string) => boolean,
+  now: number,
+): { namespaces: NamespaceSummary[]; more: boolean } {
+  const pick = new SmallestAfter<NamespaceState>(cursor, limit + 1);
+  for (const ns of namespaces) if (visible(ns.name)) pick.offer(ns.name, ns);
+  const chosen = pick.sorted();
+  const more = chosen.length > limit;
+  if (more) chosen.length = limit;
+  return { namespaces: chosen.map((ns) => summarizeNamespace(ns, now)), more };
+}
+
+/**
+ * Steps that compute the fingerprint of every held token of `ns` that has none yet, at most
+ * `budget` tokens a step (true once done), so the host can keep its event loop free between them.
+ */
+export function fingerprintSteps(ns: NamespaceState | undefined): { step(budget: number): boolean } {
+  const tokens = ns?.tokens.values();
+  return {
+    step(budget) {
+      if (tokens === undefined) return true;
+      for (let n = 0; n < budget; n++) {
+        const next = tokens.next();
+        if (next.done === true) return true;
+        if (next.value.status === HELD) fingerprintOf(next.value);
+      }
+      return false;
+    },
+  };
 }

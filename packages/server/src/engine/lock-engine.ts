@@ -24,7 +24,7 @@ import {
 import type { LockTableSnapshot, ServiceMetrics } from "./engine-snapshots.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "./timestamp-reserver.js";
 import type { DescriptorState } from "./descriptor-state.js";
-import { DescriptorsPageBuilder, emptyPage, inspectNamespace, summarizeNamespace } from "./inspect-namespace.js";
+import { DescriptorsPageBuilder, emptyPage, fingerprintSteps, inspectNamespace, pageOfNamespaces, summarizeNamespace } from "./inspect-namespace.js";
 import type { LeaseLapse } from "./lease-lapse.js";
 import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
 import { LockTable, allGrantableNow, forgetIdle } from "./lock-table.js";
@@ -33,65 +33,13 @@ import { PendingLock } from "./pending-lock.js";
 import type { ServingGate } from "./serving-gate.js";
 import { sameIdentity, sortedSpecs } from "./request-identity.js";
 import { describeRevoked, findRevokeTargets } from "./revoke-holders.js";
-import { SmallestAfter } from "./smallest-after.js";
 import { snapshotNamespace } from "./snapshot-namespace.js";
 import { fingerprintOf } from "./token-fingerprint.js";
 import { createRandomTokenSource, type TokenSource } from "./token-source.js";
 
-/** Options of {@link LockEngine}; every field is optional. */
-export interface LockEngineOptions {
-  /** Monotonic clock in milliseconds. Default `performance.now()`; tests inject a fake one. */
-  readonly clock?: (() => number) | undefined;
-  /**
-   * How long a token lives without a refresh. Default 10,000 ms (see `LockServiceOptions.leaseMs`).
-   * It is the same for every token, which is what keeps the lease queue sorted for free.
-   */
-  readonly leaseMs?: number | undefined;
-  /** `validForMs` of every lease answered. Default `floor(leaseMs / 2)`, leaving half as margin. */
-  readonly validForMs?: number | undefined;
-  /** Leader id put in every lease. Default: a random UUID, so leases of another engine say nothing. */
-  readonly leaderId?: string | undefined;
-  /** Where tokens come from. Default: 144 random bits each, from a pooled CSPRNG. */
-  readonly tokenSource?: TokenSource | undefined;
-  /** Durable bound of the counters. Default: none (counters start at 1 in every process). */
-  readonly reserver?: TimestampReserver | undefined;
-  /**
-   * Called, synchronously, when a request that had to wait is granted, times out, or is failed by
-   * {@link LockEngine.close}. Never called for an abandoned request (its caller is gone).
-   * Default: nothing. The hook must not call back into the engine.
-   */
-  readonly onSettled?: ((pending: PendingLock, outcome: LockResponse | LeaseholdError) => void) | undefined;
-  /**
-   * Called, synchronously, for each token released because its lease lapsed, with how many
-   * descriptors it held (0 for an immutable-timestamp lock) and who it was (fingerprint,
-   * description, first descriptor, how long it was held). The token itself is never passed:
-   * it is a secret and must not reach logs. Default: nothing.
-   */
-  readonly onLeaseLapse?: ((namespace: string, descriptorCount: number, lapse: LeaseLapse) => void) | undefined;
-  /**
-   * Most lock requests one namespace may have waiting. Default 100,000 (see
-   * `LockServiceOptions.maxWaitingPerNamespace`). A request that would have to wait beyond it
-   * throws `TOO_MANY_REQUESTS` before it touches any state.
-   */
-  readonly maxWaitingPerNamespace?: number | undefined;
-  /**
-   * Asked before every operation and every timer-driven catch-up: while it is closed nothing is
-   * granted, refreshed or handed out, and operations throw its refusal. Default: none (always
-   * open), as a single server needs; a cluster leader injects its leadership gate.
-   */
-  readonly gate?: ServingGate | undefined;
-}
+import type { InspectionJob, LockAttempt, LockEngineOptions } from "./lock-engine-options.js";
 
-/** A page being built in steps (see {@link LockEngine.inspectInSteps}). */
-export interface InspectionJob {
-  /** Walk at most about `budget` entries; true once the page is ready. */
-  step(budget: number): boolean;
-  /** The page. Throws `UNAVAILABLE` if the engine closed meanwhile. */
-  finish(): NamespaceLocksResponse;
-}
-
-/** What {@link LockEngine.lock} answers: the final answer, or a handle when the request waits. */
-export type LockAttempt = LockResponse | PendingLock;
+export type { InspectionJob, LockAttempt, LockEngineOptions };
 
 const TIMEOUT: LockTimeoutResponse = Object.freeze({ status: "timeout" });
 const noop = (): void => undefined;
@@ -360,13 +308,7 @@ export class LockEngine {
    * `visible` accepts (default: all). One walk of the namespaces through a bounded heap.
    */
   inspectNamespaces(cursor: string | undefined, limit: number, visible: (namespace: string) => boolean = () => true): { namespaces: NamespaceSummary[]; more: boolean } {
-    const now = this.catchUp();
-    const pick = new SmallestAfter<NamespaceState>(cursor, limit + 1);
-    for (const ns of this.namespaces.values()) if (visible(ns.name)) pick.offer(ns.name, ns);
-    const chosen = pick.sorted();
-    const more = chosen.length > limit;
-    if (more) chosen.length = limit;
-    return { namespaces: chosen.map((ns) => summarizeNamespace(ns, now)), more };
+    return pageOfNamespaces(this.namespaces.values(), cursor, limit, visible, this.catchUp());
   }
 
   /** Counts of every namespace (for metrics): O(namespaces), no walk of any lock. */
@@ -405,18 +347,7 @@ export class LockEngine {
    * them). Tokens granted meanwhile are hashed by the revoke itself, if it still misses one.
    */
   fingerprintInSteps(namespace: string): { step(budget: number): boolean } {
-    const tokens = this.namespaces.get(namespace)?.tokens.values();
-    return {
-      step(budget) {
-        if (tokens === undefined) return true;
-        for (let n = 0; n < budget; n++) {
-          const next = tokens.next();
-          if (next.done === true) return true;
-          if (next.value.status === HELD) fingerprintOf(next.value);
-        }
-        return false;
-      },
-    };
+    return fingerprintSteps(this.namespaces.get(namespace));
   }
 
   /**
