@@ -1,38 +1,15 @@
-import { startServer, type RunningServer } from "@leasehold/server";
-import { afterEach, describe, expect, it } from "vitest";
-import { HttpLockService, LockClient, isLeaseholdError, type HttpLockClientOptions, type LostLock } from "../src/index.js";
-import { captureLogger } from "./support/capture-logger.js";
-import { ClusterState, sendJson, standIn, type StandIn } from "./support/stand-in-cluster.js";
+import { describe, expect, it } from "vitest";
+import { HttpLockService, isLeaseholdError, type LostLock } from "../src/index.js";
+import { ClusterState, sendJson, type StandIn } from "./support/stand-in-cluster.js";
+import { FAST_RETRY, standInKit } from "./support/stand-in-kit.js";
 
 // Leader changes as a cluster client sees them, over real sockets: each stand-in member fronts its
 // own real server, whose leaderId is the term of the shards that member leads.
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 const NS = "orders";
-const RETRY = { minTimeoutMs: 20, maxTimeoutMs: 200 } as const;
-
-async function backend(leaseMs: number): Promise<RunningServer & { leaderId: string }> {
-  const server = await startServer({ leaseMs });
-  cleanups.push(() => server.close());
-  const health = (await (await fetch(`${server.url}/v1/health`)).json()) as { leaderId: string };
-  return Object.assign(server, { leaderId: health.leaderId });
-}
-
-async function member(name: string, state: ClusterState, backendUrl?: string): Promise<StandIn> {
-  const s = await standIn(name, state, backendUrl);
-  cleanups.push(() => s.close());
-  return s;
-}
-
-function client(options: Partial<HttpLockClientOptions>): LockClient {
-  const c = LockClient.http({ namespace: NS, logger: captureLogger().logger, retry: RETRY, ...options } as HttpLockClientOptions);
-  cleanups.push(() => c.close());
-  return c;
-}
+const RETRY = FAST_RETRY;
+const { member, client, closeAfter, backend: backendWithId } = standInKit(NS);
+const backend = backendWithId;
 
 /** Two members, each over its own server; `a` leads NS with its server's leaderId. */
 async function twoMembers(leaseMs: number) {
@@ -122,7 +99,7 @@ describe("the shard map is refreshed single-flight", () => {
     const namespaces = Array.from({ length: 40 }, (_, i) => `ns-${i}`);
     for (const ns of namespaces) state.lead(ns, a.url, server.leaderId);
     const service = new HttpLockService({ baseUrls: [a.url, b.url], retry: RETRY });
-    cleanups.push(() => service.close());
+    closeAfter(() => service.close());
     await Promise.all(namespaces.map((ns) => service.timestamps(ns, { count: 1 })));
     expect(a.count("cluster") + b.count("cluster")).toBe(1); // the first map, shared by all forty
     await pastRefreshInterval();
@@ -148,7 +125,7 @@ describe("the shard map is refreshed single-flight", () => {
     const namespaces = Array.from({ length: 40 }, (_, i) => `ns-${i}`);
     for (const ns of namespaces) state.lead(ns, a.url, server.leaderId);
     const service = new HttpLockService({ baseUrls: [a.url, b.url], retry: RETRY });
-    cleanups.push(() => service.close());
+    closeAfter(() => service.close());
     await Promise.all(namespaces.map((ns) => service.timestamps(ns, { count: 1 })));
     await pastRefreshInterval();
     await a.close();
@@ -166,7 +143,7 @@ describe("the shard map is refreshed single-flight", () => {
     const b = await member("b", state, server.url);
     state.lead(NS, b.url, server.leaderId);
     const service = new HttpLockService({ baseUrls: [a.url, b.url], retry: false });
-    cleanups.push(() => service.close());
+    closeAfter(() => service.close());
     expect((await service.timestamps(NS, { count: 1 })).count).toBe(1);
     state.unavailable.set(state.shardOf(NS), 100);
     const err = await service.timestamps(NS, { count: 1 }).catch((e: unknown) => e);

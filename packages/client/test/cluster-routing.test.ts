@@ -1,38 +1,16 @@
-import { startServer, type RunningServer } from "@leasehold/server";
-import { afterEach, describe, expect, it } from "vitest";
+import type { RunningServer } from "@leasehold/server";
+import { describe, expect, it } from "vitest";
 import { LockClient, isLeaseholdError, type HttpLockClientOptions } from "../src/index.js";
-import { captureLogger } from "./support/capture-logger.js";
-import { ClusterState, sendJson, standIn, type Seen, type StandIn } from "./support/stand-in-cluster.js";
+import { ClusterState, sendJson, type Seen, type StandIn } from "./support/stand-in-cluster.js";
+import { FAST_RETRY, standInKit } from "./support/stand-in-kit.js";
 
 // Client routing over real sockets: stand-in cluster members (support/stand-in-cluster.ts) answer
 // what PROTOCOL.md "Cluster mode" specifies and forward the shards they lead to real servers.
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 const NS = "orders";
-/** Fast backoff, so tests that wait do not wait the defaults. */
-const RETRY = { minTimeoutMs: 20, maxTimeoutMs: 200 } as const;
-
-async function backend(): Promise<RunningServer> {
-  const server = await startServer({ leaseMs: 4_000 });
-  cleanups.push(() => server.close());
-  return server;
-}
-
-async function member(name: string, state: ClusterState, backendUrl?: string): Promise<StandIn> {
-  const s = await standIn(name, state, backendUrl);
-  cleanups.push(() => s.close());
-  return s;
-}
-
-function client(options: Partial<HttpLockClientOptions>): LockClient {
-  const c = LockClient.http({ namespace: NS, logger: captureLogger().logger, retry: RETRY, ...options } as HttpLockClientOptions);
-  cleanups.push(() => c.close());
-  return c;
-}
+const RETRY = FAST_RETRY;
+const { member, client, closeAfter, backend: backendWithId } = standInKit(NS);
+const backend = (): Promise<RunningServer> => backendWithId(4_000);
 
 function acquired<T extends { status: string }>(answer: T): Extract<T, { status: "acquired" }> {
   if (answer.status !== "acquired") throw new Error(`expected acquired, got ${JSON.stringify(answer)}`);
