@@ -50,6 +50,7 @@ export type {
   RevokedHolder,
   RevokeResponse,
 } from "./inspection-types.js";
+export type { ActivityHolder, LapseEvent, RevokeEvent, ActivityEvent, ActivitySecond, EventsResponse } from "./activity-types.js";
 export { protocolJsonSchemas, PROTOCOL_BODIES, JSON_SCHEMA_DIALECT } from "./documents/json-schemas.js";
 export type { ProtocolBody } from "./documents/json-schemas.js";
 export { openApiDocument } from "./documents/openapi-document.js";

@@ -1,6 +1,6 @@
-import type { RevokeResponse } from "@leasehold/protocol";
+import { MAX_HOLDERS_PER_REVOKE_EVENT, type ActivityEvent, type ActivityHolder, type ActivitySecond, type RevokeResponse } from "@leasehold/protocol";
 import type { LeaseLapse } from "../engine/lease-lapse.js";
-import { summarizeHolder, type HolderSummary } from "./holder-summary.js";
+import { summarizeHolder } from "./holder-summary.js";
 
 /** Most events kept: a page polling every second never misses one unless 1,000 arrive in a second. */
 const MAX_EVENTS = 1_000;
@@ -8,34 +8,11 @@ const MAX_EVENTS = 1_000;
 const HISTORY_SECONDS = 120;
 /** Most waits kept per second for its percentiles: bounded memory however busy the second. */
 const MAX_WAITS_PER_SECOND = 2_048;
-/** Holders itemised in one revoke event; the count is always complete. */
-const MAX_HOLDERS_PER_EVENT = 20;
+/** Holders itemised in one revoke event (the protocol's bound); the count is always complete. */
+const MAX_HOLDERS_PER_EVENT = MAX_HOLDERS_PER_REVOKE_EVENT;
 
-/** A holder named in an event: never its token, only its fingerprint. */
-export type ActivityHolder = HolderSummary;
-
-/** One lapse or revoke, as `GET /v1/events` lists it (docs/protocol.md "Activity feed"). */
-export type ActivityEvent =
-  | ({ readonly seq: number; readonly at: number; readonly kind: "lapse"; readonly namespace: string } & ActivityHolder)
-  | {
-      readonly seq: number;
-      readonly at: number;
-      readonly kind: "revoke";
-      readonly namespace: string;
-      readonly reason?: string | undefined;
-      readonly released: number;
-      readonly holders: readonly ActivityHolder[];
-    };
-
-/** One second of the grant and wait history. */
-export interface ActivitySecond {
-  /** The second, as Unix time in seconds. */
-  readonly at: number;
-  /** Descriptor grants in that second. */
-  readonly grants: number;
-  /** Requests granted after waiting in a queue, and their waits (ms); absent when none waited. */
-  readonly waits?: { readonly count: number; readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number } | undefined;
-}
+/** A holder named in an event: never its token, only its fingerprint (the protocol's type). */
+export type { ActivityHolder, ActivityEvent, ActivitySecond };
 
 /** The answer of `GET /v1/events`. */
 export interface ActivityPage {

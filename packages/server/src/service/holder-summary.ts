@@ -1,15 +1,10 @@
-import type { RevokedHolder } from "@leasehold/protocol";
+import type { ActivityHolder, RevokedHolder } from "@leasehold/protocol";
 
-/** A released holder as logs and the activity feed name it: counts and the first descriptor, never a token. */
-export interface HolderSummary {
-  readonly fingerprint?: string | undefined;
-  readonly clientDescription?: string | undefined;
-  readonly descriptors: number;
-  readonly firstDescriptor?: string | undefined;
-  readonly startTimestamp?: number | undefined;
-  readonly heldForMs: number;
-  readonly acquiring?: true | undefined;
-}
+/**
+ * A released holder as logs and the activity feed name it: counts and the first descriptor, never
+ * a token. The protocol's `ActivityHolder`, so a log line and a feed event say the same thing.
+ */
+export type HolderSummary = ActivityHolder;
 
 /** Summarise a revoked holder: a descriptor count and the first one instead of the whole list. */
 export function summarizeHolder(h: RevokedHolder): HolderSummary {
