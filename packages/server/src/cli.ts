@@ -237,6 +237,10 @@ async function main(argv: readonly string[]): Promise<number> {
   if (options.allowAdminWithoutAuth && auth === undefined) {
     logger.warn("--allow-admin-without-auth: anyone who reaches this server may revoke any lock");
   }
+  // An error that waiting cannot fix, met while joining after listening (PostgreSQL was
+  // unreachable at start): the server has logged it and stopped; exit 1.
+  let fatal = (): void => undefined;
+  const failed = new Promise<number>((resolve) => (fatal = () => resolve(1)));
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({
@@ -259,14 +263,17 @@ async function main(argv: readonly string[]): Promise<number> {
               serverId: options.serverId,
               leaderLeaseMs: options.leaderLeaseMs,
               shards: options.shards,
+              onFatal: () => fatal(),
             },
     });
   } catch (err) {
-    // Port in use, unreadable data directory, corrupt bound file: say so in the log stream, exit 1.
+    // Port in use, unreadable data directory, corrupt bound file, a cluster that refuses this
+    // server for good (shard count, credentials, database): say so in the log stream, exit 1. An
+    // unreachable PostgreSQL is not among them: the server listens and retries.
     logger.fatal({ err }, "could not start");
     return 1;
   }
-  return new Promise<number>((resolve) => {
+  const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals): void => {
       if (stopping) {
@@ -287,6 +294,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);
   });
+  return Promise.race([stopped, failed]);
 }
 
 main(process.argv.slice(2)).then(
