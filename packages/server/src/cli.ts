@@ -240,6 +240,12 @@ async function main(argv: readonly string[]): Promise<number> {
   // An error that waiting cannot fix, met while joining after listening (PostgreSQL was
   // unreachable at start): the server has logged it and stopped; exit 1.
   let fatal = (): void => undefined;
+  // The signal handlers are in before the server starts: a SIGTERM that arrives while it starts (or
+  // right after its listening line) stops it gracefully once started, instead of killing it.
+  const early: NodeJS.Signals[] = [];
+  let onSignal = (signal: NodeJS.Signals): void => void early.push(signal);
+  process.on("SIGTERM", (signal) => onSignal(signal));
+  process.on("SIGINT", (signal) => onSignal(signal));
   const failed = new Promise<number>((resolve) => (fatal = () => resolve(1)));
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
@@ -291,8 +297,8 @@ async function main(argv: readonly string[]): Promise<number> {
         },
       );
     };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
+    onSignal = stop;
+    for (const signal of early) stop(signal);
   });
   return Promise.race([stopped, failed]);
 }
