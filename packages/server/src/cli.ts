@@ -74,7 +74,9 @@ Options:
                         cluster mode (docs/cluster.md): lead some of the shards, with leadership and
                         timestamp bounds in PostgreSQL; tables are created on first start in schema
                         "leasehold" unless the string's options set a search_path (default: off,
-                        a single server that needs no database; --data-dir is then not used)
+                        a single server that needs no database; --data-dir is then not used);
+                        an unreachable database at start is retried while the server listens and
+                        answers 503; a refused one (credentials, no such database, --shards) exits 1
   --advertise-url <url> cluster mode: the URL clients and other servers reach this one at
                         (default: http://<host>:<port>)
   --server-id <id>      cluster mode: this server's id (default: <hostname>-<random>, new per start)

@@ -197,13 +197,6 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   }
   url = formatUrl(address);
   if (member !== null) member.runtime.url = options.cluster?.advertiseUrl ?? url;
-  if (member !== null) {
-    const onFatal = options.cluster?.onFatal;
-    member.runtime.onFatal = (err) => {
-      logger.fatal({ err }, "cannot join the cluster, and waiting will not fix it; stopping");
-      void close().finally(() => onFatal?.(err));
-    };
-  }
   logger.info(
     { url, leaderId: service.leaderId, serverId, version, ...(member === null ? {} : { cluster: { shards: member.runtime.shards, advertiseUrl: member.runtime.url } }) },
     "listening",
@@ -225,5 +218,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   }
 
   const close = (): Promise<void> => (closing ??= stop());
+  // After `close` exists: the handler runs at once if joining already failed for good.
+  if (member !== null) {
+    const onFatal = options.cluster?.onFatal;
+    member.runtime.onFatal((err) => {
+      logger.fatal({ err }, "cannot join the cluster, and waiting will not fix it; stopping");
+      void close().finally(() => onFatal?.(err));
+    });
+  }
   return { url, service, close, [Symbol.asyncDispose]: close };
 }

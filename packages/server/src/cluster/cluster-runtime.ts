@@ -71,12 +71,8 @@ export class ClusterRuntime {
   private lastWarnAt = -Infinity;
   /** Why the last pass or join attempt could not reach PostgreSQL, or `null`. */
   coordinatorDown: string | null = null;
-  /**
-   * Hears an error that waiting cannot fix, met while joining after the server already listens
-   * (the database came back and says the shard count differs, the role is refused, …). The host
-   * stops the server. Default: nothing (the runtime stays out of the cluster, answering 503).
-   */
-  onFatal: (err: Error) => void = () => undefined;
+  private fatalHandler: ((err: Error) => void) | null = null;
+  private fatalError: Error | null = null;
   /** Hears every term that ended (the service folds its counters into its totals). */
   onTermEnded: (term: ShardTerm) => void = () => undefined;
   /** The URL other servers and clients reach this one at; set once the server listens. */
@@ -136,7 +132,8 @@ export class ClusterRuntime {
               clearTimeout(waited);
               if (first) return reject(error);
               this.coordinatorDown = joinErrorMessage(err);
-              return this.onFatal(error);
+              this.fatalError = error;
+              return this.fatalHandler?.(error);
             }
             this.coordinatorDown = joinErrorMessage(err);
             if (first) {
@@ -144,11 +141,12 @@ export class ClusterRuntime {
               clearTimeout(waited);
               resolve();
             }
+            // Stopped meanwhile (closing the coordinator ends the attempt): nothing to retry or report.
+            if (this.stopping) return;
             this.options.logger.warn(
               { err, retryInMs: delay },
               "could not reach the cluster's PostgreSQL to join; serving 503 meanwhile and retrying",
             );
-            if (this.stopping) return;
             this.joinTimer = setTimeout(attempt, delay);
             this.joinTimer.unref();
             delay = Math.min(delay * 2, Math.max(JOIN_RETRY_FIRST_MS, this.options.leaderLeaseMs));
@@ -157,6 +155,17 @@ export class ClusterRuntime {
       };
       attempt();
     });
+  }
+
+  /**
+   * Hear an error that waiting cannot fix, met while joining after {@link join} resolved (the
+   * database came back and says the shard count differs, the role is refused, …): the host stops
+   * the server. Called at once if it already happened. Without a handler the runtime stays out of
+   * the cluster, answering 503.
+   */
+  onFatal(handler: (err: Error) => void): void {
+    this.fatalHandler = handler;
+    if (this.fatalError !== null) handler(this.fatalError);
   }
 
   private joined(shards: number): void {
