@@ -1,4 +1,7 @@
+import { createServer, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startServer } from "../../src/start-server.js";
 import { runCli, startCli, type CliProcess } from "../support/cli-process.js";
 import { rawRequest } from "../support/raw-request.js";
 import { sleep } from "../support/wait-for.js";
@@ -105,5 +108,30 @@ describe("cluster: PostgreSQL unreachable at start", () => {
     expect(badPort.stdout).toContain('"msg":"could not start"');
     expect(badPort.stdout).toMatch(/connection string is malformed/);
     expect(badPort.stdout).not.toContain("notaport");
+  }, 40_000);
+
+  it("a database that accepts connections but never answers: the server still starts, answers 503, and closes without waiting for it", async () => {
+    const sockets = new Set<Socket>();
+    const blackhole = createServer((socket) => {
+      sockets.add(socket);
+      socket.on("error", () => undefined);
+    });
+    await new Promise<void>((resolve) => blackhole.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (blackhole.address() as AddressInfo).port;
+      const server = await startServer({ cluster: { connectionString: via(port), leaderLeaseMs: LEADER_LEASE_MS, shards: 2 } });
+      try {
+        const answer = await op(server.url, "slow", "timestamps", { count: 1 });
+        expect(answer.status).toBe(503);
+        expect(Number(answer.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+        expect((answer.json as { error: { message: string } }).error.message).toMatch(/not joined the cluster yet/);
+        expect(sockets.size).toBeGreaterThanOrEqual(1);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => blackhole.close(() => resolve()));
+    }
   }, 40_000);
 });
