@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { unavailable } from "./cluster-errors.js";
 import type { ClusterMetrics, LossReason } from "./cluster-metrics.js";
 import type { Coordinator, HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
-import { isPermanentJoinError, joinErrorMessage } from "./join-errors.js";
+import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { planShards } from "./plan-shards.js";
 import { ShardTerm } from "./shard-term.js";
 import type { TestBreak } from "./test-breaks.js";
@@ -33,9 +33,6 @@ interface Seen {
   readonly at: number;
 }
 
-/** First retry of joining after a transient failure, in ms; it doubles up to the leader lease. */
-const JOIN_RETRY_FIRST_MS = 250;
-
 /**
  * The leadership loop of one server (DESIGN.md "Cluster mode"): every third of the leader lease it
  * renews all its shards in one statement, heartbeats, reads the lease rows, records immutable
@@ -61,7 +58,7 @@ export class ClusterRuntime {
   /** When leadership began (the join wait counts from it), `null` before. */
   private startedAt: number | null = null;
   private listening = false;
-  private joinTimer: NodeJS.Timeout | null = null;
+  private joining: JoinRetry | null = null;
   private heartbeating: Promise<unknown> | null = null;
   private readonly margin: number;
   private timer: NodeJS.Timeout | null = null;
@@ -104,57 +101,24 @@ export class ClusterRuntime {
    * failures with backoff (from 250 ms, doubling up to the leader lease) until it succeeds. Resolves
    * once the first attempt succeeded, or once it failed transiently or is still running after
    * `firstWaitMs` (the server then listens meanwhile, answering 503); the attempts go on. Rejects
-   * when the first attempt fails for good (see {@link isPermanentJoinError}); a later such failure
-   * goes to {@link onFatal}.
+   * when the first attempt fails for good (see `isPermanentJoinError`); a later such failure goes
+   * to {@link onFatal}. Call once.
    */
   join(firstWaitMs: number): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      let first = true;
-      const waited = setTimeout(() => {
-        first = false;
-        resolve();
-      }, firstWaitMs);
-      waited.unref();
-      let delay = JOIN_RETRY_FIRST_MS;
-      const attempt = (): void => {
-        this.joinTimer = null;
-        if (this.stopping) return;
-        this.options.coordinator.start(this.options.shards).then(
-          (shards) => {
-            clearTimeout(waited);
-            if (this.stopping) return resolve();
-            this.joined(shards);
-            resolve();
-          },
-          (err: unknown) => {
-            const error = err instanceof Error ? err : new Error(String(err));
-            if (isPermanentJoinError(err)) {
-              clearTimeout(waited);
-              if (first) return reject(error);
-              this.coordinatorDown = joinErrorMessage(err);
-              this.fatalError = error;
-              return this.fatalHandler?.(error);
-            }
-            this.coordinatorDown = joinErrorMessage(err);
-            if (first) {
-              first = false;
-              clearTimeout(waited);
-              resolve();
-            }
-            // Stopped meanwhile (closing the coordinator ends the attempt): nothing to retry or report.
-            if (this.stopping) return;
-            this.options.logger.warn(
-              { err, retryInMs: delay },
-              "could not reach the cluster's PostgreSQL to join; serving 503 meanwhile and retrying",
-            );
-            this.joinTimer = setTimeout(attempt, delay);
-            this.joinTimer.unref();
-            delay = Math.min(delay * 2, Math.max(JOIN_RETRY_FIRST_MS, this.options.leaderLeaseMs));
-          },
-        );
-      };
-      attempt();
+    this.joining = joinWithRetry({
+      attempt: () => this.options.coordinator.start(this.options.shards),
+      firstWaitMs,
+      maxDelayMs: this.options.leaderLeaseMs,
+      logger: this.options.logger,
+      stopped: () => this.stopping,
+      onJoined: (shards) => this.joined(shards),
+      onDown: (reason) => (this.coordinatorDown = reason),
+      onFatal: (err) => {
+        this.fatalError = err;
+        this.fatalHandler?.(err);
+      },
     });
+    return this.joining.first;
   }
 
   /**
@@ -179,7 +143,8 @@ export class ClusterRuntime {
 
   /**
    * Start the loop and the `LISTEN` for released shards once the server listens (and, if the
-   * database was unreachable at start, once it has joined); resolves once the first pass ran.
+   * database was unreachable at start, once it has joined). Resolves once the first pass ran, or at
+   * once when not joined yet (leadership then begins when it joins).
    */
   async start(): Promise<void> {
     this.listening = true;
@@ -208,7 +173,7 @@ export class ClusterRuntime {
     if (this.stopping) return;
     this.stopping = true;
     if (this.timer !== null) clearTimeout(this.timer);
-    if (this.joinTimer !== null) clearTimeout(this.joinTimer);
+    this.joining?.cancel();
     // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
     // statement, and an acquisition that lands after this point releases itself.
     const held: HeldTerm[] = [];
