@@ -74,7 +74,9 @@ Options:
                         cluster mode (docs/cluster.md): lead some of the shards, with leadership and
                         timestamp bounds in PostgreSQL; tables are created on first start in schema
                         "leasehold" unless the string's options set a search_path (default: off,
-                        a single server that needs no database; --data-dir is then not used)
+                        a single server that needs no database; --data-dir is then not used);
+                        an unreachable database at start is retried while the server listens and
+                        answers 503; a refused one (credentials, no such database, --shards) exits 1
   --advertise-url <url> cluster mode: the URL clients and other servers reach this one at
                         (default: http://<host>:<port>)
   --server-id <id>      cluster mode: this server's id (default: <hostname>-<random>, new per start)
@@ -237,6 +239,16 @@ async function main(argv: readonly string[]): Promise<number> {
   if (options.allowAdminWithoutAuth && auth === undefined) {
     logger.warn("--allow-admin-without-auth: anyone who reaches this server may revoke any lock");
   }
+  // An error that waiting cannot fix, met while joining after listening (PostgreSQL was
+  // unreachable at start): the server has logged it and stopped; exit 1.
+  let fatal = (): void => undefined;
+  // The signal handlers are in before the server starts: a SIGTERM that arrives while it starts (or
+  // right after its listening line) stops it gracefully once started, instead of killing it.
+  const early: NodeJS.Signals[] = [];
+  let onSignal = (signal: NodeJS.Signals): void => void early.push(signal);
+  process.on("SIGTERM", (signal) => onSignal(signal));
+  process.on("SIGINT", (signal) => onSignal(signal));
+  const failed = new Promise<number>((resolve) => (fatal = () => resolve(1)));
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({
@@ -259,14 +271,17 @@ async function main(argv: readonly string[]): Promise<number> {
               serverId: options.serverId,
               leaderLeaseMs: options.leaderLeaseMs,
               shards: options.shards,
+              onFatal: () => fatal(),
             },
     });
   } catch (err) {
-    // Port in use, unreadable data directory, corrupt bound file: say so in the log stream, exit 1.
+    // Port in use, unreadable data directory, corrupt bound file, a cluster that refuses this
+    // server for good (shard count, credentials, database): say so in the log stream, exit 1. An
+    // unreachable PostgreSQL is not among them: the server listens and retries.
     logger.fatal({ err }, "could not start");
     return 1;
   }
-  return new Promise<number>((resolve) => {
+  const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals): void => {
       if (stopping) {
@@ -284,9 +299,10 @@ async function main(argv: readonly string[]): Promise<number> {
         },
       );
     };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
+    onSignal = stop;
+    for (const signal of early) stop(signal);
   });
+  return Promise.race([stopped, failed]);
 }
 
 main(process.argv.slice(2)).then(

@@ -197,7 +197,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   }
   url = formatUrl(address);
   if (member !== null) member.runtime.url = options.cluster?.advertiseUrl ?? url;
-  logger.info({ url, leaderId: service.leaderId, serverId, version, ...(member === null ? {} : { cluster: { shards: member.shards, advertiseUrl: member.runtime.url } }) }, "listening");
+  logger.info(
+    { url, leaderId: service.leaderId, serverId, version, ...(member === null ? {} : { cluster: { shards: member.runtime.shards, advertiseUrl: member.runtime.url } }) },
+    "listening",
+  );
   // Leadership starts after the server accepts connections: until it leads a shard it answers
   // 421/503, which clients follow, so a slow first pass never delays "listening".
   member?.runtime.start().catch((err: unknown) => logger.warn({ err }, "the first cluster pass failed; retrying on the regular cadence"));
@@ -215,5 +218,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   }
 
   const close = (): Promise<void> => (closing ??= stop());
+  // After `close` exists: the handler runs at once if joining already failed for good.
+  if (member !== null) {
+    const onFatal = options.cluster?.onFatal;
+    member.runtime.onFatal((err) => {
+      logger.fatal({ err }, "cannot join the cluster, and waiting will not fix it; stopping");
+      void close().finally(() => onFatal?.(err));
+    });
+  }
   return { url, service, close, [Symbol.asyncDispose]: close };
 }

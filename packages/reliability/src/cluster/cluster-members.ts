@@ -21,7 +21,7 @@ export class ClusterMember {
   /** Every process this member has run, oldest first (their lines feed the serve-interval check). */
   readonly incarnations: CliServer[] = [];
   port = 0;
-  /** Starts that exited with "could not start" (PostgreSQL too slow to connect) and were tried again. */
+  /** Starts that exited with "could not start" and were tried again (0 expected: see {@link restart}). */
   startRetries = 0;
 
   private constructor(
@@ -65,10 +65,11 @@ export class ClusterMember {
   }
 
   /**
-   * Start a new incarnation on the member's port (port 0 the first time). A server whose first
-   * PostgreSQL connection takes longer than its connect timeout exits with "could not start" (a
-   * supervisor would start it again): that is tried again, up to 5 times, and counted in
-   * {@link startRetries}.
+   * Start a new incarnation on the member's port (port 0 the first time). A server no longer exits
+   * when PostgreSQL is slow or unreachable at start (it listens, answers 503 and keeps joining), so
+   * {@link startRetries} should stay 0; the retry (up to 5 times, on "could not start") is kept for
+   * what can still end a start, such as the member's port taken meanwhile, and so that a non-zero
+   * count in the report shows a regression.
    */
   async restart(): Promise<void> {
     const { leaderLeaseMs, shards, leaseMs, env } = this.settings;

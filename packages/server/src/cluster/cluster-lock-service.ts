@@ -53,7 +53,7 @@ export class ClusterLockService implements EmbeddedLockService {
   constructor(
     private readonly runtime: ClusterRuntime,
     private readonly coordinator: Coordinator,
-    private readonly info: { readonly serverId: string; readonly version: string; readonly shards: number },
+    private readonly info: { readonly serverId: string; readonly version: string },
   ) {
     runtime.onTermEnded = (term) => this.retire(term);
   }
@@ -155,17 +155,22 @@ export class ClusterLockService implements EmbeddedLockService {
     return { status: "ok", leaderId: this.leaderId, version: this.info.version, serverId: this.info.serverId, cluster: { shardsLed: this.runtime.shardsLed } };
   }
 
-  /** `GET /v1/cluster`: who leads each shard, as this server knows it. */
+  /**
+   * `GET /v1/cluster`: who leads each shard, as this server knows it. Before this server has
+   * reached PostgreSQL once it does not know the shard count: `503 UNAVAILABLE` saying so (clients
+   * ask another server).
+   */
   cluster(): ClusterResponse {
+    const shards = this.joinedShards();
     const leaders = [];
-    for (let shard = 0; shard < this.info.shards; shard++) {
+    for (let shard = 0; shard < shards; shard++) {
       const term = this.runtime.terms[shard];
       const row = this.runtime.leases[shard];
       if (term !== null && term !== undefined) leaders.push({ shard, leaderUrl: this.runtime.url, leaderId: term.leaderId });
       else if (row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) leaders.push({ shard, leaderUrl: row.url, leaderId: row.leaderId });
       else leaders.push({ shard, leaderUrl: null, leaderId: null });
     }
-    return { serverId: this.info.serverId, shards: this.info.shards, leaders };
+    return { serverId: this.info.serverId, shards, leaders };
   }
 
   metrics(): ServiceMetrics {
@@ -231,6 +236,15 @@ export class ClusterLockService implements EmbeddedLockService {
     return this.closing;
   }
 
+  /** The cluster's shard count, or the 503 of a server that has not joined yet. */
+  private joinedShards(): number {
+    const shards = this.runtime.shards;
+    if (shards !== null) return shards;
+    const down = this.runtime.coordinatorDown;
+    const why = down === null ? "it is still connecting" : `it cannot reach the cluster's PostgreSQL (${down})`;
+    throw unavailable(`this server has not joined the cluster yet: ${why}; it keeps retrying, retry shortly or ask another server`, this.runtime.retryAfterMs);
+  }
+
   private checked(namespace: string): string {
     this.checkOpen();
     return validateNamespace(namespace);
@@ -242,10 +256,11 @@ export class ClusterLockService implements EmbeddedLockService {
 
   /** This server's term for the namespace's shard, or the 421/503 that sends the client elsewhere. */
   private route(namespace: string): ShardTerm {
+    const shards = this.joinedShards();
     let shard = this.shardCache.get(namespace);
     if (shard === undefined) {
       if (this.shardCache.size >= SHARD_CACHE_LIMIT) this.shardCache.clear();
-      shard = shardOf(namespace, this.info.shards);
+      shard = shardOf(namespace, shards);
       this.shardCache.set(namespace, shard);
     }
     const term = this.runtime.terms[shard];

@@ -29,7 +29,14 @@ export class ClusterMetrics {
     STATEMENT_BUCKETS,
   );
 
-  constructor(private readonly shardsLed: () => number) {}
+  /**
+   * @param shardsLed shards this server leads now.
+   * @param reachable whether the last join attempt or pass reached PostgreSQL (default: always).
+   */
+  constructor(
+    private readonly shardsLed: () => number,
+    private readonly reachable: () => boolean = () => true,
+  ) {}
 
   /** Record one coordinator statement. */
   observeStatement(name: string, seconds: number, ok: boolean): void {
@@ -40,6 +47,12 @@ export class ClusterMetrics {
   all(): Metric[] {
     return [
       new CallbackMetric("leasehold_cluster_shards_led", "Shards this server leads now.", "gauge", this.shardsLed),
+      new CallbackMetric(
+        "leasehold_cluster_coordinator_reachable",
+        "1 when this server's last join attempt or leadership pass reached PostgreSQL, 0 while it cannot (it then answers 503 for shards it cannot serve).",
+        "gauge",
+        () => (this.reachable() ? 1 : 0),
+      ),
       this.transitions,
       this.losses,
       this.gateClosures,

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { unavailable } from "./cluster-errors.js";
 import type { ClusterMetrics, LossReason } from "./cluster-metrics.js";
-import type { Coordinator, HeldTerm, ShardLease } from "./coordinator.js";
+import type { Coordinator, HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
+import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { planShards } from "./plan-shards.js";
 import { ShardTerm } from "./shard-term.js";
 import type { TestBreak } from "./test-breaks.js";
@@ -10,7 +11,8 @@ import type { TestBreak } from "./test-breaks.js";
 /** What the runtime is made with (see `ClusterOptions` for the defaults and their reasons). */
 export interface ClusterRuntimeOptions {
   readonly coordinator: Coordinator;
-  readonly shards: number;
+  /** `--shards`: the count of a new cluster; undefined adopts the existing cluster's (or 64). */
+  readonly shards?: number | undefined;
   readonly serverId: string;
   readonly url: string;
   readonly leaderLeaseMs: number;
@@ -37,36 +39,46 @@ interface Seen {
  * timestamps, then takes shards that are free (released at once; expired only after their row was
  * seen unchanged for a whole leader lease) and gives up surplus ones, one at a time. A released
  * shard's `NOTIFY` runs the same pass at once.
+ *
+ * Before all that it joins: it creates the tables if needed and checks the shard count
+ * ({@link ClusterRuntime.join}). An unreachable database does not stop the server: it listens,
+ * answers 503 and retries with backoff until the database comes; only an error that waiting cannot
+ * fix ends it ({@link ClusterRuntime.onFatal}).
  */
 export class ClusterRuntime {
-  /** This server's term per shard, `null` where it leads nothing. */
-  readonly terms: (ShardTerm | null)[];
+  /** This server's term per shard, `null` where it leads nothing (empty until joined). */
+  terms: (ShardTerm | null)[] = [];
   /** Lease rows as last read (for routing answers and `GET /v1/cluster`). */
   leases: ShardLease[] = [];
-  private readonly seen: (Seen | null)[];
-  private members: string[];
+  /** The cluster's shard count, `null` until this server has joined (reached PostgreSQL once). */
+  shards: number | null = null;
+  private seen: (Seen | null)[] = [];
+  private members: LiveMember[];
   private readonly clock: () => number;
-  private readonly startedAt: number;
+  /** When leadership began (the join wait counts from it), `null` before. */
+  private startedAt: number | null = null;
+  private listening = false;
+  private joining: JoinRetry | null = null;
+  private heartbeating: Promise<unknown> | null = null;
   private readonly margin: number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
   private stopping = false;
   private lastWarnAt = -Infinity;
-  /** Why the last pass could not read the lease rows (PostgreSQL unreachable), or `null`. */
+  /** Why the last pass or join attempt could not reach PostgreSQL, or `null`. */
   coordinatorDown: string | null = null;
+  private fatalHandler: ((err: Error) => void) | null = null;
+  private fatalError: Error | null = null;
   /** Hears every term that ended (the service folds its counters into its totals). */
   onTermEnded: (term: ShardTerm) => void = () => undefined;
   /** The URL other servers and clients reach this one at; set once the server listens. */
   url: string;
 
   constructor(private readonly options: ClusterRuntimeOptions) {
-    this.terms = new Array<ShardTerm | null>(options.shards).fill(null);
-    this.seen = new Array<Seen | null>(options.shards).fill(null);
-    this.members = [options.serverId];
+    this.members = [{ serverId: options.serverId, ready: false }];
     this.url = options.url;
     this.clock = options.clock ?? (() => performance.now());
-    this.startedAt = this.clock();
     // The gate closes this long before a taker could act: it absorbs clock-rate differences (10% of
     // the lease) and the time between reading the clock and sending the renewal.
     this.margin = Math.max(20, Math.floor(options.leaderLeaseMs / 10));
@@ -84,11 +96,73 @@ export class ClusterRuntime {
     return Math.max(100, Math.floor(this.options.leaderLeaseMs / 3));
   }
 
-  /** Start the loop and the `LISTEN` for released shards; resolves once the first pass ran. */
+  /**
+   * Join the cluster: create the tables if needed and check the shard count, retrying transient
+   * failures with backoff (from 250 ms, doubling up to the leader lease) until it succeeds. Resolves
+   * once the first attempt succeeded, or once it failed transiently or is still running after
+   * `firstWaitMs` (the server then listens meanwhile, answering 503); the attempts go on. Rejects
+   * when the first attempt fails for good (see `isPermanentJoinError`); a later such failure goes
+   * to {@link onFatal}. Call once.
+   */
+  join(firstWaitMs: number): Promise<void> {
+    this.joining = joinWithRetry({
+      attempt: () => this.options.coordinator.start(this.options.shards),
+      firstWaitMs,
+      maxDelayMs: this.options.leaderLeaseMs,
+      logger: this.options.logger,
+      stopped: () => this.stopping,
+      onJoined: (shards) => this.joined(shards),
+      onDown: (reason) => (this.coordinatorDown = reason),
+      onFatal: (err) => {
+        this.fatalError = err;
+        this.fatalHandler?.(err);
+      },
+    });
+    return this.joining.first;
+  }
+
+  /**
+   * Hear an error that waiting cannot fix, met while joining after {@link join} resolved (the
+   * database came back and says the shard count differs, the role is refused, …): the host stops
+   * the server. Called at once if it already happened. Without a handler the runtime stays out of
+   * the cluster, answering 503.
+   */
+  onFatal(handler: (err: Error) => void): void {
+    this.fatalHandler = handler;
+    if (this.fatalError !== null) handler(this.fatalError);
+  }
+
+  private joined(shards: number): void {
+    this.shards = shards;
+    this.terms = new Array<ShardTerm | null>(shards).fill(null);
+    this.seen = new Array<Seen | null>(shards).fill(null);
+    this.coordinatorDown = null;
+    this.options.logger.info({ shards, serverId: this.options.serverId }, "joined the cluster");
+    if (this.listening) void this.lead();
+  }
+
+  /**
+   * Start the loop and the `LISTEN` for released shards once the server listens (and, if the
+   * database was unreachable at start, once it has joined). Resolves once the first pass ran, or at
+   * once when not joined yet (leadership then begins when it joins).
+   */
   async start(): Promise<void> {
+    this.listening = true;
+    if (this.shards !== null) await this.lead();
+  }
+
+  private async lead(): Promise<void> {
+    if (this.stopping || this.startedAt !== null) return;
+    // A joining server waits a leader lease from here before taking anything.
+    this.startedAt = this.clock();
     await this.listen();
     await this.pass(true);
     this.schedule();
+  }
+
+  /** True once this server may take shards: past its join wait and not stopping. */
+  private get ready(): boolean {
+    return !this.stopping && this.startedAt !== null && this.clock() - this.startedAt >= this.options.leaderLeaseMs;
   }
 
   /**
@@ -99,6 +173,7 @@ export class ClusterRuntime {
     if (this.stopping) return;
     this.stopping = true;
     if (this.timer !== null) clearTimeout(this.timer);
+    this.joining?.cancel();
     // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
     // statement, and an acquisition that lands after this point releases itself.
     const held: HeldTerm[] = [];
@@ -108,7 +183,12 @@ export class ClusterRuntime {
       this.lose(term, "stopping", "this server is shutting down");
     }
     const { coordinator, serverId, logger } = this.options;
+    if (this.shards === null) return;
     try {
+      // Leave the member list before releasing, so the servers that hear the release compute their
+      // shares without this one and take the shards at once. A heartbeat in flight would put the
+      // row back after the delete: wait for it first (bounded by the statement timeout).
+      await this.heartbeating?.catch(() => undefined);
       await coordinator.leave(serverId);
       await coordinator.release(serverId, held);
     } catch (err) {
@@ -206,11 +286,14 @@ export class ClusterRuntime {
     const url = this.url;
     const held = this.terms.filter((t): t is ShardTerm => t !== null);
     const sentAt = this.clock();
+    const heartbeat = coordinator.heartbeat({ serverId, url, ready: this.ready }, leaderLeaseMs * 2);
+    this.heartbeating = heartbeat;
     const [renewed, members, leases] = await Promise.allSettled([
       renew ? coordinator.renew(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })), leaderLeaseMs) : Promise.resolve(null),
-      coordinator.heartbeat({ serverId, url }, leaderLeaseMs * 2),
+      heartbeat,
       coordinator.readLeases(),
     ]);
+    if (this.heartbeating === heartbeat) this.heartbeating = null;
     if (renewed.status === "fulfilled" && renewed.value !== null) {
       const ok = new Set(renewed.value);
       for (const term of held) {
@@ -264,14 +347,15 @@ export class ClusterRuntime {
     const now = this.clock();
     // A joining server waits a leader lease first, so it has watched every row long enough and
     // the others have seen its heartbeat before it takes anything.
-    if (now - this.startedAt < this.options.leaderLeaseMs) return;
+    if (!this.ready) return;
     const plan = planShards({
       leases: this.leases,
       seen: this.seen,
       now,
       leaderLeaseMs: this.options.leaderLeaseMs,
       serverId: this.options.serverId,
-      members: this.members,
+      members: this.members.map((m) => m.serverId),
+      joining: this.members.filter((m) => !m.ready).map((m) => m.serverId),
       led: this.terms.map((t) => t !== null),
     });
     await Promise.all(plan.take.map((shard) => this.acquire(shard)));

@@ -17,12 +17,16 @@ export interface Coordinator {
    */
   start(shards?: number | undefined): Promise<number>;
   /**
-   * Record that `member` is alive now (an upsert of its heartbeat row, on the store's clock) and,
-   * in the same statement, answer the ids of members whose last heartbeat is younger than
-   * `withinMs`, this one included, sorted.
+   * Record that `member` is alive now (an upsert of its heartbeat row, on the store's clock, with
+   * its `ready` flag) and, in the same statement, answer the members whose last heartbeat is
+   * younger than `withinMs`, this one included, sorted by id.
    */
-  heartbeat(member: MemberInfo, withinMs: number): Promise<string[]>;
-  /** Remove a member's heartbeat row (a clean stop), so the others rebalance at once. */
+  heartbeat(member: MemberInfo, withinMs: number): Promise<LiveMember[]>;
+  /**
+   * Remove a member's heartbeat row (a clean stop), so the others stop counting it at once. A
+   * stopping server calls it before it releases its shards: the servers that hear the release then
+   * compute their shares without it.
+   */
   leave(serverId: string): Promise<void>;
   /** Every shard's lease row, in shard order. */
   readLeases(): Promise<ShardLease[]>;
@@ -72,6 +76,19 @@ export interface Coordinator {
 export interface MemberInfo {
   readonly serverId: string;
   readonly url: string;
+  /**
+   * Whether it takes shards now: false during its join wait (a leader lease after it starts) and
+   * once it stops. The others count only ready members in their shares, so a joiner never makes
+   * them decline a released shard that nobody else could take yet.
+   */
+  readonly ready: boolean;
+}
+
+/** A live member as a heartbeat answers it. */
+export interface LiveMember {
+  readonly serverId: string;
+  /** Its last heartbeat said it takes shards now (see {@link MemberInfo.ready}). */
+  readonly ready: boolean;
 }
 
 /** One shard's lease row. */

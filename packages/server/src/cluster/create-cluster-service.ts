@@ -39,6 +39,13 @@ export interface ClusterOptions {
    * statement per half million numbers keeps PostgreSQL off the hot path.
    */
   readonly reserveBlock?: number | undefined;
+  /**
+   * Hears an error that waiting cannot fix, met while joining after the server already listens
+   * because PostgreSQL was unreachable at start (a `--shards` that differs from the cluster's, bad
+   * credentials, no such database). The server has logged it at `fatal` and stopped (`close()`)
+   * before this is called; the CLI then exits 1. Default: nothing more.
+   */
+  readonly onFatal?: ((err: Error) => void) | undefined;
   /** A coordinator to use instead of PostgreSQL (tests, other stores). Default: PostgreSQL. */
   readonly coordinator?: Coordinator | undefined;
 }
@@ -49,7 +56,6 @@ export interface ClusterMember {
   readonly runtime: ClusterRuntime;
   readonly metrics: ClusterMetrics;
   readonly serverId: string;
-  readonly shards: number;
 }
 
 /** Host settings a cluster member shares with a single server. */
@@ -64,9 +70,12 @@ export interface ClusterHostSettings {
 }
 
 /**
- * Connect to the coordinator, create its tables if needed and check the shard count, then build
- * the member (not started: call `runtime.start()` once the server listens). Throws on a bad option,
- * an unreachable database or a shard-count mismatch, with nothing left running.
+ * Build the member and begin joining: connect to the coordinator, create its tables if needed and
+ * check the shard count (not leading yet: call `runtime.start()` once the server listens). Throws,
+ * with nothing left running, on a bad option or when the first attempt fails for good (a shard-count
+ * mismatch, bad credentials, no such database, a malformed connection string). An unreachable or
+ * slow database does not throw: the member is answered once the first attempt failed or has run for
+ * `max(2 s, leader lease)`, the server listens and answers 503, and joining goes on with backoff.
  */
 export async function createClusterMember(options: ClusterOptions, host: ClusterHostSettings): Promise<ClusterMember> {
   const leaderLeaseMs = options.leaderLeaseMs ?? 3_000;
@@ -84,18 +93,14 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
       onStatement: (name, seconds, ok) => metrics?.observeStatement(name, seconds, ok),
       unfencedBoundExtensions: breaks.has("epoch-fence"),
     });
-  let shards: number;
-  try {
-    shards = await coordinator.start(options.shards);
-  } catch (err) {
-    await coordinator.close();
-    throw err;
-  }
   let runtime: ClusterRuntime | null = null;
-  metrics = new ClusterMetrics(() => runtime?.shardsLed ?? 0);
+  metrics = new ClusterMetrics(
+    () => runtime?.shardsLed ?? 0,
+    () => runtime?.coordinatorDown === null,
+  );
   runtime = new ClusterRuntime({
     coordinator,
-    shards,
+    shards: options.shards,
     serverId,
     url: options.advertiseUrl ?? host.url,
     leaderLeaseMs,
@@ -107,6 +112,13 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     metrics,
     breaks,
   });
-  const service = new ClusterLockService(runtime, coordinator, { serverId, version: host.version, shards });
-  return { service, runtime, metrics, serverId, shards };
+  try {
+    await runtime.join(Math.max(2_000, leaderLeaseMs));
+  } catch (err) {
+    await runtime.stop();
+    await coordinator.close();
+    throw err;
+  }
+  const service = new ClusterLockService(runtime, coordinator, { serverId, version: host.version });
+  return { service, runtime, metrics, serverId };
 }

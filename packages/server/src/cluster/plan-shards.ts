@@ -8,8 +8,15 @@ export interface PlanInput {
   readonly now: number;
   readonly leaderLeaseMs: number;
   readonly serverId: string;
-  /** Live members, sorted, this server included. */
+  /** Live members, sorted, this server included (a stopping member has left this list). */
   readonly members: readonly string[];
+  /**
+   * Live members still in their join wait (they take nothing for a leader lease after they
+   * start). Default none. They count in nobody's share: a released shard is taken at once by a
+   * server that can take it, and balance moves shards to a joiner only once it is ready. This
+   * server is never treated as joining (the runtime plans only past its own join wait).
+   */
+  readonly joining?: readonly string[] | undefined;
   /** Which shards this server leads now. */
   readonly led: readonly boolean[];
 }
@@ -20,7 +27,7 @@ export interface Plan {
   readonly take: number[];
   /** One surplus shard to give up, or `null`. */
   readonly release: number | null;
-  /** This server's share of the shards. */
+  /** This server's share of the shards, among the members able to take shards now. */
   readonly share: number;
 }
 
@@ -29,13 +36,19 @@ export interface Plan {
  * whose row was seen unchanged for a whole leader lease is taken whatever the shares say
  * (availability first; balance moves it later). A released or never-led shard is taken only while
  * this server leads less than its share (`⌊S/n⌋`, plus one for the first `S mod n` members in id
- * order), so servers do not grab each other's hand-overs. Surplus is given up one shard per pass,
+ * order, where the members are the live ones past their join wait), so servers do not grab each
+ * other's hand-overs, and a joiner (which takes nothing yet) never makes them decline one. Surplus is given up one shard per pass,
  * and only while another live member leads less than its own share (hysteresis: a member at its
  * share never triggers a move, and the released shard goes to the one short of its share, never
  * back), so leadership does not thrash.
  */
 export function planShards(input: PlanInput): Plan {
-  const { leases, seen, now, leaderLeaseMs, serverId, members, led } = input;
+  const { leases, seen, now, leaderLeaseMs, serverId, led } = input;
+  const joining = new Set(input.joining ?? []);
+  joining.delete(serverId);
+  const members = input.members.filter((m) => !joining.has(m));
+  if (!members.includes(serverId)) members.push(serverId);
+  members.sort();
   const count = leases.length;
   const n = Math.max(1, members.length);
   const index = members.indexOf(serverId);
@@ -69,7 +82,7 @@ export function planShards(input: PlanInput): Plan {
   return { take, release, share };
 }
 
-/** True when some other live member leads fewer shards (by the lease rows) than its share. */
+/** True when some other member able to take shards leads fewer (by the lease rows) than its share. */
 function someoneShort(leases: readonly ShardLease[], members: readonly string[], count: number, n: number, serverId: string): boolean {
   const leading = new Map<string, number>();
   for (const row of leases) if (row.holder !== null && !row.expired) leading.set(row.holder, (leading.get(row.holder) ?? 0) + 1);

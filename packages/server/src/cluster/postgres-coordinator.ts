@@ -7,6 +7,7 @@ import {
   type HeldTerm,
   type ImmutableRecord,
   type LeaseClaim,
+  type LiveMember,
   type MemberInfo,
   type ShardLease,
   type StoredBound,
@@ -45,6 +46,7 @@ const SETUP_LOCK_KEY = 0x6c_68_73_74; // "lhst": serialises CREATE TABLE of serv
  * epoch and an expiry on the database clock, and works behind PgBouncer.
  */
 export function createPostgresCoordinator(options: PostgresCoordinatorOptions): Coordinator {
+  checkConnectionString(options.connectionString);
   const placement = placeSchema(options.connectionString);
   const timeout = options.statementTimeoutMs ?? 1_000;
   const config: pg.PoolConfig = {
@@ -64,6 +66,8 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
   const channel = `leasehold_released_${fnv1a32(placement.schema).toString(16)}`;
   const onStatement = options.onStatement;
   let listener: pg.Client | null = null;
+  /** Set-up connections in flight (a join attempt against a slow database): ended by `close()`. */
+  const setups = new Set<pg.Client>();
   let closed = false;
 
   async function run<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[] = []): Promise<R[]> {
@@ -83,9 +87,17 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
   return {
     async start(shards) {
       // Its own connection with a generous timeout: servers starting together queue on the setup lock.
+      if (closed) throw new Error("the coordinator is closed");
       const client = new pg.Client({ ...config, query_timeout: Math.max(30_000, timeout) });
       client.on("error", () => undefined);
-      await client.connect();
+      setups.add(client);
+      try {
+        await client.connect();
+      } catch (err) {
+        setups.delete(client);
+        await client.end().catch(() => undefined);
+        throw err;
+      }
       try {
         await client.query("BEGIN");
         await client.query("SELECT pg_advisory_xact_lock($1)", [SETUP_LOCK_KEY]);
@@ -102,24 +114,25 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
         await client.query("ROLLBACK").catch(() => undefined);
         throw err;
       } finally {
+        setups.delete(client);
         await client.end().catch(() => undefined);
       }
     },
 
     async heartbeat(member, withinMs) {
       // The upsert and the read are one statement; the CTE's own write is not visible to the read,
-      // so this member is added to the answer by hand.
-      const rows = await run<{ server_id: string }>(
+      // so this member is added to the answer from the CTE.
+      const rows = await run<{ server_id: string; ready: boolean }>(
         "heartbeat",
         `WITH hb AS (
-           INSERT INTO members (server_id, url, heartbeat_at) VALUES ($1, $2, clock_timestamp())
-           ON CONFLICT (server_id) DO UPDATE SET url = EXCLUDED.url, heartbeat_at = EXCLUDED.heartbeat_at
-           RETURNING server_id)
-         SELECT server_id FROM members WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $3::float8 / 1000) AND server_id <> $1
-         UNION SELECT server_id FROM hb`,
-        [member.serverId, member.url, withinMs],
+           INSERT INTO members (server_id, url, heartbeat_at, ready) VALUES ($1, $2, clock_timestamp(), $4)
+           ON CONFLICT (server_id) DO UPDATE SET url = EXCLUDED.url, heartbeat_at = EXCLUDED.heartbeat_at, ready = EXCLUDED.ready
+           RETURNING server_id, ready)
+         SELECT server_id, ready FROM members WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $3::float8 / 1000) AND server_id <> $1
+         UNION ALL SELECT server_id, ready FROM hb`,
+        [member.serverId, member.url, withinMs, member.ready],
       );
-      return rows.map((r) => r.server_id).sort();
+      return rows.map((r): LiveMember => ({ serverId: r.server_id, ready: r.ready })).sort((x, y) => (x.serverId < y.serverId ? -1 : x.serverId > y.serverId ? 1 : 0));
     },
 
     async leave(serverId) {
@@ -279,7 +292,23 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
       closed = true;
       const l = listener;
       listener = null;
-      await Promise.allSettled([l?.end(), pool.end()]);
+      await Promise.allSettled([l?.end(), pool.end(), ...[...setups].map((c) => c.end())]);
     },
   };
+}
+
+/**
+ * Refuse a malformed connection string at once, with a message that never repeats it (it may hold
+ * a password): node-postgres would otherwise read a string that is not a URL as the host "base"
+ * and fail later with a misleading DNS error, or throw on a bad port at the first connection.
+ */
+function checkConnectionString(connectionString: string): void {
+  if (!/^(postgres|postgresql):\/\/|^socket:|^\//.test(connectionString)) {
+    throw new RangeError("the cluster connection string must be a PostgreSQL URL, postgres://user@host:5432/database (or a socket path starting with /)");
+  }
+  try {
+    new pg.Client({ connectionString }).removeAllListeners();
+  } catch (err) {
+    throw new RangeError(`the cluster connection string is malformed (${err instanceof Error ? err.message : String(err)}); give postgres://user@host:5432/database`);
+  }
 }

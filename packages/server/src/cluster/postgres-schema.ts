@@ -44,7 +44,9 @@ export function quoteIdentifier(name: string): string {
 /**
  * The DDL, run with the search path pointing at the schema. Columns:
  * - `cluster_config`: one row, the shard count chosen when the cluster was first created.
- * - `members`: one row per live server with its heartbeat on the database clock.
+ * - `members`: one row per live server with its heartbeat on the database clock and whether it
+ *   takes shards now (`ready`: false during its join wait; added by `ALTER` for tables created by
+ *   an older version, whose servers, not sending it, count as ready as they did before).
  * - `leases`: one row per shard: holder, URL, leader id of the term, `epoch` (+1 per acquisition),
  *   `version` (+1 per write, what "seen unchanged" compares), expiry on the database clock,
  *   transition count, and the longest lock lease any leader of the shard declared.
@@ -62,6 +64,7 @@ CREATE TABLE IF NOT EXISTS members (
   url text NOT NULL,
   heartbeat_at timestamptz NOT NULL
 );
+ALTER TABLE members ADD COLUMN IF NOT EXISTS ready boolean NOT NULL DEFAULT true;
 CREATE TABLE IF NOT EXISTS leases (
   shard int PRIMARY KEY,
   holder text,

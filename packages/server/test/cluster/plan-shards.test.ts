@@ -57,4 +57,45 @@ describe("planShards", () => {
     const withFree = [row(0, "a"), row(1, "a"), row(2, "a"), row(3, null)];
     expect(planShards(input(withFree)).release).toBeNull();
   });
+
+  it("a joiner counts in nobody's share: a released shard is taken at once by the server that can take it", () => {
+    // 8 shards: a leads 4; b stopped and released its 4; c has just joined (its join wait runs).
+    const leases = [0, 1, 2, 3, 4, 5, 6, 7].map((s) => (s < 4 ? row(s, "a") : row(s, null)));
+    // Under the old rule (c counted), a is at its share of 8/2 = 4 and declines: the shards wait for c.
+    expect(planShards(input(leases, { members: ["a", "c"] }))).toMatchObject({ take: [], share: 4 });
+    // c joining: a's share is all 8, so it takes the 4 released shards now.
+    expect(planShards(input(leases, { members: ["a", "c"], joining: ["c"] }))).toMatchObject({ take: [4, 5, 6, 7], share: 8, release: null });
+    // With another ready server b, the released shards are split by the shares of a and b only.
+    expect(planShards(input(leases, { members: ["a", "b", "c"], joining: ["c"], led: leases.map((l) => l.holder === "a") }))).toMatchObject({ take: [], share: 4 });
+    const bLed = leases.map(() => false);
+    expect(planShards(input(leases, { serverId: "b", members: ["a", "b", "c"], joining: ["c"], led: bLed }))).toMatchObject({ take: [4, 5, 6, 7], share: 4 });
+    // This server is never treated as joining by its own plan (it plans only past its wait).
+    expect(planShards(input(leases, { serverId: "c", members: ["a", "c"], joining: ["c"], led: bLed })).share).toBe(4);
+  });
+
+  it("a stopping member has left the list: its released shards go to the servers below their share without it", () => {
+    // a, b, c with 6 shards, 2 each; c stops and releases shards 4 and 5.
+    const leases = [row(0, "a"), row(1, "a"), row(2, "b"), row(3, "b"), row(4, null), row(5, null)];
+    // Still counted (heartbeat young), a and b are at their share of 2 and both decline.
+    expect(planShards(input(leases, { members: ["a", "b", "c"] })).take).toEqual([]);
+    expect(planShards(input(leases, { serverId: "b", members: ["a", "b", "c"], led: leases.map((l) => l.holder === "b") })).take).toEqual([]);
+    // Once it left, each has a share of 3 and takes one: every released shard is taken at once.
+    expect(planShards(input(leases, { members: ["a", "b"] })).take).toEqual([4]);
+    expect(planShards(input(leases, { serverId: "b", members: ["a", "b"], led: leases.map((l) => l.holder === "b") })).take).toEqual([4]);
+  });
+
+  it("balance moves shards to a joiner only once it is ready, one at a time, and never back (no bounce)", () => {
+    const leases = [0, 1, 2, 3, 4, 5].map((s) => (s < 3 ? row(s, "a") : row(s, "b")));
+    // c still joining: a and b are at their share of 3; nothing moves.
+    expect(planShards(input(leases, { members: ["a", "b", "c"], joining: ["c"] })).release).toBeNull();
+    // c ready and leading nothing: a (share 2) gives up one shard, its last.
+    const ready = planShards(input(leases, { members: ["a", "b", "c"] }));
+    expect(ready).toMatchObject({ release: 2, share: 2, take: [] });
+    // After the release a is at its share: it neither takes the shard back nor gives up another.
+    const after = leases.map((l) => (l.shard === 2 ? row(2, null) : l));
+    const aAfter = planShards(input(after, { members: ["a", "b", "c"] }));
+    expect(aAfter).toMatchObject({ take: [], release: null });
+    // c, below its share, takes it.
+    expect(planShards(input(after, { serverId: "c", members: ["a", "b", "c"], led: after.map(() => false) })).take).toEqual([2]);
+  });
 });

@@ -139,10 +139,22 @@ describe("PostgresCoordinator", () => {
     await heard;
     expect(released).toEqual([1]);
     expect((await a.readLeases())[1]!.holder).toBeNull();
-    expect(await a.heartbeat({ serverId: "a", url: "http://a" }, 5_000)).toEqual(["a"]);
-    expect(await b.heartbeat({ serverId: "b", url: "http://b" }, 5_000)).toEqual(["a", "b"]);
+    expect(await a.heartbeat({ serverId: "a", url: "http://a", ready: true }, 5_000)).toEqual([{ serverId: "a", ready: true }]);
+    // A joiner's heartbeat says it does not take shards yet; the others see that.
+    expect(await b.heartbeat({ serverId: "b", url: "http://b", ready: false }, 5_000)).toEqual([
+      { serverId: "a", ready: true },
+      { serverId: "b", ready: false },
+    ]);
+    expect(await a.heartbeat({ serverId: "a", url: "http://a", ready: true }, 5_000)).toEqual([
+      { serverId: "a", ready: true },
+      { serverId: "b", ready: false },
+    ]);
+    expect(await b.heartbeat({ serverId: "b", url: "http://b", ready: true }, 5_000)).toEqual([
+      { serverId: "a", ready: true },
+      { serverId: "b", ready: true },
+    ]);
     await a.leave("a");
-    expect(await b.heartbeat({ serverId: "b", url: "http://b" }, 5_000)).toEqual(["b"]);
+    expect(await b.heartbeat({ serverId: "b", url: "http://b", ready: true }, 5_000)).toEqual([{ serverId: "b", ready: true }]);
   });
 
   it("imports a bound without ever lowering one", async () => {

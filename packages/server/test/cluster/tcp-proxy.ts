@@ -10,8 +10,11 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-/** Start a proxy on an ephemeral port in front of `targetPort` on 127.0.0.1. */
-export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+/**
+ * Start a proxy in front of `targetPort` on 127.0.0.1, listening on `listenPort` (default 0: an
+ * ephemeral port; give a port a server was already pointed at to play "the database comes").
+ */
+export async function startTcpProxy(targetPort: number, listenPort = 0): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let cut = false;
   const server: Server = createServer((client) => {
@@ -26,7 +29,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(listenPort, "127.0.0.1", resolve));
   return {
     port: (server.address() as AddressInfo).port,
     cut() {
@@ -42,4 +45,13 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** A port on 127.0.0.1 where nothing listens (it was free a moment ago). */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }

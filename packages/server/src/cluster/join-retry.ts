@@ -1,0 +1,91 @@
+import type { Logger } from "pino";
+import { isPermanentJoinError, joinErrorMessage } from "./join-errors.js";
+
+/** First retry of joining after a transient failure, in ms; it doubles up to `maxDelayMs`. */
+export const JOIN_RETRY_FIRST_MS = 250;
+
+/** What {@link joinWithRetry} is given. */
+export interface JoinRetryOptions {
+  /** One attempt: create the tables if needed and check the shard count; answers the count. */
+  readonly attempt: () => Promise<number>;
+  /** How long the first attempt may run before the returned promise resolves anyway. */
+  readonly firstWaitMs: number;
+  /** Longest pause between attempts (the runtime gives its leader lease). */
+  readonly maxDelayMs: number;
+  readonly logger: Logger;
+  /** True once the server stops: no more attempts, nothing reported. */
+  readonly stopped: () => boolean;
+  /** The cluster answered with its shard count. */
+  readonly onJoined: (shards: number) => void;
+  /** An attempt failed: why (for 503 answers), or `null` once one succeeded. */
+  readonly onDown: (reason: string) => void;
+  /** A failure that waiting cannot fix, after the returned promise resolved. */
+  readonly onFatal: (err: Error) => void;
+}
+
+/** A join in progress. */
+export interface JoinRetry {
+  /**
+   * Resolves once the first attempt succeeded, failed transiently, or ran `firstWaitMs`; rejects
+   * when it failed for good (then nothing more happens).
+   */
+  readonly first: Promise<void>;
+  /** Cancel the pending retry (an attempt in flight ends on its own; `stopped()` silences it). */
+  cancel(): void;
+}
+
+/**
+ * Join a cluster, retrying transient failures (see {@link isPermanentJoinError}) with backoff: from
+ * 250 ms, doubling up to `maxDelayMs`, one `warn` line per failed attempt, so an unreachable
+ * database never floods the log and the server joins by itself soon after it comes back.
+ */
+export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
+  const { logger, stopped } = options;
+  let timer: NodeJS.Timeout | null = null;
+  let settled = false;
+  let settle: { resolve: () => void; reject: (err: Error) => void } | null = null;
+  const first = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  const finishFirst = (err?: Error): void => {
+    if (settled || settle === null) return;
+    settled = true;
+    clearTimeout(waited);
+    if (err === undefined) settle.resolve();
+    else settle.reject(err);
+  };
+  const waited = setTimeout(() => finishFirst(), options.firstWaitMs);
+  waited.unref();
+  let delay = JOIN_RETRY_FIRST_MS;
+  const attempt = (): void => {
+    timer = null;
+    if (stopped()) return finishFirst();
+    options.attempt().then(
+      (shards) => {
+        if (!stopped()) options.onJoined(shards);
+        finishFirst();
+      },
+      (err: unknown) => {
+        const error = err instanceof Error ? err : new Error(String(err));
+        options.onDown(joinErrorMessage(err));
+        if (isPermanentJoinError(err)) {
+          if (!settled) return finishFirst(error);
+          return options.onFatal(error);
+        }
+        finishFirst();
+        // Stopped meanwhile (closing the coordinator ends the attempt): nothing to retry or report.
+        if (stopped()) return;
+        logger.warn({ err, retryInMs: delay }, "could not reach the cluster's PostgreSQL to join; serving 503 meanwhile and retrying");
+        timer = setTimeout(attempt, delay);
+        timer.unref();
+        delay = Math.min(delay * 2, Math.max(JOIN_RETRY_FIRST_MS, options.maxDelayMs));
+      },
+    );
+  };
+  attempt();
+  return {
+    first,
+    cancel() {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+    },
+  };
+}
