@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { checkFencingOrder, checkLeaseOverlap, HistoryRecorder } from "../history/index.js";
 import { Violations } from "../violations.js";
 import type { ControlHalf } from "./control-half.js";
-import { awaitTakeover, closeControlCluster, sleep, startControlCluster } from "./control-cluster.js";
+import { awaitTakeover, closeControlCluster, memberLines, sleep, startControlCluster } from "./control-cluster.js";
 
 /** The check the lease-wait control targets (history checker rule (a)). */
 export const LEASE_WAIT_CHECK = "(a) no conflicting lease guarantees overlap";
@@ -38,9 +38,13 @@ export async function runLeaseWaitControl(seed: number, ruleRemoved: boolean): P
     const recorder = new HistoryRecorder();
     const lock = [{ descriptor: "d", mode: "exclusive" as const }];
     const aSent = recorder.now();
-    const a = await clientA.lock(lock, { acquireTimeoutMs: 5_000 });
+    // Long enough to wait out a new leader's lease-wait, should the shard have changed hands while the cluster formed.
+    const a = await clientA.lock(lock, { acquireTimeoutMs: 15_000 });
     const aReceived = recorder.now();
-    if (a.status !== "acquired") throw new Error("lease-wait control: A was not granted d");
+    if (a.status !== "acquired") {
+      const acquired = memberLines(cluster).flatMap((l, i) => l.filter((x) => x.msg === "shard acquired" || x.msg === "shard lost").map((x) => `member ${i} ${String(x.msg)} epoch ${String(x.epoch)} (${String(x.reason)}, lock delay ${String(x.lockDelayMs)})`));
+      throw new Error(`lease-wait control: A was not granted d in 15 s; ${acquired.join("; ")}`);
+    }
     if (a.lease.leaderId !== cluster.leaderId) throw new Error(`lease-wait control: A was granted by term ${a.lease.leaderId}, not the leader's ${cluster.leaderId}`);
     const aPromise = aSent + a.lease.validForMs;
     recorder.grant({ holder: "A", descriptor: "d", mode: "exclusive", fencingToken: a.acquired[0]!.fencingToken, requestSentAt: aSent, grantReceivedAt: aReceived, guaranteeEndsAt: aPromise });
