@@ -12,6 +12,24 @@ export interface ControlCluster {
   readonly leaderId: string;
 }
 
+/**
+ * A control run could not set up what it needs (the cluster did not settle, its leader changed
+ * before the fault, a takeover too slow for the scenario to mean anything): the run says nothing
+ * about the rule, so the half may be run again (see `runControl`). Never thrown for an outcome of
+ * the checks.
+ */
+export class ControlSetupError extends Error {
+  override readonly name = "ControlSetupError";
+}
+
+/** Throws a {@link ControlSetupError} unless the leader still leads the shard under the term the cluster settled on. */
+export async function confirmLeader(cluster: ControlCluster): Promise<void> {
+  const entry = (await clusterMap(cluster.leader.url))?.leaders[0];
+  if (entry?.leaderId !== cluster.leaderId || entry.leaderUrl !== cluster.leader.url) {
+    throw new ControlSetupError(`the leader changed before the fault: ${String(entry?.leaderUrl)} ${String(entry?.leaderId)}, not ${cluster.leader.url} ${cluster.leaderId}`);
+  }
+}
+
 /** Leader leases the members must agree on one leader term before a control starts. */
 export const SETTLE_LEASES = 2;
 
@@ -66,7 +84,7 @@ export async function startControlCluster(seed: number, settings: Omit<MemberSet
       if (terms.size !== 1 || leader === undefined || typeof leaderId !== "string") agreed = undefined;
       else if (agreed?.leaderId !== leaderId) agreed = { leader, leaderId, since: now };
       else if (now - agreed.since >= SETTLE_LEASES * settings.leaderLeaseMs) return { members, schema, leader, leaderId };
-      if (now > deadline) throw new Error(`the control cluster did not settle on a leader in 30 s: ${[...terms].join(", ")}`);
+      if (now > deadline) throw new ControlSetupError(`the control cluster did not settle on a leader in 30 s: ${[...terms].join(", ")}`);
       await sleep(50);
     }
   } catch (err) {

@@ -3,7 +3,7 @@ import { BOUND_EXTENSIONS_FENCED, boundEvents, checkBoundExtensionsFenced } from
 import { checkServeIntervals, serveIntervals } from "./check-serve-intervals.js";
 import { checkTimestampOrder } from "./check-timestamp-order.js";
 import type { ControlHalf } from "./control-half.js";
-import { awaitTakeover, closeControlCluster, memberLines, sleep, startControlCluster } from "./control-cluster.js";
+import { awaitTakeover, closeControlCluster, confirmLeader, ControlSetupError, memberLines, sleep, startControlCluster } from "./control-cluster.js";
 import { startTimestampHammer } from "./timestamp-hammer.js";
 
 export { BOUND_EXTENSIONS_FENCED as EPOCH_FENCE_CHECK };
@@ -27,7 +27,7 @@ const LEADER_LEASE_MS = 700;
  * Once L1 has stepped down, balancing may hand the shard back to it (it is first in id order) under
  * a later epoch; that term's extensions are legitimate and pass the check.
  *
- * Throws (the run proves nothing) when L1 extended no bound under its term or no other member's
+ * Throws a `ControlSetupError` (the run proves nothing) when the leader changed before the pause, or when L1 extended no bound under its term or no other member's
  * acquisition of a newer epoch was logged.
  */
 export async function runEpochFenceControl(seed: number, ruleRemoved: boolean): Promise<ControlHalf> {
@@ -45,6 +45,7 @@ export async function runEpochFenceControl(seed: number, ruleRemoved: boolean): 
     // The leader's term now (after the pause, it may lead again under a later epoch once balancing hands the shard back).
     const victimIndex = cluster.members.indexOf(cluster.leader);
     const victimEpoch = Math.max(...boundEvents(memberLines(cluster)).acquisitions.filter((a) => a.server === victimIndex).map((a) => a.epoch));
+    await confirmLeader(cluster);
     const stoppedAt = performance.now();
     victim.kill("SIGSTOP");
     // Each asks for 3 numbers, more than a block of 2 leaves ahead: the first one handled needs an extension.
@@ -61,7 +62,7 @@ export async function runEpochFenceControl(seed: number, ruleRemoved: boolean): 
     const newer = events.acquisitions.filter((a) => a.epoch > victimEpoch && a.server !== victimIndex);
     const before = events.extensions.filter((x) => x.server === victimIndex && x.epoch === victimEpoch);
     if (before.length === 0 || newer.length === 0) {
-      throw new Error(`epoch-fence control proves nothing: ${before.length} extensions by the leader (epoch ${victimEpoch}), ${newer.length} acquisitions of a newer epoch by another member`);
+      throw new ControlSetupError(`epoch-fence control proves nothing: ${before.length} extensions by the leader (epoch ${victimEpoch}), ${newer.length} acquisitions of a newer epoch by another member`);
     }
     const violations = new Violations();
     const checked = {

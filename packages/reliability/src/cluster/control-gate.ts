@@ -2,7 +2,7 @@ import { Violations } from "../violations.js";
 import { checkServeIntervals, serveIntervals } from "./check-serve-intervals.js";
 import { checkTimestampOrder, type TimestampAnswer } from "./check-timestamp-order.js";
 import type { ControlHalf } from "./control-half.js";
-import { awaitTakeover, closeControlCluster, memberLines, postJson, sleep, startControlCluster, type ControlCluster } from "./control-cluster.js";
+import { awaitTakeover, closeControlCluster, confirmLeader, ControlSetupError, memberLines, postJson, sleep, startControlCluster, type ControlCluster } from "./control-cluster.js";
 import { startTimestampHammer } from "./timestamp-hammer.js";
 
 /** The check the gate control targets. */
@@ -73,6 +73,7 @@ export async function runGateControl(seed: number, ruleRemoved: boolean): Promis
     const timestamps = startTimestampHammer(cluster.leader.url, "ctl", 2, "timestamps");
     const locks = startLockHammer(cluster.leader.url, "ctl", 2);
     await sleep(300);
+    await confirmLeader(cluster);
     const stoppedAt = performance.now();
     victim.kill("SIGSTOP");
     const takeover = await awaitTakeover(cluster, 15_000);
@@ -93,7 +94,7 @@ export async function runGateControl(seed: number, ruleRemoved: boolean): Promis
       [GATE_CHECK]: checkServeIntervals(serveIntervals(lines), violations),
       "timestamps unique and real-time ordered": checkTimestampOrder([...timestamps.answers, probe], violations),
     };
-    if (!serveIntervals(lines).some((i) => i.server === victimIndex)) throw new Error("gate control proves nothing: the leader logged no serve interval");
+    if (!serveIntervals(lines).some((i) => i.server === victimIndex)) throw new ControlSetupError("gate control proves nothing: the leader logged no serve interval");
     return {
       ruleRemoved,
       testBreak,

@@ -25,6 +25,8 @@ export interface ControlHalf {
   /** Client calls made (for the report's operation count). */
   readonly operations: number;
   readonly elapsedMs: number;
+  /** Earlier runs of this half abandoned for a `ControlSetupError` (their outcome unused). Default 0. */
+  readonly setupRetries?: number | undefined;
 }
 
 /** One control: its targeted check and both halves. */

@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { checkFencingOrder, checkLeaseOverlap, HistoryRecorder } from "../history/index.js";
 import { Violations } from "../violations.js";
 import type { ControlHalf } from "./control-half.js";
-import { awaitTakeover, closeControlCluster, memberLines, sleep, startControlCluster } from "./control-cluster.js";
+import { awaitTakeover, closeControlCluster, ControlSetupError, memberLines, sleep, startControlCluster } from "./control-cluster.js";
 
 /** The check the lease-wait control targets (history checker rule (a)). */
 export const LEASE_WAIT_CHECK = "(a) no conflicting lease guarantees overlap";
@@ -21,9 +21,10 @@ const LEADER_LEASE_MS = 700;
  * promise: no overlap. With `LEASEHOLD_TEST_BREAK=lease-wait` it grants B at takeover, inside A's
  * promise: the overlap check fires. Both clients route with `baseUrls` = all three members.
  *
- * Throws (the run proves nothing) when A was not granted by L1's term, B was not granted at all,
- * or A's promise did not reach past the moment the takeover was seen (`facts.promiseBeyondTakeoverMs`
- * must be > 0: else even a broken server could not overlap, and the control would be vacuous).
+ * Throws a `ControlSetupError` (the run proves nothing) when A was not granted by L1's term or A's
+ * promise did not reach past the moment the takeover was seen (`facts.promiseBeyondTakeoverMs`
+ * must be > 0: else even a broken server could not overlap, and the control would be vacuous); an
+ * Error when B is not granted at all (a server bug).
  */
 export async function runLeaseWaitControl(seed: number, ruleRemoved: boolean): Promise<ControlHalf> {
   const started = performance.now();
@@ -43,9 +44,9 @@ export async function runLeaseWaitControl(seed: number, ruleRemoved: boolean): P
     const aReceived = recorder.now();
     if (a.status !== "acquired") {
       const acquired = memberLines(cluster).flatMap((l, i) => l.filter((x) => x.msg === "shard acquired" || x.msg === "shard lost").map((x) => `member ${i} ${String(x.msg)} epoch ${String(x.epoch)} (${String(x.reason)}, lock delay ${String(x.lockDelayMs)})`));
-      throw new Error(`lease-wait control: A was not granted d in 15 s; ${acquired.join("; ")}`);
+      throw new ControlSetupError(`lease-wait control: A was not granted d in 15 s; ${acquired.join("; ")}`);
     }
-    if (a.lease.leaderId !== cluster.leaderId) throw new Error(`lease-wait control: A was granted by term ${a.lease.leaderId}, not the leader's ${cluster.leaderId}`);
+    if (a.lease.leaderId !== cluster.leaderId) throw new ControlSetupError(`lease-wait control: A was granted by term ${a.lease.leaderId}, not the leader's ${cluster.leaderId}`);
     const aPromise = aSent + a.lease.validForMs;
     recorder.grant({ holder: "A", descriptor: "d", mode: "exclusive", fencingToken: a.acquired[0]!.fencingToken, requestSentAt: aSent, grantReceivedAt: aReceived, guaranteeEndsAt: aPromise });
     const bSent = recorder.now();
@@ -63,7 +64,7 @@ export async function runLeaseWaitControl(seed: number, ruleRemoved: boolean): P
     clientB.tryUnlock([b.token]);
     const promiseBeyondTakeoverMs = aPromise - takeover.at;
     if (promiseBeyondTakeoverMs <= 0) {
-      throw new Error(`lease-wait control is vacuous: A's promise ended ${(-promiseBeyondTakeoverMs).toFixed(0)} ms before the takeover was seen`);
+      throw new ControlSetupError(`lease-wait control is vacuous: A's promise ended ${(-promiseBeyondTakeoverMs).toFixed(0)} ms before the takeover was seen`);
     }
     const history = recorder.history({});
     const violations = new Violations();
