@@ -10,6 +10,13 @@ export interface MemberSettings {
   readonly leaseMs: number;
   /** Extra environment (the negative controls' `LEASEHOLD_TEST_BREAK`). Default none. */
   readonly env?: Readonly<Record<string, string>> | undefined;
+  /**
+   * When given, member i's server id is `<prefix><i>-<incarnation>` (`--server-id`): members then sort
+   * by index, so the first started is first in id order and, with one shard, keeps it (its share
+   * is the one shard) instead of handing it over once the others join. Default: the server's own
+   * random id.
+   */
+  readonly serverIdPrefix?: string | undefined;
 }
 
 /**
@@ -72,7 +79,7 @@ export class ClusterMember {
    * count in the report shows a regression.
    */
   async restart(): Promise<void> {
-    const { leaderLeaseMs, shards, leaseMs, env } = this.settings;
+    const { leaderLeaseMs, shards, leaseMs, env, serverIdPrefix } = this.settings;
     const args = [
       "--host", "127.0.0.1",
       "--port", String(this.port),
@@ -81,6 +88,7 @@ export class ClusterMember {
       "--shards", String(shards),
       "--lease-ms", String(leaseMs),
       "--log-level", "debug",
+      ...(serverIdPrefix === undefined ? [] : ["--server-id", `${serverIdPrefix}${this.index}-${this.incarnations.length + 1}`]),
     ];
     for (let attempt = 1; ; attempt++) {
       try {

@@ -5,7 +5,7 @@ import { ClusterMetrics } from "./cluster-metrics.js";
 import { ClusterRuntime } from "./cluster-runtime.js";
 import type { Coordinator } from "./coordinator.js";
 import { createPostgresCoordinator } from "./postgres-coordinator.js";
-import { testBreaks } from "./test-breaks.js";
+import { testBreaks, testReserveBlock } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
 export interface ClusterOptions {
@@ -36,7 +36,9 @@ export interface ClusterOptions {
   readonly shards?: number | undefined;
   /**
    * How far ahead of what it hands out a leader stores a namespace's bound. Default 1,000,000: one
-   * statement per half million numbers keeps PostgreSQL off the hot path.
+   * statement per half million numbers keeps PostgreSQL off the hot path. In test mode
+   * (`--log-level debug`) `LEASEHOLD_TEST_RESERVE_BLOCK` sets it when this is not given
+   * (test-breaks.ts).
    */
   readonly reserveBlock?: number | undefined;
   /**
@@ -80,7 +82,7 @@ export interface ClusterHostSettings {
 export async function createClusterMember(options: ClusterOptions, host: ClusterHostSettings): Promise<ClusterMember> {
   const leaderLeaseMs = options.leaderLeaseMs ?? 3_000;
   if (!Number.isSafeInteger(leaderLeaseMs) || leaderLeaseMs < 50) throw new RangeError(`leaderLeaseMs must be an integer of at least 50 (got ${leaderLeaseMs})`);
-  const reserveBlock = options.reserveBlock ?? 1_000_000;
+  const reserveBlock = options.reserveBlock ?? testReserveBlock(host.logger) ?? 1_000_000;
   if (!Number.isSafeInteger(reserveBlock) || reserveBlock < 2) throw new RangeError(`reserveBlock must be an integer of at least 2 (got ${reserveBlock})`);
   const serverId = options.serverId ?? `${hostname()}-${globalThis.crypto.randomUUID().slice(0, 8)}`;
   const breaks = testBreaks(host.logger);
@@ -92,6 +94,9 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
       statementTimeoutMs: Math.max(250, Math.floor(leaderLeaseMs / 3)),
       onStatement: (name, seconds, ok) => metrics?.observeStatement(name, seconds, ok),
       unfencedBoundExtensions: breaks.has("epoch-fence"),
+      // Test mode only: acquisitions and bound extensions with their database time, for the
+      // reliability suite's epoch-fence check (packages/reliability, section 5).
+      onCommitted: host.logger.isLevelEnabled("debug") ? (event) => host.logger.debug(event, `${event.kind} committed`) : undefined,
     });
   let runtime: ClusterRuntime | null = null;
   metrics = new ClusterMetrics(

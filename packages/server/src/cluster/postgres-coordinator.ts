@@ -33,7 +33,32 @@ export interface PostgresCoordinatorOptions {
   readonly unfencedBoundExtensions?: boolean | undefined;
   /** Size of the statement pool. Default 4: the runtime runs at most a few statements at once. */
   readonly poolSize?: number | undefined;
+  /**
+   * TEST ONLY (the server sets it at `--log-level debug`): hears every shard acquisition and bound
+   * extension that took effect, with the database's `clock_timestamp()` of its statement, so the
+   * reliability suite can check that no extension of an epoch landed after a newer epoch of its
+   * shard was acquired (both stamped by the one database clock). Both statements are rare (a
+   * takeover; one extension per half reservation block), so the extra column costs nothing on the
+   * hot path. Default: nothing.
+   */
+  readonly onCommitted?: ((event: CoordinatorEvent) => void) | undefined;
 }
+
+/** What {@link PostgresCoordinatorOptions.onCommitted} hears (TEST ONLY). */
+export type CoordinatorEvent =
+  | { readonly kind: "acquisition"; readonly shard: number; readonly epoch: number; readonly dbTimeUs: number }
+  | {
+      readonly kind: "bound extension";
+      readonly namespace: string;
+      readonly shard: number;
+      readonly epoch: number;
+      readonly from: number;
+      readonly to: number;
+      readonly dbTimeUs: number;
+    };
+
+/** The statement's database time in microseconds since the epoch (`numeric`, exact; node-postgres answers a string). */
+const DB_TIME_US = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS db_time_us";
 
 /** The cluster's shard count when neither `--shards` nor an existing cluster says otherwise. */
 export const DEFAULT_SHARDS = 64;
@@ -65,6 +90,7 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
   pool.on("error", () => undefined);
   const channel = `leasehold_released_${fnv1a32(placement.schema).toString(16)}`;
   const onStatement = options.onStatement;
+  const onCommitted = options.onCommitted;
   let listener: pg.Client | null = null;
   /** Set-up connections in flight (a join attempt against a slow database): ended by `close()`. */
   const setups = new Set<pg.Client>();
@@ -160,17 +186,18 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
     },
 
     async acquire(shard, seen, claim: LeaseClaim) {
-      const rows = await run<{ epoch: string; previous_lease_ms: number }>(
+      const rows = await run<{ epoch: string; previous_lease_ms: number; db_time_us: string }>(
         "acquire",
         `UPDATE leases l SET holder = $2, url = $3, leader_id = $4, epoch = l.epoch + 1, version = l.version + 1,
            transitions = l.transitions + 1, expires_at = clock_timestamp() + make_interval(secs => $5::float8 / 1000),
            lock_lease_ms = GREATEST(l.lock_lease_ms, $6)
          FROM (SELECT shard, lock_lease_ms AS previous_lease_ms FROM leases WHERE shard = $1) p
          WHERE l.shard = p.shard AND l.version = $7 AND (l.holder IS NULL OR l.expires_at <= clock_timestamp())
-         RETURNING l.epoch, p.previous_lease_ms`,
+         RETURNING l.epoch, p.previous_lease_ms, ${DB_TIME_US}`,
         [shard, claim.serverId, claim.url, claim.leaderId, claim.leaderLeaseMs, Math.ceil(claim.lockLeaseMs), seen],
       );
       const row = rows[0];
+      if (row !== undefined) onCommitted?.({ kind: "acquisition", shard, epoch: Number(row.epoch), dbTimeUs: Number(row.db_time_us) });
       return row === undefined ? null : ({ shard, epoch: Number(row.epoch), lockDelayMs: row.previous_lease_ms } satisfies AcquiredTerm);
     },
 
@@ -221,13 +248,21 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
       const values = [namespace, term.shard, String(term.epoch), String(from), String(to), immutable === undefined ? null : String(immutable)];
       const rows =
         from === 0
-          ? await run("extend-bound", `INSERT INTO bounds (namespace, bound, immutable, epoch) SELECT $1, $5, $6, $3 FROM (${fence}) l WHERE $4::bigint = 0 ON CONFLICT (namespace) DO NOTHING RETURNING bound`, values)
-          : await run(
+          ? await run<{ db_time_us: string }>(
+              "extend-bound",
+              `INSERT INTO bounds (namespace, bound, immutable, epoch) SELECT $1, $5, $6, $3 FROM (${fence}) l WHERE $4::bigint = 0 ON CONFLICT (namespace) DO NOTHING RETURNING bound, ${DB_TIME_US}`,
+              values,
+            )
+          : await run<{ db_time_us: string }>(
               "extend-bound",
               `UPDATE bounds b SET bound = $5, epoch = $3, immutable = LEAST(b.immutable, $6::bigint)
-               FROM (${fence}) l WHERE b.namespace = $1 AND b.bound = $4 RETURNING b.bound`,
+               FROM (${fence}) l WHERE b.namespace = $1 AND b.bound = $4 RETURNING b.bound, ${DB_TIME_US}`,
               values,
             );
+      const row = rows[0];
+      if (rows.length === 1 && row !== undefined) {
+        onCommitted?.({ kind: "bound extension", namespace, shard: term.shard, epoch: term.epoch, from, to, dbTimeUs: Number(row.db_time_us) });
+      }
       return rows.length === 1;
     },
 

@@ -22,3 +22,21 @@ export function testBreaks(logger: Logger, env: NodeJS.ProcessEnv = process.env)
   logger.warn({ breaks: [...breaks] }, "TEST ONLY: cluster safety rules switched off by LEASEHOLD_TEST_BREAK");
   return breaks;
 }
+
+/**
+ * TEST ONLY. `LEASEHOLD_TEST_RESERVE_BLOCK=<n>` (an integer ≥ 2) makes the timestamp bound's
+ * reservation block `n` instead of the default, so a negative control of the reliability suite
+ * (the epoch fence, section 5) can make almost every timestamp need its own bound extension. Read
+ * only in test mode (`--log-level debug`), like {@link testBreaks}, and said at `warn` when it acts.
+ * Answers `undefined` when unset or outside test mode. Throws a RangeError on a bad value.
+ */
+export function testReserveBlock(logger: Logger, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env.LEASEHOLD_TEST_RESERVE_BLOCK;
+  if (raw === undefined || raw === "" || !logger.isLevelEnabled("debug")) return undefined;
+  const block = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(block) || block < 2) {
+    throw new RangeError(`LEASEHOLD_TEST_RESERVE_BLOCK must be an integer of at least 2 (got ${JSON.stringify(raw)})`);
+  }
+  logger.warn({ reserveBlock: block }, "TEST ONLY: timestamp reservation block set by LEASEHOLD_TEST_RESERVE_BLOCK");
+  return block;
+}

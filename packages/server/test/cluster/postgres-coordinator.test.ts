@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Coordinator, LeaseClaim } from "../../src/cluster/coordinator.js";
 import { ShardCountMismatchError } from "../../src/cluster/coordinator.js";
-import { createPostgresCoordinator } from "../../src/cluster/postgres-coordinator.js";
+import { createPostgresCoordinator, type CoordinatorEvent } from "../../src/cluster/postgres-coordinator.js";
 import { placeSchema } from "../../src/cluster/postgres-schema.js";
 import { createTestSchema, type TestSchema } from "./pg-schema.js";
 
@@ -118,6 +118,33 @@ describe("PostgresCoordinator", () => {
     expect(await a.recordImmutable([{ namespace: "ns", term: old, immutable: 5 }])).toEqual([]);
     expect(await a.recordImmutable([{ namespace: "ns", term: next, immutable: 2500 }])).toEqual(["ns"]);
     expect((await a.readBound("ns")).immutable).toBe(2500);
+  });
+
+  it("test mode: reports each acquisition and bound extension that took effect, with the database time of its statement, and nothing else", async () => {
+    const events: CoordinatorEvent[] = [];
+    const a = createPostgresCoordinator({ connectionString: schema.connectionString, onCommitted: (e) => events.push(e) });
+    open.push(a);
+    await a.start(2);
+    const before = (await schema.query<{ us: string }>("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS us"))[0]!.us;
+    const old = (await a.acquire(0, 0, claim("a", 100)))!;
+    expect(await a.acquire(0, 0, claim("b"))).toBeNull();
+    expect(await a.extendBound("ns", old, 0, 1000, 1)).toBe(true);
+    expect(await a.extendBound("ns", old, 1000, 2000)).toBe(true);
+    expect(await a.extendBound("ns", old, 1000, 3000)).toBe(false);
+    await new Promise((r) => setTimeout(r, 150));
+    const next = (await a.acquire(0, (await a.readLeases())[0]!.version, claim("b")))!;
+    expect(await a.extendBound("ns", old, 2000, 3000)).toBe(false);
+    expect(events.map((e) => (e.kind === "acquisition" ? `${e.kind} ${e.shard}/${e.epoch}` : `${e.kind} ${e.namespace} ${e.shard}/${e.epoch} ${e.from}→${e.to}`))).toEqual([
+      "acquisition 0/1",
+      "bound extension ns 0/1 0→1000",
+      "bound extension ns 0/1 1000→2000",
+      `acquisition 0/${next.epoch}`,
+    ]);
+    const times = events.map((e) => e.dbTimeUs);
+    expect(times[0]).toBeGreaterThanOrEqual(Number(before));
+    // One database clock: the statements' times are in the order they ran, in microseconds.
+    expect([...times].sort((x, y) => x - y)).toEqual(times);
+    expect(times[3]! - times[0]!).toBeGreaterThanOrEqual(150_000);
   });
 
   it("release notifies watchers at once; heartbeats answer the live members", async () => {
