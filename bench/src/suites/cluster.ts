@@ -62,6 +62,27 @@ async function settled(cluster: BenchCluster, timeoutMs: number, each: (m: Clust
   }
 }
 
+/**
+ * Wait until leadership has stopped moving: the same leaders over two leader leases (a member takes
+ * nothing in its join wait, then balance may move a shard to it), and then out the lease-wait a
+ * moved shard's new leader keeps before it grants locks (`leaseMs`).
+ */
+async function stable(cluster: BenchCluster, leaderLeaseMs: number, leaseMs: number): Promise<ClusterResponse> {
+  let map = await settled(cluster, 30_000);
+  let moved = false;
+  for (let i = 0; i < 10; i++) {
+    await sleep(2 * leaderLeaseMs);
+    const again = await settled(cluster, 30_000);
+    if (JSON.stringify(again.leaders) === JSON.stringify(map.leaders)) {
+      if (moved) await sleep(leaseMs);
+      return again;
+    }
+    moved = true;
+    map = again;
+  }
+  throw new Error(`leadership kept moving: ${JSON.stringify(map.leaders)}`);
+}
+
 /** A namespace whose shard `url` leads. */
 function namespaceLedBy(map: ClusterResponse, url: string): string {
   for (let i = 0; i < 10_000; i++) if (map.leaders[shardOf(`bench-${i}`, map.shards)]!.leaderUrl === url) return `bench-${i}`;
@@ -153,10 +174,11 @@ export const clusterSuite: Suite = {
     const rounds = ctx.quick ? 1 : 5;
     // Through a cluster whose one shard is led by one server, against a single server: rounds alternate, same run.
     {
-      const single = await startServerProcess();
-      const cluster = await startCluster(3, ["--shards", "1"]);
+      // The same lease on both sides; short, so a shard moved by balance at start grants again soon.
+      const single = await startServerProcess({ leaseMs: 2_000 });
+      const cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000"]);
       try {
-        const map = await settled(cluster, 30_000);
+        const map = await stable(cluster, 3_000, 2_000);
         const urls = cluster.members.map((m) => m.url);
         await committers(single.url, 64, 500, "warm");
         await committers(urls, 64, 500, "warm");
@@ -167,7 +189,7 @@ export const clusterSuite: Suite = {
           ratios.push(many / one);
         }
         ctx.progress(`cluster/single ratios ${ratios.map((x) => x.toFixed(3)).join(", ")} (leader ${map.leaders[0]!.leaderUrl})`);
-        figures.push({ name: "cluster_pairs_ratio_over_single_c64", value: round(quantile(ratios, 0.5), 3), unit: "ratio", ...base, note: `64 callers doing lock+tryUnlock through LockClient.http({ baseUrls }) to a 3-server cluster (--shards 1: one leader) over the same to a single server, ${rounds} alternating rounds of ${ms / 1000} s (${ratios.map((x) => x.toFixed(3)).join(", ")})` });
+        figures.push({ name: "cluster_pairs_ratio_over_single_c64", value: round(quantile(ratios, 0.5), 3), unit: "ratio", ...base, note: `64 callers doing lock+tryUnlock through LockClient.http({ baseUrls }) to a 3-server cluster (--shards 1: one leader, once leadership stopped moving) over the same to a single server, --lease-ms 2000 on both, ${rounds} alternating rounds of ${ms / 1000} s (${ratios.map((x) => x.toFixed(3)).join(", ")})` });
       } finally {
         await cluster.close();
         await single.stop();

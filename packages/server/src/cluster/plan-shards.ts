@@ -37,7 +37,9 @@ export interface Plan {
  * (availability first; balance moves it later). A released or never-led shard is taken only while
  * this server leads less than its share (`⌊S/n⌋`, plus one for the first `S mod n` members in id
  * order, where the members are the live ones past their join wait), so servers do not grab each
- * other's hand-overs, and a joiner (which takes nothing yet) never makes them decline one. Surplus is given up one shard per pass,
+ * other's hand-overs, and a joiner (which takes nothing yet) never makes them decline one; one
+ * still free after a whole leader lease is taken whatever the shares say, like an expired one.
+ * Surplus is given up one shard per pass,
  * and only while another live member leads less than its own share (hysteresis: a member at its
  * share never triggers a move, and the released shard goes to the one short of its share, never
  * back), so leadership does not thrash.
@@ -59,13 +61,17 @@ export function planShards(input: PlanInput): Plan {
   let free = 0;
   for (const row of leases) {
     if (led[row.shard] === true || row.holder === serverId) continue;
+    const since = seen[row.shard];
+    const unchangedForALease = since !== null && since !== undefined && since.version === row.version && now - since.at >= leaderLeaseMs;
     if (row.holder === null) {
       free++;
-      if (leading + take.length < share) take.push(row.shard);
+      // Below its share, at once; otherwise only once nobody took it for a whole leader lease (the
+      // servers short of their share are gone: a member killed moments ago still counts in the
+      // shares until its heartbeat ages out), so a released shard never waits longer than a crash.
+      if (leading + take.length < share || unchangedForALease) take.push(row.shard);
       continue;
     }
-    const since = seen[row.shard];
-    if (row.expired && since !== null && since !== undefined && since.version === row.version && now - since.at >= leaderLeaseMs) {
+    if (row.expired && unchangedForALease) {
       free++;
       take.push(row.shard);
     }

@@ -16,7 +16,8 @@ const row = (shard: number, holder: string | null, opts: Partial<ShardLease> = {
 
 const input = (leases: ShardLease[], over: Partial<PlanInput> = {}): PlanInput => ({
   leases,
-  seen: leases.map((l) => ({ version: l.version, at: 0 })),
+  // Every row just seen as it is: a free one was released moments ago (a test of waiting passes its own).
+  seen: leases.map((l) => ({ version: l.version, at: 1_000 })),
   now: 1_000,
   leaderLeaseMs: 300,
   serverId: "a",
@@ -32,6 +33,20 @@ describe("planShards", () => {
     expect(planShards(input(leases, { serverId: "b", led: leases.map(() => false) }))).toMatchObject({ take: [0, 1], share: 2 });
   });
 
+  it("takes a released shard whatever its share once nobody took it for a whole leader lease (the member short of its share is gone)", () => {
+    // a leads 2 (its share, with c counted) and b 1; c was killed moments ago and still counts, so
+    // shard 3, released by a SIGTERMed server, is below nobody's share but c's.
+    const leases = [row(0, "a"), row(1, "a"), row(2, "b"), row(3, null, { version: 11 })];
+    const members = ["a", "b", "c"];
+    const seenAt = (at: number) => leases.map((l) => ({ version: l.version, at }));
+    expect(planShards(input(leases, { members, seen: seenAt(800) })).take).toEqual([]);
+    expect(planShards(input(leases, { members, seen: seenAt(700) })).take).toEqual([3]);
+    // A row that changed since (taken and released again) starts its lease over.
+    const seen = seenAt(0);
+    seen[3] = { version: 10, at: 0 };
+    expect(planShards(input(leases, { members, seen })).take).toEqual([]);
+  });
+
   it("takes an expired shard only after its row was seen unchanged for a whole leader lease, whatever the share", () => {
     const leases = [row(0, "a"), row(1, "a"), row(2, "b", { expired: true })];
     const members = ["a"];
@@ -42,7 +57,7 @@ describe("planShards", () => {
     expect(planShards(input(live, { members: ["a", "b"] })).take).toEqual([]);
     // Over its share, it still takes a dead leader's shard (availability first).
     const full = [row(0, "a"), row(1, "a"), row(2, "a"), row(3, "b", { expired: true })];
-    expect(planShards(input(full, { members: ["a", "b"] })).take).toEqual([3]);
+    expect(planShards(input(full, { members: ["a", "b"], seen: full.map((l) => ({ version: l.version, at: 0 })) })).take).toEqual([3]);
   });
 
   it("gives up one surplus shard only while another live member is below its share (hysteresis)", () => {
