@@ -223,7 +223,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     const onFatal = options.cluster?.onFatal;
     member.runtime.onFatal((err) => {
       logger.fatal({ err }, "cannot join the cluster, and waiting will not fix it; stopping");
-      void close().finally(() => onFatal?.(err));
+      void close()
+        .catch((closeErr: unknown) => logger.error({ err: closeErr }, "closing after a fatal cluster error failed"))
+        .finally(() => onFatal?.(err));
     });
   }
   return { url, service, close, [Symbol.asyncDispose]: close };

@@ -64,6 +64,8 @@ export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
         finishFirst();
       },
       (err: unknown) => {
+        // Stopped meanwhile (closing the coordinator ends the attempt): nothing to report or retry.
+        if (stopped()) return finishFirst();
         const error = err instanceof Error ? err : new Error(String(err));
         options.onDown(joinErrorMessage(err));
         if (isPermanentJoinError(err)) {
@@ -71,8 +73,6 @@ export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
           return options.onFatal(error);
         }
         finishFirst();
-        // Stopped meanwhile (closing the coordinator ends the attempt): nothing to retry or report.
-        if (stopped()) return;
         logger.warn({ err, retryInMs: delay }, "could not reach the cluster's PostgreSQL to join; serving 503 meanwhile and retrying");
         timer = setTimeout(attempt, delay);
         timer.unref();

@@ -68,7 +68,9 @@ export function planShards(input: PlanInput): Plan {
       // Below its share, at once; otherwise only once nobody took it for a whole leader lease (the
       // servers short of their share are gone: a member killed moments ago still counts in the
       // shares until its heartbeat ages out), so a released shard never waits longer than a crash.
-      if (leading + take.length < share || unchangedForALease) take.push(row.shard);
+      // Never-led rows (epoch 0, a cluster's cold start) go by the shares alone: taking them all
+      // would only make balance hand them back one by one, each after a lease-wait.
+      if (leading + take.length < share || (unchangedForALease && row.epoch > 0)) take.push(row.shard);
       continue;
     }
     if (row.expired && unchangedForALease) {

@@ -41,6 +41,9 @@ describe("planShards", () => {
     const seenAt = (at: number) => leases.map((l) => ({ version: l.version, at }));
     expect(planShards(input(leases, { members, seen: seenAt(800) })).take).toEqual([]);
     expect(planShards(input(leases, { members, seen: seenAt(700) })).take).toEqual([3]);
+    // A never-led row (epoch 0, a cluster's cold start) goes by the shares alone, however long it sat.
+    const cold = leases.map((l) => (l.shard === 3 ? row(3, null, { version: 11, epoch: 0 }) : l));
+    expect(planShards(input(cold, { members, seen: seenAt(0) })).take).toEqual([]);
     // A row that changed since (taken and released again) starts its lease over.
     const seen = seenAt(0);
     seen[3] = { version: 10, at: 0 };
