@@ -1,6 +1,7 @@
-import { shardOf, type ClusterResponse } from "@leasehold/protocol";
+import { shardOf } from "@leasehold/protocol";
 import type { SeededRandom } from "../seeded-random.js";
 import type { ClusterMember } from "./cluster-members.js";
+import { clusterMap, sleep } from "./control-cluster.js";
 import type { RunSchema } from "./pg-run-schema.js";
 
 /** The faults of the cluster suite (issue 12). */
@@ -24,17 +25,6 @@ export interface FaultContext {
   /** SIGSTOP and blackhole last this many leader leases. */
   readonly pauseLeases: number;
   readonly rng: SeededRandom;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function clusterMap(url: string): Promise<ClusterResponse | undefined> {
-  try {
-    const res = await fetch(`${url}/v1/cluster`, { signal: AbortSignal.timeout(1_000) });
-    return res.ok ? ((await res.json()) as ClusterResponse) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The victim: the live leader of a random namespace's shard (any live member if none is known). */
