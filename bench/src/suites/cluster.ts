@@ -6,6 +6,9 @@ import { startServerProcess, type ServerProcess } from "../server-process.js";
 import { nowMs, quantile, round } from "../stats.js";
 import { committers } from "./client.js";
 
+/** What {@link committers} answers. */
+type PairsRun = Awaited<ReturnType<typeof committers>>;
+
 const PG_URL = process.env.LEASEHOLD_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/test";
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -141,6 +144,29 @@ async function failovers(signal: "SIGKILL" | "SIGTERM", trials: number, progress
   return times;
 }
 
+/**
+ * `rounds` ratios of `b` over `a` (pairs per second), each round running both, the odd rounds `b`
+ * first (ABBA order), so a drift of the machine over the run does not favour the side that always
+ * goes second. Each round uses a fresh namespace, so a cold start is part of what is measured.
+ */
+async function abbaRatios(rounds: number, a: (round: number) => Promise<PairsRun>, b: (round: number) => Promise<PairsRun>): Promise<number[]> {
+  const rate = (run: PairsRun): number => run.pairs / run.elapsed;
+  const ratios: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    let one: PairsRun;
+    let two: PairsRun;
+    if (r % 2 === 0) {
+      one = await a(r);
+      two = await b(r);
+    } else {
+      two = await b(r);
+      one = await a(r);
+    }
+    ratios.push(rate(two) / rate(one));
+  }
+  return ratios;
+}
+
 /** Pairs/s of lock+tryUnlock (64 callers per namespace, one client each) over `namespaces`, all at once. */
 async function aggregatePairs(target: string | readonly string[], namespaces: readonly string[], ms: number, perNamespace: number): Promise<number> {
   const runs = await Promise.all(namespaces.map((ns) => committers(target, perNamespace, ms, ns)));
@@ -176,33 +202,27 @@ export const clusterSuite: Suite = {
     {
       // The same lease on both sides; short, so a shard moved by balance at start grants again soon.
       const single = await startServerProcess({ leaseMs: 2_000 });
+      const control = await startServerProcess({ leaseMs: 2_000 });
       const cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000"]);
       try {
         const map = await stable(cluster, 3_000, 2_000);
         const urls = cluster.members.map((m) => m.url);
         await committers(single.url, 64, 500, "warm");
+        await committers(control.url, 64, 500, "warm");
         await committers(urls, 64, 500, "warm");
-        const ratios: number[] = [];
-        for (let r = 0; r < rounds; r++) {
-          // Odd rounds run the cluster first (ABBA order), so a drift of the machine over the run
-          // does not favour the side that always goes second.
-          const runOne = async (): Promise<number> => (await committers(single.url, 64, ms, `r${r}`)).pairs;
-          const runMany = async (): Promise<number> => (await committers(urls, 64, ms, `r${r}`)).pairs;
-          let one: number;
-          let many: number;
-          if (r % 2 === 0) {
-            one = await runOne();
-            many = await runMany();
-          } else {
-            many = await runMany();
-            one = await runOne();
-          }
-          ratios.push(many / one);
-        }
+        const ratios = await abbaRatios(rounds, (r) => committers(single.url, 64, ms, `r${r}`), (r) => committers(urls, 64, ms, `r${r}`));
         ctx.progress(`cluster/single ratios ${ratios.map((x) => x.toFixed(3)).join(", ")} (leader ${map.leaders[0]!.leaderUrl})`);
-        figures.push({ name: "cluster_pairs_ratio_over_single_c64", value: round(quantile(ratios, 0.5), 3), unit: "ratio", ...base, note: `64 callers doing lock+tryUnlock through LockClient.http({ baseUrls }) to a 3-server cluster (--shards 1: one leader, once leadership stopped moving) over the same to a single server, --lease-ms 2000 on both, ${rounds} rounds in ABBA order of ${ms / 1000} s (${ratios.map((x) => x.toFixed(3)).join(", ")})` });
+        // The control: a second single server over the first, the same way. Two identical servers
+        // differ only by noise, so this shows how far from 1 the measurement itself strays here.
+        const controls = await abbaRatios(rounds, (r) => committers(single.url, 64, ms, `c${r}`), (r) => committers(control.url, 64, ms, `c${r}`));
+        ctx.progress(`control single/single ratios ${controls.map((x) => x.toFixed(3)).join(", ")}`);
+        figures.push(
+          { name: "cluster_pairs_ratio_over_single_c64", value: round(quantile(ratios, 0.5), 3), unit: "ratio", ...base, note: `64 callers doing lock+tryUnlock through LockClient.http({ baseUrls }) to a 3-server cluster (--shards 1: one leader, once leadership stopped moving) over the same to a single server, --lease-ms 2000 on both, ${rounds} rounds in ABBA order of ${ms / 1000} s (${ratios.map((x) => x.toFixed(3)).join(", ")})` },
+          { name: "cluster_pairs_ratio_control_c64", value: round(quantile(controls, 0.5), 3), unit: "ratio", ...base, note: `the control: a second single server over the first, measured the same way in the same run (${controls.map((x) => x.toFixed(3)).join(", ")})` },
+        );
       } finally {
         await cluster.close();
+        await control.stop();
         await single.stop();
       }
     }

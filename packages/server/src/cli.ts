@@ -35,6 +35,8 @@ interface CliOptions {
   readonly serverId: string | undefined;
   readonly leaderLeaseMs: number;
   readonly shards: number | undefined;
+  /** TEST ONLY: let the cluster's test knobs act (see ClusterOptions.unsafeTestKnobs). */
+  readonly unsafeTestKnobs: boolean;
   readonly help: boolean;
   readonly version: boolean;
 }
@@ -85,6 +87,9 @@ Options:
                         leader's shards move after about this long (default: 3000)
   --shards <n>          cluster mode: shard count of a new cluster (default: 64; an existing
                         cluster keeps its count and refuses a different one)
+  --unsafe-test-knobs   TEST ONLY, cluster mode: with --log-level debug, let LEASEHOLD_TEST_BREAK
+                        and LEASEHOLD_TEST_RESERVE_BLOCK switch safety rules off for the
+                        reliability suite's negative controls (default: off; never in production)
   -h, --help            print this help and exit
   -v, --version         print the version (${VERSION}) and exit
 
@@ -126,6 +131,7 @@ function parseFlags(argv: readonly string[]) {
         "server-id": { type: "string" },
         "leader-lease-ms": { type: "string", default: "3000" },
         shards: { type: "string" },
+        "unsafe-test-knobs": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
         version: { type: "boolean", short: "v", default: false },
       },
@@ -168,6 +174,7 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
     serverId: values["server-id"],
     leaderLeaseMs: integer("leader-lease-ms", values["leader-lease-ms"], 50, 10 * 60 * 1000),
     shards: values.shards === undefined ? undefined : integer("shards", values.shards, 1, LIMITS.maxShards),
+    unsafeTestKnobs: values["unsafe-test-knobs"],
     help: values.help,
     version: values.version,
   };
@@ -271,6 +278,7 @@ async function main(argv: readonly string[]): Promise<number> {
               serverId: options.serverId,
               leaderLeaseMs: options.leaderLeaseMs,
               shards: options.shards,
+              unsafeTestKnobs: options.unsafeTestKnobs,
               onFatal: () => fatal(),
             },
     });

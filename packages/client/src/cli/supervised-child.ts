@@ -19,7 +19,8 @@ export interface ChildOutcome {
  * the command ends.
  */
 export class SupervisedChild {
-  readonly #child: ChildProcess;
+  /** Undefined when `spawn` threw (arguments it refuses, such as a NUL byte in the command). */
+  readonly #child: ChildProcess | undefined;
   readonly #forward = new Map<NodeJS.Signals, () => void>();
   #killTimer: NodeJS.Timeout | undefined;
   /** Settles once the command has ended (or failed to start). */
@@ -32,18 +33,30 @@ export class SupervisedChild {
     // Handlers run on the event loop, never inside this constructor, so `#child` is set by then.
     for (const signal of FORWARDED_SIGNALS) {
       const handler = (): void => {
-        this.#child.kill(signal);
+        this.#child?.kill(signal);
       };
       this.#forward.set(signal, handler);
       process.on(signal, handler);
     }
-    this.#child = spawn(command, args, { stdio: "inherit", env });
+    let child: ChildProcess | undefined;
+    let thrown: unknown;
+    try {
+      child = spawn(command, args, { stdio: "inherit", env });
+    } catch (err) {
+      // Refused before anything ran: answered like a failed start, and the handlers come out.
+      thrown = err;
+    }
+    this.#child = child;
     this.ended = new Promise<ChildOutcome>((resolve) => {
-      this.#child.once("error", (err: NodeJS.ErrnoException) => {
+      if (child === undefined) {
+        resolve({ status: EXIT.cannotRun, startError: thrown instanceof Error ? thrown.message : String(thrown) });
+        return;
+      }
+      child.once("error", (err: NodeJS.ErrnoException) => {
         // spawn failed: the command never ran (exit is not emitted then).
         resolve({ status: err.code === "ENOENT" ? EXIT.notFound : EXIT.cannotRun, startError: err.message });
       });
-      this.#child.once("exit", (code, signal) => {
+      child.once("exit", (code, signal) => {
         resolve({ status: signal !== null ? signalStatus(signal, constants.signals) : (code ?? EXIT.failed) });
       });
     }).finally(() => this.#detach());
@@ -54,10 +67,11 @@ export class SupervisedChild {
    * the lock is lost: the command must not go on believing it holds it.
    */
   terminate(graceMs: number): void {
-    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
-    this.#child.kill("SIGTERM");
+    const child = this.#child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
     if (Number.isFinite(graceMs)) {
-      this.#killTimer = setTimeout(() => this.#child.kill("SIGKILL"), graceMs);
+      this.#killTimer = setTimeout(() => child.kill("SIGKILL"), graceMs);
     }
   }
 

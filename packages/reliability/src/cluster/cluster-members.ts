@@ -88,6 +88,8 @@ export class ClusterMember {
       "--shards", String(shards),
       "--lease-ms", String(leaseMs),
       "--log-level", "debug",
+      // The negative controls' LEASEHOLD_TEST_* variables act only with this flag.
+      ...(env === undefined ? [] : ["--unsafe-test-knobs"]),
       ...(serverIdPrefix === undefined ? [] : ["--server-id", `${serverIdPrefix}${this.index}-${this.incarnations.length + 1}`]),
     ];
     for (let attempt = 1; ; attempt++) {

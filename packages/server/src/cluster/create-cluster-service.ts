@@ -36,11 +36,18 @@ export interface ClusterOptions {
   readonly shards?: number | undefined;
   /**
    * How far ahead of what it hands out a leader stores a namespace's bound. Default 1,000,000: one
-   * statement per half million numbers keeps PostgreSQL off the hot path. In test mode
-   * (`--log-level debug`) `LEASEHOLD_TEST_RESERVE_BLOCK` sets it when this is not given
-   * (test-breaks.ts).
+   * statement per half million numbers keeps PostgreSQL off the hot path. With
+   * {@link ClusterOptions.unsafeTestKnobs} `LEASEHOLD_TEST_RESERVE_BLOCK` sets it when this is not
+   * given (test-breaks.ts).
    */
   readonly reserveBlock?: number | undefined;
+  /**
+   * TEST ONLY (`--unsafe-test-knobs`). Default false. Lets `LEASEHOLD_TEST_BREAK` and
+   * `LEASEHOLD_TEST_RESERVE_BLOCK` act (also only at `--log-level debug`): the reliability suite's
+   * negative controls switch safety rules off with them to show its checks fire. Off by default,
+   * and needed explicitly, so that a stray variable on a production server switches nothing off.
+   */
+  readonly unsafeTestKnobs?: boolean | undefined;
   /**
    * Hears an error that waiting cannot fix, met while joining after the server already listens
    * because PostgreSQL was unreachable at start (a `--shards` that differs from the cluster's, bad
@@ -82,10 +89,11 @@ export interface ClusterHostSettings {
 export async function createClusterMember(options: ClusterOptions, host: ClusterHostSettings): Promise<ClusterMember> {
   const leaderLeaseMs = options.leaderLeaseMs ?? 3_000;
   if (!Number.isSafeInteger(leaderLeaseMs) || leaderLeaseMs < 50) throw new RangeError(`leaderLeaseMs must be an integer of at least 50 (got ${leaderLeaseMs})`);
-  const reserveBlock = options.reserveBlock ?? testReserveBlock(host.logger) ?? 1_000_000;
+  const knobs = options.unsafeTestKnobs === true;
+  const reserveBlock = options.reserveBlock ?? testReserveBlock(host.logger, knobs) ?? 1_000_000;
   if (!Number.isSafeInteger(reserveBlock) || reserveBlock < 2) throw new RangeError(`reserveBlock must be an integer of at least 2 (got ${reserveBlock})`);
   const serverId = options.serverId ?? `${hostname()}-${globalThis.crypto.randomUUID().slice(0, 8)}`;
-  const breaks = testBreaks(host.logger);
+  const breaks = testBreaks(host.logger, knobs);
   let metrics: ClusterMetrics | null = null;
   const coordinator =
     options.coordinator ??

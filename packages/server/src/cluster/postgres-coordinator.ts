@@ -12,7 +12,7 @@ import {
   type ShardLease,
   type StoredBound,
 } from "./coordinator.js";
-import { CREATE_TABLES, placeSchema, quoteIdentifier } from "./postgres-schema.js";
+import { CREATE_TABLES, placeSchema, quoteIdentifier, SCHEMA_COMPLETE } from "./postgres-schema.js";
 
 /** Options of {@link createPostgresCoordinator}. */
 export interface PostgresCoordinatorOptions {
@@ -127,9 +127,11 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
       try {
         await client.query("BEGIN");
         await client.query("SELECT pg_advisory_xact_lock($1)", [SETUP_LOCK_KEY]);
-        await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(placement.schema)}`);
+        const complete = (await client.query<{ complete: boolean }>(SCHEMA_COMPLETE, [placement.schema])).rows[0]?.complete === true;
+        // DDL only when something is missing: a role that may only use the tables starts too.
+        if (!complete) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(placement.schema)}`);
         await client.query(`SET LOCAL search_path = ${quoteIdentifier(placement.schema)}`);
-        await client.query(CREATE_TABLES);
+        if (!complete) await client.query(CREATE_TABLES);
         await client.query("INSERT INTO cluster_config (id, shards) VALUES (1, $1) ON CONFLICT (id) DO NOTHING", [shards ?? DEFAULT_SHARDS]);
         const stored = (await client.query<{ shards: number }>("SELECT shards FROM cluster_config WHERE id = 1")).rows[0]?.shards ?? DEFAULT_SHARDS;
         if (shards !== undefined && stored !== shards) throw new ShardCountMismatchError(stored, shards);

@@ -1,8 +1,11 @@
 /**
- * Where the cluster's tables live and how they are created. Tables are created idempotently at
- * every start (DESIGN.md: "tables are created on first start"), inside one transaction holding a
- * transaction-scoped advisory lock, so servers starting together never race on `CREATE TABLE`.
- * That lock only serialises this setup; leadership never depends on advisory locks (ADR 0008).
+ * Where the cluster's tables live and how they are created. At every start, inside one transaction
+ * holding a transaction-scoped advisory lock (so servers starting together never race on `CREATE
+ * TABLE`), the server checks whether every table and column is there ({@link SCHEMA_COMPLETE}) and
+ * runs the DDL only when something is missing (DESIGN.md: "tables are created on first start").
+ * So a server whose role may only read and write the tables starts on a schema an owner created,
+ * and a restart takes no `ACCESS EXCLUSIVE` lock. The advisory lock only serialises this setup;
+ * leadership never depends on advisory locks (ADR 0008).
  */
 
 /** Schema used when the connection string's `options` set no `search_path`. */
@@ -42,7 +45,26 @@ export function quoteIdentifier(name: string): string {
 }
 
 /**
- * The DDL, run with the search path pointing at the schema. Columns:
+ * One row, `complete`: true when schema `$1` holds every table of {@link CREATE_TABLES} with every
+ * column a server uses (the catalog answers only for tables the role may use, which is what
+ * matters). A column added by a later version goes in this list too, so that an older schema gets
+ * its `ALTER`.
+ */
+export const SCHEMA_COMPLETE = `
+SELECT count(*) = 4 AS complete FROM (
+  SELECT table_name, array_agg(column_name::text) AS columns FROM information_schema.columns
+  WHERE table_schema = $1 AND table_name IN ('cluster_config', 'members', 'leases', 'bounds')
+  GROUP BY table_name
+) t
+WHERE (table_name = 'cluster_config' AND columns @> ARRAY['id', 'shards'])
+   OR (table_name = 'members' AND columns @> ARRAY['server_id', 'url', 'heartbeat_at', 'ready'])
+   OR (table_name = 'leases' AND columns @> ARRAY['shard', 'holder', 'url', 'leader_id', 'epoch', 'version', 'expires_at', 'transitions', 'lock_lease_ms'])
+   OR (table_name = 'bounds' AND columns @> ARRAY['namespace', 'bound', 'immutable', 'epoch'])
+`;
+
+/**
+ * The DDL, run with the search path pointing at the schema, only when {@link SCHEMA_COMPLETE}
+ * found something missing. Columns:
  * - `cluster_config`: one row, the shard count chosen when the cluster was first created.
  * - `members`: one row per live server with its heartbeat on the database clock and whether it
  *   takes shards now (`ready`: false during its join wait; added by `ALTER` for tables created by

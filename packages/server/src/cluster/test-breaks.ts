@@ -5,15 +5,32 @@ export type TestBreak = "gate" | "epoch-fence" | "lease-wait";
 
 const KNOWN: readonly TestBreak[] = ["gate", "epoch-fence", "lease-wait"];
 
+/** The command-line flag a server must be started with before it reads any test knob. */
+export const TEST_KNOBS_FLAG = "--unsafe-test-knobs";
+
+/**
+ * The value of test knob `name`, or `undefined`: read only when the server was started with
+ * {@link TEST_KNOBS_FLAG} (`enabled`) and logs at `debug`. Two explicit opt-ins, so a stray
+ * variable on a production server changes nothing; when it is set but not read, the server says so
+ * at `warn`, because someone meant it to act.
+ */
+function knob(name: string, logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  if (enabled && logger.isLevelEnabled("debug")) return raw;
+  logger.warn({ variable: name }, `${name} is set but ignored: test knobs act only with ${TEST_KNOBS_FLAG} and --log-level debug`);
+  return undefined;
+}
+
 /**
  * TEST ONLY. The rules named in `LEASEHOLD_TEST_BREAK` (comma-separated: `gate`, `epoch-fence`,
  * `lease-wait`) are switched off, so the cluster fault suite (packages/reliability, section 5) can
- * show that its checks fire without them. Read only in test mode (`--log-level debug`), so a stray
- * variable on a production server changes nothing; when it does act, it says so at `warn`.
+ * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
+ * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */
-export function testBreaks(logger: Logger, env: NodeJS.ProcessEnv = process.env): ReadonlySet<TestBreak> {
-  const raw = env.LEASEHOLD_TEST_BREAK;
-  if (raw === undefined || raw === "" || !logger.isLevelEnabled("debug")) return new Set();
+export function testBreaks(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): ReadonlySet<TestBreak> {
+  const raw = knob("LEASEHOLD_TEST_BREAK", logger, enabled, env);
+  if (raw === undefined) return new Set();
   const breaks = new Set<TestBreak>();
   for (const name of raw.split(",").map((s) => s.trim())) {
     if (!(KNOWN as readonly string[]).includes(name)) throw new RangeError(`LEASEHOLD_TEST_BREAK: unknown rule ${JSON.stringify(name)} (known: ${KNOWN.join(", ")})`);
@@ -27,12 +44,12 @@ export function testBreaks(logger: Logger, env: NodeJS.ProcessEnv = process.env)
  * TEST ONLY. `LEASEHOLD_TEST_RESERVE_BLOCK=<n>` (an integer ≥ 2) makes the timestamp bound's
  * reservation block `n` instead of the default, so a negative control of the reliability suite
  * (the epoch fence, section 5) can make almost every timestamp need its own bound extension. Read
- * only in test mode (`--log-level debug`), like {@link testBreaks}, and said at `warn` when it acts.
- * Answers `undefined` when unset or outside test mode. Throws a RangeError on a bad value.
+ * only like {@link testBreaks}, and said at `warn` when it acts. Answers `undefined` when unset or
+ * not read. Throws a RangeError on a bad value.
  */
-export function testReserveBlock(logger: Logger, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const raw = env.LEASEHOLD_TEST_RESERVE_BLOCK;
-  if (raw === undefined || raw === "" || !logger.isLevelEnabled("debug")) return undefined;
+export function testReserveBlock(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = knob("LEASEHOLD_TEST_RESERVE_BLOCK", logger, enabled, env);
+  if (raw === undefined) return undefined;
   const block = Number(raw);
   if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(block) || block < 2) {
     throw new RangeError(`LEASEHOLD_TEST_RESERVE_BLOCK must be an integer of at least 2 (got ${JSON.stringify(raw)})`);

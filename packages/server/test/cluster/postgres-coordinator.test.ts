@@ -41,6 +41,41 @@ describe("PostgresCoordinator", () => {
     expect(tables.map((t) => t.table_name)).toEqual(["bounds", "cluster_config", "leases", "members"]);
   });
 
+  it("starts with a role that may only read and write the tables an owner created: no DDL once the schema is complete", async () => {
+    await coordinator().start(4);
+    const role = `lh_dml_${schema.name.slice(-12)}`;
+    await schema.query(`CREATE ROLE ${role} LOGIN`);
+    try {
+      await schema.query(`GRANT USAGE ON SCHEMA ${schema.name} TO ${role}`);
+      await schema.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema.name} TO ${role}`);
+      const url = new URL(schema.connectionString);
+      url.username = role;
+      const limited = createPostgresCoordinator({ connectionString: url.toString() });
+      open.push(limited);
+      expect(await limited.start(4)).toBe(4);
+      expect(await limited.heartbeat({ serverId: "dml", url: "http://dml", ready: true }, 5_000)).toEqual([{ serverId: "dml", ready: true }]);
+      // The role really has no DDL rights: on a schema missing a column it is refused.
+      await schema.query("ALTER TABLE members DROP COLUMN ready");
+      const again = createPostgresCoordinator({ connectionString: url.toString() });
+      open.push(again);
+      const err = await again.start(4).catch((e: unknown) => e);
+      expect((err as { code?: string }).code).toBe("42501");
+    } finally {
+      await Promise.all(open.splice(0).map((c) => c.close()));
+      await schema.query(`DROP OWNED BY ${role}`);
+      await schema.query(`DROP ROLE ${role}`);
+    }
+  });
+
+  it("adds a column a later version needs to tables an older version created", async () => {
+    await coordinator().start(4);
+    await schema.query("ALTER TABLE members DROP COLUMN ready");
+    await schema.query("INSERT INTO members (server_id, url, heartbeat_at) VALUES ('old', 'http://old', clock_timestamp())");
+    expect(await coordinator().start(4)).toBe(4);
+    // Rows of the older version's servers count as ready, as they did before.
+    expect(await schema.query("SELECT server_id, ready FROM members")).toEqual([{ server_id: "old", ready: true }]);
+  });
+
   it("refuses a different shard count later with a clear error", async () => {
     await coordinator().start(8);
     const err = await coordinator().start(16).catch((e: unknown) => e);
