@@ -6,6 +6,7 @@ import { checkServeIntervals, serveIntervals } from "./check-serve-intervals.js"
 import { checkTimestampOrder } from "./check-timestamp-order.js";
 import { CLUSTER_FAULTS, runFaultCycle, type ClusterFault, type FaultCycle } from "./cluster-faults.js";
 import { ClusterMember } from "./cluster-members.js";
+import { sleep } from "./control-cluster.js";
 import { startClusterWorkload, type ClusterWorkloadTally } from "./cluster-workload.js";
 import { createRunSchema } from "./pg-run-schema.js";
 
@@ -44,8 +45,6 @@ export interface ClusterScenarioResult {
   /** Server starts tried again after "could not start" (see {@link ClusterMember.restart}). */
   readonly startRetries: number;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function waitForLeaders(members: readonly ClusterMember[], timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;

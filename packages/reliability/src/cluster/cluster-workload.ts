@@ -6,6 +6,7 @@ import { SeededRandom, deriveSeed } from "../seeded-random.js";
 import { settleWithin } from "../settle-within.js";
 import type { Violations } from "../violations.js";
 import type { TimestampAnswer } from "./check-timestamp-order.js";
+import { sleep } from "./control-cluster.js";
 
 /** How the clients of the cluster fault suite work. */
 export interface ClusterWorkloadOptions {
@@ -53,8 +54,6 @@ export interface ClusterWorkload {
   /** Stop every loop, close every client. */
   stop(): Promise<void>;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Start clients (`LockClient.http({ baseUrls })`, so every call is routed, follows 421 and retries

@@ -35,9 +35,11 @@ export async function runEpochFenceControl(seed: number, ruleRemoved: boolean): 
   const testBreak = ruleRemoved ? "gate,epoch-fence" : "gate";
   const env = { LEASEHOLD_TEST_BREAK: testBreak, LEASEHOLD_TEST_RESERVE_BLOCK: "2" };
   const cluster = await startControlCluster(seed, { leaderLeaseMs: LEADER_LEASE_MS, leaseMs: 2_000, env });
+  const hammers: { stop(): Promise<unknown> }[] = [];
   try {
     const victim = cluster.leader.server.child;
     const warmup = startTimestampHammer(cluster.leader.url, "ctl", 4, "timestamps");
+    hammers.push(warmup);
     await sleep(300);
     // Quiet, so no extension is in flight when L1 stops: on resuming it must send a new one.
     await warmup.stop();
@@ -50,6 +52,7 @@ export async function runEpochFenceControl(seed: number, ruleRemoved: boolean): 
     victim.kill("SIGSTOP");
     // Each asks for 3 numbers, more than a block of 2 leaves ahead: the first one handled needs an extension.
     const hammer = startTimestampHammer(cluster.leader.url, "ctl", 4, "timestamps", 3, warmup);
+    hammers.push(hammer);
     const takeover = await awaitTakeover(cluster, 15_000);
     victim.kill("SIGCONT");
     const resumedAt = performance.now();
@@ -87,6 +90,9 @@ export async function runEpochFenceControl(seed: number, ruleRemoved: boolean): 
       elapsedMs: performance.now() - started,
     };
   } finally {
+    // A set-up failure leaves loops running: stop them; their calls end once the servers are gone.
+    const stopped = Promise.all(hammers.map((h) => h.stop()));
     await closeControlCluster(cluster);
+    await stopped;
   }
 }

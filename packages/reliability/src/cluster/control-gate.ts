@@ -68,10 +68,13 @@ export async function runGateControl(seed: number, ruleRemoved: boolean): Promis
   const testBreak = ruleRemoved ? "gate" : undefined;
   const env = testBreak === undefined ? undefined : { LEASEHOLD_TEST_BREAK: testBreak };
   const cluster = await startControlCluster(seed, { leaderLeaseMs: LEADER_LEASE_MS, leaseMs: 2_000, env });
+  const hammers: { stop(): Promise<unknown> }[] = [];
   try {
     const victim = cluster.leader.server.child;
     const timestamps = startTimestampHammer(cluster.leader.url, "ctl", 2, "timestamps");
+    hammers.push(timestamps);
     const locks = startLockHammer(cluster.leader.url, "ctl", 2);
+    hammers.push(locks);
     await sleep(300);
     await confirmLeader(cluster);
     const stoppedAt = performance.now();
@@ -105,6 +108,9 @@ export async function runGateControl(seed: number, ruleRemoved: boolean): Promis
       elapsedMs: performance.now() - started,
     };
   } finally {
+    // A set-up failure leaves loops running: stop them; their calls end once the servers are gone.
+    const stopped = Promise.all(hammers.map((h) => h.stop()));
     await closeControlCluster(cluster);
+    await stopped;
   }
 }

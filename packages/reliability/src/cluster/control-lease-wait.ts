@@ -51,6 +51,8 @@ export async function runLeaseWaitControl(seed: number, ruleRemoved: boolean): P
     recorder.grant({ holder: "A", descriptor: "d", mode: "exclusive", fencingToken: a.acquired[0]!.fencingToken, requestSentAt: aSent, grantReceivedAt: aReceived, guaranteeEndsAt: aPromise });
     const bSent = recorder.now();
     const bCall = clientB.lock(lock, { acquireTimeoutMs: 30_000 });
+    // Awaited below; if set-up fails first, closing the client ends it, and that is not an error here.
+    bCall.catch(() => undefined);
     // Let B's request reach L1 and queue behind A (it is re-sent to the new leader after the kill).
     await sleep(150);
     const killedAt = performance.now();

@@ -110,6 +110,48 @@ describe("cluster: PostgreSQL unreachable at start", () => {
     expect(badPort.stdout).not.toContain("notaport");
   }, 40_000);
 
+  it("a join whose first statement hangs (a table locked by another session): the server starts after its first wait, answers 503, and joins when the statement goes through", async () => {
+    // The tables exist; another session holds cluster_config locked, so the join's insert waits.
+    const setup = await startServer({ cluster: { connectionString: schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 2 } });
+    await setup.close();
+    await schema.query("BEGIN");
+    await schema.query("LOCK TABLE cluster_config IN ACCESS EXCLUSIVE MODE");
+    let locked = true;
+    try {
+      const begun = performance.now();
+      const server = await startServer({ cluster: { connectionString: schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 2 } });
+      try {
+        // Answered after the first wait, max(2 s, leader lease), not when the statement ends.
+        expect(performance.now() - begun).toBeGreaterThanOrEqual(1_900);
+        const waiting = await op(server.url, "hung", "timestamps", { count: 1 });
+        expect(waiting.status).toBe(503);
+        expect((waiting.json as { error: { message: string } }).error.message).toMatch(/not joined the cluster yet: it is still connecting/);
+        await schema.query("COMMIT");
+        locked = false;
+        const deadline = Date.now() + 15_000;
+        let served = await op(server.url, "hung", "timestamps", { count: 1 });
+        while (served.status !== 200 && Date.now() < deadline) {
+          await sleep(50);
+          served = await op(server.url, "hung", "timestamps", { count: 1 });
+        }
+        expect(served.status).toBe(200);
+      } finally {
+        await server.close();
+      }
+      // And a server closed while its join statement still hangs does not wait for it.
+      await schema.query("BEGIN");
+      await schema.query("LOCK TABLE cluster_config IN ACCESS EXCLUSIVE MODE");
+      locked = true;
+      const stuck = await startServer({ cluster: { connectionString: schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 2 } });
+      const closing = performance.now();
+      await stuck.close();
+      // The statement would wait up to its 30 s timeout; close() ends its connection instead.
+      expect(performance.now() - closing).toBeLessThan(10_000);
+    } finally {
+      if (locked) await schema.query("ROLLBACK");
+    }
+  }, 60_000);
+
   it("a database that accepts connections but never answers: the server still starts, answers 503, and closes without waiting for it", async () => {
     const sockets = new Set<Socket>();
     const blackhole = createServer((socket) => {
