@@ -11,6 +11,17 @@ import { freePort, startTcpProxy, type TcpProxy } from "./tcp-proxy.js";
 
 const LEADER_LEASE_MS = 600;
 
+/** Ask for a timestamp of `namespace` every 50 ms until one is served (the server joined) or 15 s passed; the last answer. */
+async function timestampOnceJoined(url: string, namespace: string): Promise<Awaited<ReturnType<typeof op>>> {
+  const deadline = Date.now() + 15_000;
+  let served = await op(url, namespace, "timestamps", { count: 1 });
+  while (served.status !== 200 && Date.now() < deadline) {
+    await sleep(50);
+    served = await op(url, namespace, "timestamps", { count: 1 });
+  }
+  return served;
+}
+
 describe("cluster: PostgreSQL unreachable at start", () => {
   let schema: TestSchema;
   const children: CliProcess[] = [];
@@ -60,13 +71,7 @@ describe("cluster: PostgreSQL unreachable at start", () => {
     expect(server.child.exitCode).toBeNull();
 
     proxies.push(await startTcpProxy(5432, port));
-    const deadline = Date.now() + 15_000;
-    let served = await op(server.url, "early", "timestamps", { count: 1 });
-    while (served.status !== 200 && Date.now() < deadline) {
-      await sleep(50);
-      served = await op(server.url, "early", "timestamps", { count: 1 });
-    }
-    expect(served.status).toBe(200);
+    expect((await timestampOnceJoined(server.url, "early")).status).toBe(200);
     expect(server.lines.some((l) => l.msg === "joined the cluster" && l.shards === 2)).toBe(true);
     const joined = await clusterOf(server.url);
     expect(joined.leaders.every((l) => l.leaderUrl === server.url)).toBe(true);
@@ -128,13 +133,7 @@ describe("cluster: PostgreSQL unreachable at start", () => {
         expect((waiting.json as { error: { message: string } }).error.message).toMatch(/not joined the cluster yet: it is still connecting/);
         await schema.query("COMMIT");
         locked = false;
-        const deadline = Date.now() + 15_000;
-        let served = await op(server.url, "hung", "timestamps", { count: 1 });
-        while (served.status !== 200 && Date.now() < deadline) {
-          await sleep(50);
-          served = await op(server.url, "hung", "timestamps", { count: 1 });
-        }
-        expect(served.status).toBe(200);
+        expect((await timestampOnceJoined(server.url, "hung")).status).toBe(200);
       } finally {
         await server.close();
       }
