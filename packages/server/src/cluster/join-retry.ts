@@ -42,15 +42,19 @@ export interface JoinRetry {
 export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
   const { logger, stopped } = options;
   let timer: NodeJS.Timeout | null = null;
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const first = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   let settled = false;
-  let settle: { resolve: () => void; reject: (err: Error) => void } | null = null;
-  const first = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
   const finishFirst = (err?: Error): void => {
-    if (settled || settle === null) return;
+    if (settled) return;
     settled = true;
     clearTimeout(waited);
-    if (err === undefined) settle.resolve();
-    else settle.reject(err);
+    if (err === undefined) resolve();
+    else reject(err);
   };
   const waited = setTimeout(() => finishFirst(), options.firstWaitMs);
   waited.unref();

@@ -45,21 +45,29 @@ export function quoteIdentifier(name: string): string {
 }
 
 /**
- * One row, `complete`: true when schema `$1` holds every table of {@link CREATE_TABLES} with every
- * column a server uses (the catalog answers only for tables the role may use, which is what
- * matters). A column added by a later version goes in this list too, so that an older schema gets
- * its `ALTER`.
+ * Every table of {@link CREATE_TABLES} with every column it creates, which is every column a server
+ * uses. A column added by a later version goes here too, so that an older schema gets its `ALTER`
+ * (a test checks that this matches what the DDL creates).
+ */
+export const SCHEMA_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  cluster_config: ["id", "shards", "created_at"],
+  members: ["server_id", "url", "heartbeat_at", "ready"],
+  leases: ["shard", "holder", "url", "leader_id", "epoch", "version", "expires_at", "transitions", "lock_lease_ms"],
+  bounds: ["namespace", "bound", "immutable", "epoch"],
+};
+
+/**
+ * One row, `complete`: true when schema `$1` holds every table of {@link SCHEMA_COLUMNS} with all
+ * its columns (the catalog answers only for tables the role may use, which is what matters).
  */
 export const SCHEMA_COMPLETE = `
-SELECT count(*) = 4 AS complete FROM (
+SELECT count(*) = ${Object.keys(SCHEMA_COLUMNS).length} AS complete FROM (
   SELECT table_name, array_agg(column_name::text) AS columns FROM information_schema.columns
-  WHERE table_schema = $1 AND table_name IN ('cluster_config', 'members', 'leases', 'bounds')
-  GROUP BY table_name
+  WHERE table_schema = $1 GROUP BY table_name
 ) t
-WHERE (table_name = 'cluster_config' AND columns @> ARRAY['id', 'shards'])
-   OR (table_name = 'members' AND columns @> ARRAY['server_id', 'url', 'heartbeat_at', 'ready'])
-   OR (table_name = 'leases' AND columns @> ARRAY['shard', 'holder', 'url', 'leader_id', 'epoch', 'version', 'expires_at', 'transitions', 'lock_lease_ms'])
-   OR (table_name = 'bounds' AND columns @> ARRAY['namespace', 'bound', 'immutable', 'epoch'])
+WHERE ${Object.entries(SCHEMA_COLUMNS)
+  .map(([table, columns]) => `(table_name = '${table}' AND columns @> ARRAY[${columns.map((c) => `'${c}'`).join(", ")}])`)
+  .join("\n   OR ")}
 `;
 
 /**

@@ -1,4 +1,4 @@
-import { MAX_HOLDERS_PER_REVOKE_EVENT, type ActivityEvent, type ActivityHolder, type ActivitySecond, type RevokeResponse } from "@leasehold/protocol";
+import { MAX_HOLDERS_PER_REVOKE_EVENT, type ActivityEvent, type ActivitySecond, type RevokeResponse } from "@leasehold/protocol";
 import type { LeaseLapse } from "../engine/lease-lapse.js";
 import { summarizeHolder } from "./holder-summary.js";
 
@@ -8,12 +8,6 @@ const MAX_EVENTS = 1_000;
 const HISTORY_SECONDS = 120;
 /** Most waits kept per second for its percentiles: bounded memory however busy the second. */
 const MAX_WAITS_PER_SECOND = 2_048;
-/** Holders itemised in one revoke event (the protocol's bound); the count is always complete. */
-const MAX_HOLDERS_PER_EVENT = MAX_HOLDERS_PER_REVOKE_EVENT;
-
-/** A holder named in an event: never its token, only its fingerprint (the protocol's type). */
-export type { ActivityHolder, ActivityEvent, ActivitySecond };
-
 /** The answer of `GET /v1/events`. */
 export interface ActivityPage {
   readonly events: readonly ActivityEvent[];
@@ -88,7 +82,7 @@ export class ActivityFeed {
       namespace,
       reason,
       released: answer.revoked.length,
-      holders: answer.revoked.slice(0, MAX_HOLDERS_PER_EVENT).map(summarizeHolder),
+      holders: answer.revoked.slice(0, MAX_HOLDERS_PER_REVOKE_EVENT).map(summarizeHolder),
     });
   }
 

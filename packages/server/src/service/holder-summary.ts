@@ -1,13 +1,11 @@
 import type { ActivityHolder, RevokedHolder } from "@leasehold/protocol";
 
 /**
- * A released holder as logs and the activity feed name it: counts and the first descriptor, never
- * a token. The protocol's `ActivityHolder`, so a log line and a feed event say the same thing.
+ * Summarise a revoked holder as logs and the activity feed name it (the protocol's
+ * `ActivityHolder`, so a log line and a feed event say the same thing): a descriptor count and the
+ * first one instead of the whole list, never a token.
  */
-export type HolderSummary = ActivityHolder;
-
-/** Summarise a revoked holder: a descriptor count and the first one instead of the whole list. */
-export function summarizeHolder(h: RevokedHolder): HolderSummary {
+export function summarizeHolder(h: RevokedHolder): ActivityHolder {
   return {
     fingerprint: h.fingerprint,
     clientDescription: h.clientDescription,

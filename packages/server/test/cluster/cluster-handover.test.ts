@@ -1,29 +1,21 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/start-server.js";
 import { sleep } from "../support/wait-for.js";
 import { clusterOf, ledBy, settled } from "./cluster-support.js";
-import { createTestSchema, type TestSchema } from "./pg-schema.js";
+import { schemaPerTest } from "./pg-schema.js";
 
 const LEADER_LEASE_MS = 3_000;
 const SHARDS = 4;
 
 describe("cluster: a SIGTERM hand-over while another server is in its join wait", () => {
-  let schema: TestSchema;
-  const servers: RunningServer[] = [];
+  const bed = schemaPerTest<RunningServer>();
+  const servers = bed.open;
   const start = async (): Promise<RunningServer> => {
-    const server = await startServer({ leaseMs: 1_000, cluster: { connectionString: schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: SHARDS } });
+    const server = await startServer({ leaseMs: 1_000, cluster: { connectionString: bed.schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: SHARDS } });
     servers.push(server);
     return server;
   };
-  const transitions = async (): Promise<number> => Number((await schema.query<{ n: string }>("SELECT sum(transitions) AS n FROM leases"))[0]!.n);
-
-  beforeEach(async () => {
-    schema = await createTestSchema();
-  });
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.close()));
-    await schema.drop();
-  });
+  const transitions = async (): Promise<number> => Number((await bed.schema.query<{ n: string }>("SELECT sum(transitions) AS n FROM leases"))[0]!.n);
 
   it("every released shard has a new leader well within a leader lease; the joiner gets its share later, one shard at a time, none bouncing", async () => {
     const [a, b] = await Promise.all([start(), start()]);
@@ -31,11 +23,11 @@ describe("cluster: a SIGTERM hand-over while another server is in its join wait"
     const c = await start();
     // c's heartbeat row is in (ready = false: its join wait of a leader lease has begun).
     const deadline = Date.now() + 5_000;
-    while ((await schema.query("SELECT 1 FROM members")).length < 3) {
+    while ((await bed.schema.query("SELECT 1 FROM members")).length < 3) {
       if (Date.now() > deadline) throw new Error("the joiner never heartbeated");
       await sleep(10);
     }
-    expect(await schema.query<{ ready: boolean }>("SELECT ready FROM members ORDER BY heartbeat_at DESC LIMIT 1")).toEqual([{ ready: false }]);
+    expect(await bed.schema.query<{ ready: boolean }>("SELECT ready FROM members ORDER BY heartbeat_at DESC LIMIT 1")).toEqual([{ ready: false }]);
     const before = await transitions();
     const released = (await clusterOf(b.url)).leaders.filter((l) => l.leaderUrl === a.url).map((l) => l.shard);
     expect(released).toHaveLength(2);

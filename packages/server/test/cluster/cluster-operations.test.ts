@@ -2,33 +2,25 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TimestampsResponse } from "@leasehold/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/start-server.js";
 import { runCli, startCli } from "../support/cli-process.js";
 import { rawRequest } from "../support/raw-request.js";
 import { sleep } from "../support/wait-for.js";
 import { op, settled } from "./cluster-support.js";
-import { createTestSchema, type TestSchema } from "./pg-schema.js";
+import { createTestSchema, schemaPerTest } from "./pg-schema.js";
 import { startTcpProxy } from "./tcp-proxy.js";
 
 const LEADER_LEASE_MS = 400;
 
 describe("cluster operations: PostgreSQL outages, metrics, SIGTERM, shard count, bound import", () => {
-  let schema: TestSchema;
-  const servers: RunningServer[] = [];
-
-  beforeEach(async () => {
-    schema = await createTestSchema();
-  });
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.close()));
-    await schema.drop();
-  });
+  const bed = schemaPerTest<RunningServer>();
+  const servers = bed.open;
 
   it("PostgreSQL unreachable: the leader stops once its gate closes, answers 503 saying why, never crashes, and recovers by itself", async () => {
     const proxy = await startTcpProxy(5432);
     try {
-      const connectionString = schema.connectionString.replace("127.0.0.1:5432", `127.0.0.1:${proxy.port}`);
+      const connectionString = bed.schema.connectionString.replace("127.0.0.1:5432", `127.0.0.1:${proxy.port}`);
       const server = await startServer({ leaseMs: 1_000, cluster: { connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 2 } });
       servers.push(server);
       await settled([server.url]);
@@ -73,7 +65,7 @@ describe("cluster operations: PostgreSQL outages, metrics, SIGTERM, shard count,
     // A longer leader lease than elsewhere: this test is about the hand-over, and on a loaded
     // machine a 400 ms lease can lapse on its own before the SIGTERM, which would change the story.
     const leaderLeaseMs = 1_500;
-    const args = ["--port", "0", "--cluster", schema.connectionString, "--leader-lease-ms", String(leaderLeaseMs), "--shards", "1", "--lease-ms", "800"];
+    const args = ["--port", "0", "--cluster", bed.schema.connectionString, "--leader-lease-ms", String(leaderLeaseMs), "--shards", "1", "--lease-ms", "800"];
     const a = await startCli(args);
     try {
       await settled([a.url]);
@@ -105,20 +97,20 @@ describe("cluster operations: PostgreSQL outages, metrics, SIGTERM, shard count,
   });
 
   it("refuses a different --shards for an existing cluster with a clear error, and imports a --data-dir bound", async () => {
-    const created = await startCli(["--port", "0", "--cluster", schema.connectionString, "--shards", "8", "--leader-lease-ms", String(LEADER_LEASE_MS)]);
+    const created = await startCli(["--port", "0", "--cluster", bed.schema.connectionString, "--shards", "8", "--leader-lease-ms", String(LEADER_LEASE_MS)]);
     created.child.kill("SIGTERM");
     await created.exited;
-    const refused = await runCli(["--port", "0", "--cluster", schema.connectionString, "--shards", "16"]);
+    const refused = await runCli(["--port", "0", "--cluster", bed.schema.connectionString, "--shards", "16"]);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toMatch(/--shards 16 does not match this cluster, which was created with 8 shards/);
 
     const dir = mkdtempSync(join(tmpdir(), "leasehold-import-"));
     try {
       writeFileSync(join(dir, "timestamp-bound.json"), JSON.stringify({ version: 1, namespaces: { imported: 5_000_000 } }));
-      const imported = await runCli(["import-bound", "--data-dir", dir, "--cluster", schema.connectionString]);
+      const imported = await runCli(["import-bound", "--data-dir", dir, "--cluster", bed.schema.connectionString]);
       expect(imported.code).toBe(0);
       expect(imported.stdout).toContain('"namespaces":1');
-      const server = await startServer({ cluster: { connectionString: schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS } });
+      const server = await startServer({ cluster: { connectionString: bed.schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS } });
       servers.push(server);
       await settled([server.url]);
       const ts = (await op(server.url, "imported", "timestamps", { count: 1 })).json as TimestampsResponse;

@@ -1,30 +1,22 @@
 import { responseValidators, type LockResponse, type TimestampsResponse } from "@leasehold/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/start-server.js";
 import { sleep } from "../support/wait-for.js";
 import { clusterOf, ledBy, namespaceLedBy, op, settled } from "./cluster-support.js";
-import { createTestSchema, type TestSchema } from "./pg-schema.js";
+import { schemaPerTest } from "./pg-schema.js";
 
 const LEADER_LEASE_MS = 600;
 const LEASE_MS = 1_000;
 const ex = (descriptor: string) => ({ descriptor, mode: "exclusive" as const });
 
 describe("cluster: servers over one PostgreSQL schema, real sockets", () => {
-  let schema: TestSchema;
-  const servers: RunningServer[] = [];
+  const bed = schemaPerTest<RunningServer>();
+  const servers = bed.open;
   const start = async (): Promise<RunningServer> => {
-    const server = await startServer({ leaseMs: LEASE_MS, cluster: { connectionString: schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 4 } });
+    const server = await startServer({ leaseMs: LEASE_MS, cluster: { connectionString: bed.schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 4 } });
     servers.push(server);
     return server;
   };
-
-  beforeEach(async () => {
-    schema = await createTestSchema();
-  });
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.close()));
-    await schema.drop();
-  });
 
   it("the leader serves a namespace; another server answers 421 NOT_LEADER with its URL and changes nothing", async () => {
     const a = await start();

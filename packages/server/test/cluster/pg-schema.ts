@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { afterEach, beforeEach } from "vitest";
 
 /** The test database (CI and the dev machine: trust auth, user postgres, database `test`). */
 export const PG_URL = process.env.LEASEHOLD_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -33,5 +34,34 @@ export async function createTestSchema(): Promise<TestSchema> {
         await admin.end();
       }
     },
+  };
+}
+
+/** Something a test opens in its schema (a server, a coordinator): closed before the schema is dropped. */
+export interface Closable {
+  close(): Promise<unknown>;
+}
+
+/**
+ * For the tests of the calling `describe`: a schema of its own before each test; after it, every
+ * thing pushed to `open` is closed, then the schema is dropped.
+ */
+export function schemaPerTest<T extends Closable>(): { readonly schema: TestSchema; readonly open: T[] } {
+  let current: TestSchema | undefined;
+  const open: T[] = [];
+  beforeEach(async () => {
+    current = await createTestSchema();
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((c) => c.close()));
+    await current?.drop();
+    current = undefined;
+  });
+  return {
+    get schema(): TestSchema {
+      if (current === undefined) throw new Error("schemaPerTest: the schema exists only while a test runs");
+      return current;
+    },
+    open,
   };
 }

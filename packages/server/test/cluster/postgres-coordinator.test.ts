@@ -1,9 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Coordinator, LeaseClaim } from "../../src/cluster/coordinator.js";
 import { ShardCountMismatchError } from "../../src/cluster/coordinator.js";
 import { createPostgresCoordinator, type CoordinatorEvent } from "../../src/cluster/postgres-coordinator.js";
-import { placeSchema } from "../../src/cluster/postgres-schema.js";
-import { createTestSchema, type TestSchema } from "./pg-schema.js";
+import { placeSchema, SCHEMA_COLUMNS } from "../../src/cluster/postgres-schema.js";
+import { schemaPerTest } from "./pg-schema.js";
 
 const claim = (serverId: string, leaderLeaseMs = 60_000): LeaseClaim => ({
   serverId,
@@ -14,21 +14,13 @@ const claim = (serverId: string, leaderLeaseMs = 60_000): LeaseClaim => ({
 });
 
 describe("PostgresCoordinator", () => {
-  let schema: TestSchema;
-  const open: Coordinator[] = [];
+  const bed = schemaPerTest<Coordinator>();
+  const open = bed.open;
   const coordinator = (): Coordinator => {
-    const c = createPostgresCoordinator({ connectionString: schema.connectionString });
+    const c = createPostgresCoordinator({ connectionString: bed.schema.connectionString });
     open.push(c);
     return c;
   };
-
-  beforeEach(async () => {
-    schema = await createTestSchema();
-  });
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((c) => c.close()));
-    await schema.drop();
-  });
 
   it("creates its tables idempotently in the schema the connection string names, one lease row per shard", async () => {
     expect(await coordinator().start(8)).toBe(8);
@@ -37,43 +29,52 @@ describe("PostgresCoordinator", () => {
     const leases = await coordinator().readLeases();
     expect(leases.map((l) => l.shard)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(leases.every((l) => l.holder === null && l.epoch === 0 && l.expired)).toBe(true);
-    const tables = await schema.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1", [schema.name]);
+    const tables = await bed.schema.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1", [bed.schema.name]);
     expect(tables.map((t) => t.table_name)).toEqual(["bounds", "cluster_config", "leases", "members"]);
+  });
+
+  it("the columns the start-up check requires are exactly those the DDL creates", async () => {
+    await coordinator().start(2);
+    const rows = await bed.schema.query<{ table_name: string; column_name: string }>("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1", [bed.schema.name]);
+    const created: Record<string, string[]> = {};
+    for (const r of rows) (created[r.table_name] ??= []).push(r.column_name);
+    const sorted = (o: Readonly<Record<string, readonly string[]>>): Record<string, string[]> => Object.fromEntries(Object.entries(o).map(([t, c]) => [t, [...c].sort()]).sort());
+    expect(sorted(created)).toEqual(sorted(SCHEMA_COLUMNS));
   });
 
   it("starts with a role that may only read and write the tables an owner created: no DDL once the schema is complete", async () => {
     await coordinator().start(4);
-    const role = `lh_dml_${schema.name.slice(-12)}`;
-    await schema.query(`CREATE ROLE ${role} LOGIN`);
+    const role = `lh_dml_${bed.schema.name.slice(-12)}`;
+    await bed.schema.query(`CREATE ROLE ${role} LOGIN`);
     try {
-      await schema.query(`GRANT USAGE ON SCHEMA ${schema.name} TO ${role}`);
-      await schema.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema.name} TO ${role}`);
-      const url = new URL(schema.connectionString);
+      await bed.schema.query(`GRANT USAGE ON SCHEMA ${bed.schema.name} TO ${role}`);
+      await bed.schema.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${bed.schema.name} TO ${role}`);
+      const url = new URL(bed.schema.connectionString);
       url.username = role;
       const limited = createPostgresCoordinator({ connectionString: url.toString() });
       open.push(limited);
       expect(await limited.start(4)).toBe(4);
       expect(await limited.heartbeat({ serverId: "dml", url: "http://dml", ready: true }, 5_000)).toEqual([{ serverId: "dml", ready: true }]);
       // The role really has no DDL rights: on a schema missing a column it is refused.
-      await schema.query("ALTER TABLE members DROP COLUMN ready");
+      await bed.schema.query("ALTER TABLE members DROP COLUMN ready");
       const again = createPostgresCoordinator({ connectionString: url.toString() });
       open.push(again);
       const err = await again.start(4).catch((e: unknown) => e);
       expect((err as { code?: string }).code).toBe("42501");
     } finally {
       await Promise.all(open.splice(0).map((c) => c.close()));
-      await schema.query(`DROP OWNED BY ${role}`);
-      await schema.query(`DROP ROLE ${role}`);
+      await bed.schema.query(`DROP OWNED BY ${role}`);
+      await bed.schema.query(`DROP ROLE ${role}`);
     }
   });
 
   it("adds a column a later version needs to tables an older version created", async () => {
     await coordinator().start(4);
-    await schema.query("ALTER TABLE members DROP COLUMN ready");
-    await schema.query("INSERT INTO members (server_id, url, heartbeat_at) VALUES ('old', 'http://old', clock_timestamp())");
+    await bed.schema.query("ALTER TABLE members DROP COLUMN ready");
+    await bed.schema.query("INSERT INTO members (server_id, url, heartbeat_at) VALUES ('old', 'http://old', clock_timestamp())");
     expect(await coordinator().start(4)).toBe(4);
     // Rows of the older version's servers count as ready, as they did before.
-    expect(await schema.query("SELECT server_id, ready FROM members")).toEqual([{ server_id: "old", ready: true }]);
+    expect(await bed.schema.query("SELECT server_id, ready FROM members")).toEqual([{ server_id: "old", ready: true }]);
   });
 
   it("refuses a different shard count later with a clear error", async () => {
@@ -157,10 +158,10 @@ describe("PostgresCoordinator", () => {
 
   it("test mode: reports each acquisition and bound extension that took effect, with the database time of its statement, and nothing else", async () => {
     const events: CoordinatorEvent[] = [];
-    const a = createPostgresCoordinator({ connectionString: schema.connectionString, onCommitted: (e) => events.push(e) });
+    const a = createPostgresCoordinator({ connectionString: bed.schema.connectionString, onCommitted: (e) => events.push(e) });
     open.push(a);
     await a.start(2);
-    const before = (await schema.query<{ us: string }>("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS us"))[0]!.us;
+    const before = (await bed.schema.query<{ us: string }>("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS us"))[0]!.us;
     const old = (await a.acquire(0, 0, claim("a", 100)))!;
     expect(await a.acquire(0, 0, claim("b"))).toBeNull();
     expect(await a.extendBound("ns", old, 0, 1000, 1)).toBe(true);
