@@ -1,5 +1,5 @@
 export { LockClient } from "./lock-client.js";
-export type { SignalOptions, StartedTransactionInfo } from "./lock-client.js";
+export type { SignalOptions, StartedTransactionInfo } from "./lock-options.js";
 export type { LockClientOptions, HttpLockClientOptions } from "./lock-client-options.js";
 export type { Logger } from "./logger.js";
 export type { LockOptions } from "./lock-options.js";

@@ -23,39 +23,25 @@ import { refreshBatch, startTransactionsBatch, timestampsBatch, type RefreshAsk 
 import { clientChannels, clientMessages, lockCallObserved } from "./client-diagnostics.js";
 import { ClientStats, type ClientStatsSnapshot } from "./client-stats.js";
 import { HttpLockService } from "./http-lock-service.js";
+import { VoidTokens } from "./void-tokens.js";
 import { LockBatcher } from "./lock-batcher.js";
 import { observeRefresh } from "./observe-refresh.js";
 import { observeLockCall } from "./observe-lock-call.js";
 import { createDefaultLogger } from "./default-logger.js";
 import type { HttpLockClientOptions, LockClientOptions } from "./lock-client-options.js";
 import type { Logger } from "./logger.js";
-import type { LockOptions } from "./lock-options.js";
+import type { LockOptions, SignalOptions, StartedTransactionInfo } from "./lock-options.js";
 import type { LostLock } from "./lost-lock.js";
 import { Refresher } from "./refresher.js";
 import { GrantedLock, LOCK_TIMEOUT, type LockResult } from "./lock-result.js";
 import { optionsThenFn } from "./options-then-fn.js";
 import { runWithLock, type WithLockOptions, type WithLockResult, type WithLockWork } from "./with-lock.js";
 
-/** Options of calls that only take a signal. */
-export interface SignalOptions {
-  /** Abandons the caller's wait (`CANCELLED`). Default: none. */
-  readonly signal?: AbortSignal | undefined;
-}
-
-/** One started transaction with what the server answered around it. */
-export interface StartedTransactionInfo extends StartedTransaction {
-  /** The namespace's immutable timestamp when it started (≤ `startTimestamp`). */
-  readonly immutableTimestamp: number;
-}
-
 /** What a transport that knows leader terms offers (the HTTP one: see `HttpLockService.onVoidLeader`). */
 interface LeaderWatch {
   onVoidLeader(listener: (leaderId: string) => void): () => void;
   isVoidLeader(leaderId: string): boolean;
 }
-
-/** Most void tokens remembered so that an unlock does not send them (the newest are kept). */
-const MAX_VOIDED = 10_000;
 
 const closedError = (): LeaseholdError => new LeaseholdError("UNAVAILABLE", "the LockClient is closed");
 
@@ -95,7 +81,7 @@ export class LockClient implements AsyncDisposable {
   /** Where unlocks go: the service, less the tokens of ended leader terms. */
   readonly #unlocks: Pick<LockService, "unlock">;
   /** Tokens dropped as `leader-changed`: void, so unlocking them would be a wasted call. */
-  readonly #voided = new Set<string>();
+  readonly #voided = new VoidTokens();
   readonly #leaders: LeaderWatch | undefined;
   readonly #stopWatchingLeaders: () => void;
   #closed: Promise<void> | undefined;
@@ -135,7 +121,7 @@ export class LockClient implements AsyncDisposable {
       (options.lockBatching ?? !inProcess) && service.lockBatch !== undefined
         ? new LockBatcher({ service, namespace: ns, release: this.#giveBack, now: this.#now, inProcess })
         : service;
-    this.#unlocks = { unlock: (namespace, body, callOptions) => this.#unlockSendable(namespace, body, callOptions) };
+    this.#unlocks = { unlock: (namespace, body, callOptions) => this.#voided.unlock(service, namespace, body, callOptions) };
     this.#unlocker = new AsyncUnlocker({
       service: this.#unlocks,
       logger: this.#logger,
@@ -147,21 +133,12 @@ export class LockClient implements AsyncDisposable {
     this.#refresher.lost.subscribe(({ token, reason }) => {
       if (clientChannels.lockLost.hasSubscribers) clientChannels.lockLost.publish(clientMessages.lockLost(ns, token, reason));
       if (reason !== "leader-changed") return;
-      if (this.#voided.size >= MAX_VOIDED) this.#voided.delete(this.#voided.values().next().value!);
       this.#voided.add(token);
     });
     // A cluster transport says when a shard's leader changed: its tokens are lost now, not at the
     // next refresh (withLock's signal hears it at once).
     this.#leaders = leaders;
     this.#stopWatchingLeaders = leaders?.onVoidLeader((leaderId) => this.#refresher.dropLeader(leaderId)) ?? (() => undefined);
-  }
-
-  /** `unlock` of the tokens that are worth sending: those of an ended leader term are void. */
-  #unlockSendable(namespace: string, body: UnlockRequest, options: CallOptions | undefined): Promise<UnlockResponse> {
-    if (this.#voided.size === 0) return this.#service.unlock(namespace, body, options);
-    const tokens = body.tokens.filter((token) => !this.#voided.delete(token));
-    if (tokens.length === 0) return Promise.resolve({ unlocked: [] });
-    return this.#service.unlock(namespace, { tokens }, options);
   }
 
   /** A grant or start answered under a term already known to have ended is lost at once. */

@@ -1,4 +1,4 @@
-import type { LockBehavior } from "@leasehold/protocol";
+import type { LockBehavior, StartedTransaction } from "@leasehold/protocol";
 
 /** Options of `LockClient.lock` and `LockClient.withLock`. */
 export interface LockOptions {
@@ -26,4 +26,16 @@ export interface LockOptions {
   readonly signal?: AbortSignal | undefined;
   /** Free text the server may show in its diagnostics (up to 256 characters). Default: none. */
   readonly clientDescription?: string | undefined;
+}
+
+/** Options of calls that only take a signal. */
+export interface SignalOptions {
+  /** Abandons the caller's wait (`CANCELLED`). Default: none. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** One started transaction with what the server answered around it. */
+export interface StartedTransactionInfo extends StartedTransaction {
+  /** The namespace's immutable timestamp when it started (≤ `startTimestamp`). */
+  readonly immutableTimestamp: number;
 }

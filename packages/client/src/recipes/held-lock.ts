@@ -1,6 +1,7 @@
 import type { AcquiredLock, LockAcquiredResponse } from "@leasehold/protocol";
 import { LeaseholdError } from "@leasehold/protocol";
-import type { LockClient, SignalOptions } from "../lock-client.js";
+import type { LockClient } from "../lock-client.js";
+import type { SignalOptions } from "../lock-options.js";
 import { GrantedLock } from "../lock-result.js";
 
 /**

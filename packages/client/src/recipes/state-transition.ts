@@ -1,4 +1,4 @@
-import type { SignalOptions } from "../lock-client.js";
+import type { SignalOptions } from "../lock-options.js";
 import type { LockTimeout } from "../lock-result.js";
 import type { ClaimOptions, TaskClaim, WorkQueueClaims } from "./work-queue-claims.js";
 

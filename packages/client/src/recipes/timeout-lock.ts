@@ -1,5 +1,6 @@
 import { LeaseholdError } from "@leasehold/protocol";
-import type { LockClient, SignalOptions } from "../lock-client.js";
+import type { LockClient } from "../lock-client.js";
+import type { SignalOptions } from "../lock-options.js";
 import type { LockTimeout } from "../lock-result.js";
 import { HeldLock } from "./held-lock.js";
 

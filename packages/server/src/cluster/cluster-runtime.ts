@@ -4,8 +4,8 @@ import { unavailable } from "./cluster-errors.js";
 import type { ClusterMetrics, LossReason } from "./cluster-metrics.js";
 import type { Coordinator, HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
-import { planShards } from "./plan-shards.js";
-import { ShardTerm } from "./shard-term.js";
+import { observeRows, planShards, type Seen } from "./plan-shards.js";
+import { recordImmutables, ShardTerm } from "./shard-term.js";
 import type { TestBreak } from "./test-breaks.js";
 
 /** What the runtime is made with (see `ClusterOptions` for the defaults and their reasons). */
@@ -25,12 +25,6 @@ export interface ClusterRuntimeOptions {
   readonly clock?: (() => number) | undefined;
   /** TEST ONLY: safety rules switched off for the reliability suite's negative controls (test-breaks.ts). Default none. */
   readonly breaks?: ReadonlySet<TestBreak> | undefined;
-}
-
-/** When this server last saw a lease row change, on its monotonic clock. */
-interface Seen {
-  readonly version: number;
-  readonly at: number;
 }
 
 /**
@@ -68,8 +62,6 @@ export class ClusterRuntime {
   private lastWarnAt = -Infinity;
   /** Why the last pass or join attempt could not reach PostgreSQL, or `null`. */
   coordinatorDown: string | null = null;
-  private fatalHandler: ((err: Error) => void) | null = null;
-  private fatalError: Error | null = null;
   /** Hears every term that ended (the service folds its counters into its totals). */
   onTermEnded: (term: ShardTerm) => void = () => undefined;
   /** The URL other servers and clients reach this one at; set once the server listens. */
@@ -113,10 +105,6 @@ export class ClusterRuntime {
       stopped: () => this.stopping,
       onJoined: (shards) => this.joined(shards),
       onDown: (reason) => (this.coordinatorDown = reason),
-      onFatal: (err) => {
-        this.fatalError = err;
-        this.fatalHandler?.(err);
-      },
     });
     return this.joining.first;
   }
@@ -124,12 +112,11 @@ export class ClusterRuntime {
   /**
    * Hear an error that waiting cannot fix, met while joining after {@link join} resolved (the
    * database came back and says the shard count differs, the role is refused, …): the host stops
-   * the server. Called at once if it already happened. Without a handler the runtime stays out of
+   * the server. Called at once if it already happened. Register it after {@link join}. Without a handler the runtime stays out of
    * the cluster, answering 503.
    */
   onFatal(handler: (err: Error) => void): void {
-    this.fatalHandler = handler;
-    if (this.fatalError !== null) handler(this.fatalError);
+    this.joining?.onFatal(handler);
   }
 
   private joined(shards: number): void {
@@ -311,35 +298,14 @@ export class ClusterRuntime {
     }
     this.coordinatorDown = null;
     this.observe(leases.value);
-    await this.recordImmutables();
+    await recordImmutables(this.terms, this.options.coordinator).catch((err: unknown) => this.warn(err, "could not record immutable timestamps; will retry next round"));
     await this.decide();
   }
 
   private observe(leases: ShardLease[]): void {
-    const now = this.clock();
     this.leases = leases;
-    const orphans: HeldTerm[] = [];
-    for (const row of leases) {
-      const seen = this.seen[row.shard];
-      if (seen === null || seen === undefined || seen.version !== row.version) this.seen[row.shard] = { version: row.version, at: now };
-      const term = this.terms[row.shard];
-      // Ours in the table but not in memory: an acquisition whose answer was lost. Never served, so
-      // release it rather than wait for it to expire.
-      if (row.holder === this.options.serverId && (term === null || term === undefined || term.epoch !== row.epoch)) orphans.push({ shard: row.shard, epoch: row.epoch });
-    }
+    const orphans = observeRows(this.seen, leases, this.clock(), this.options.serverId, this.terms.map((t) => t?.epoch));
     if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);
-  }
-
-  private async recordImmutables(): Promise<void> {
-    const work = this.terms.filter((t): t is ShardTerm => t !== null).map((t) => ({ term: t, records: t.immutableRecords() }));
-    const records = work.flatMap((w) => w.records);
-    if (records.length === 0) return;
-    try {
-      const stored = await this.options.coordinator.recordImmutable(records);
-      for (const w of work) w.term.markRecorded(w.records, stored);
-    } catch (err) {
-      this.warn(err, "could not record immutable timestamps; will retry next round");
-    }
   }
 
   private async decide(): Promise<void> {

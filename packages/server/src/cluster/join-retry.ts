@@ -19,8 +19,6 @@ export interface JoinRetryOptions {
   readonly onJoined: (shards: number) => void;
   /** An attempt failed: why (for 503 answers), or `null` once one succeeded. */
   readonly onDown: (reason: string) => void;
-  /** A failure that waiting cannot fix, after the returned promise resolved. */
-  readonly onFatal: (err: Error) => void;
 }
 
 /** A join in progress. */
@@ -32,6 +30,11 @@ export interface JoinRetry {
   readonly first: Promise<void>;
   /** Cancel the pending retry (an attempt in flight ends on its own; `stopped()` silences it). */
   cancel(): void;
+  /**
+   * Hear a failure that waiting cannot fix, met after {@link first} resolved. Called at once if it
+   * already happened; without a handler it is only remembered.
+   */
+  onFatal(handler: (err: Error) => void): void;
 }
 
 /**
@@ -58,6 +61,8 @@ export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
   };
   const waited = setTimeout(() => finishFirst(), options.firstWaitMs);
   waited.unref();
+  let fatal: Error | null = null;
+  let fatalHandler: ((err: Error) => void) | null = null;
   let delay = JOIN_RETRY_FIRST_MS;
   const attempt = (): void => {
     timer = null;
@@ -74,7 +79,8 @@ export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
         options.onDown(joinErrorMessage(err));
         if (isPermanentJoinError(err)) {
           if (!settled) return finishFirst(error);
-          return options.onFatal(error);
+          fatal = error;
+          return fatalHandler?.(error);
         }
         finishFirst();
         logger.warn({ err, retryInMs: delay }, "could not reach the cluster's PostgreSQL to join; serving 503 meanwhile and retrying");
@@ -90,6 +96,10 @@ export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
     cancel() {
       if (timer !== null) clearTimeout(timer);
       timer = null;
+    },
+    onFatal(handler) {
+      fatalHandler = handler;
+      if (fatal !== null) handler(fatal);
     },
   };
 }

@@ -1,10 +1,32 @@
-import type { ShardLease } from "./coordinator.js";
+import type { HeldTerm, ShardLease } from "./coordinator.js";
+
+/** When this server first saw a lease row's current version, on its monotonic clock. */
+export interface Seen {
+  readonly version: number;
+  readonly at: number;
+}
+
+/**
+ * Note, in `seen` (per shard, updated in place), when each row's version was first seen at `now`;
+ * answers the rows that name this server under an epoch it does not lead in memory (`heldEpochs`
+ * per shard, `undefined` where it leads nothing): acquisitions whose answer was lost, never
+ * served, which it should release rather than wait for them to expire.
+ */
+export function observeRows(seen: (Seen | null)[], leases: readonly ShardLease[], now: number, serverId: string, heldEpochs: readonly (number | undefined)[]): HeldTerm[] {
+  const orphans: HeldTerm[] = [];
+  for (const row of leases) {
+    const since = seen[row.shard];
+    if (since === null || since === undefined || since.version !== row.version) seen[row.shard] = { version: row.version, at: now };
+    if (row.holder === serverId && heldEpochs[row.shard] !== row.epoch) orphans.push({ shard: row.shard, epoch: row.epoch });
+  }
+  return orphans;
+}
 
 /** What one pass of the leadership loop knows. */
 export interface PlanInput {
   readonly leases: readonly ShardLease[];
   /** When each row's current version was first seen (monotonic ms), `null` if never. */
-  readonly seen: readonly ({ readonly version: number; readonly at: number } | null)[];
+  readonly seen: readonly (Seen | null)[];
   readonly now: number;
   readonly leaderLeaseMs: number;
   readonly serverId: string;
