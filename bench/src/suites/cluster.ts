@@ -1,96 +1,9 @@
-import { randomBytes } from "node:crypto";
-import { shardOf, type ClusterResponse } from "@leasehold/protocol";
-import pg from "pg";
+import { namespaceLedBy, settled, sleep, startCluster, type BenchCluster } from "../bench-cluster.js";
+import { pairsTrials } from "../cluster-pairs-trials.js";
 import type { Figure, Suite } from "../figures.js";
-import { startServerProcess, type ServerProcess } from "../server-process.js";
+import type { ServerProcess } from "../server-process.js";
 import { nowMs, quantile, round } from "../stats.js";
 import { committers } from "./client.js";
-
-/** What {@link committers} answers. */
-type PairsRun = Awaited<ReturnType<typeof committers>>;
-
-const PG_URL = process.env.LEASEHOLD_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/test";
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** A cluster of CLI servers over a schema of its own (dropped by `close`). */
-interface BenchCluster {
-  members: ServerProcess[];
-  /** Start member `i` again on its port (after a kill or a stop). */
-  restart(i: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function startCluster(size: number, flags: readonly string[]): Promise<BenchCluster> {
-  const schema = `lh_bench_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const conn = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  const args = ["--cluster", conn, ...flags];
-  const members: ServerProcess[] = [await startServerProcess({ clusterArgs: args })];
-  members.push(...(await Promise.all(Array.from({ length: size - 1 }, () => startServerProcess({ clusterArgs: args })))));
-  const gone = (m: ServerProcess): boolean => m.child.exitCode !== null || m.child.signalCode !== null;
-  return {
-    members,
-    async restart(i) {
-      const port = Number(new URL(members[i]!.url).port);
-      members[i] = await startServerProcess({ clusterArgs: args, port });
-    },
-    async close() {
-      await Promise.all(members.filter((m) => !gone(m)).map((m) => m.stop()));
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
-    },
-  };
-}
-
-async function clusterMap(url: string): Promise<ClusterResponse | undefined> {
-  try {
-    const res = await fetch(`${url}/v1/cluster`, { signal: AbortSignal.timeout(2_000) });
-    return res.ok ? ((await res.json()) as ClusterResponse) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Wait until `members[0]`'s map names a leader for every shard and `each` holds; answers the map. */
-async function settled(cluster: BenchCluster, timeoutMs: number, each: (m: ClusterResponse) => boolean = () => true): Promise<ClusterResponse> {
-  const end = nowMs() + timeoutMs;
-  for (;;) {
-    const maps = await Promise.all(cluster.members.map((m) => clusterMap(m.url)));
-    const first = maps[0];
-    if (first !== undefined && maps.every((m) => m !== undefined && JSON.stringify(m.leaders) === JSON.stringify(first.leaders)) && first.leaders.every((l) => l.leaderUrl !== null) && each(first)) return first;
-    if (nowMs() > end) throw new Error(`the cluster did not settle in ${timeoutMs} ms: ${JSON.stringify(maps)}`);
-    await sleep(50);
-  }
-}
-
-/**
- * Wait until leadership has stopped moving: the same leaders over two leader leases (a member takes
- * nothing in its join wait, then balance may move a shard to it), and then out the lease-wait a
- * moved shard's new leader keeps before it grants locks (`leaseMs`).
- */
-async function stable(cluster: BenchCluster, leaderLeaseMs: number, leaseMs: number): Promise<ClusterResponse> {
-  let map = await settled(cluster, 30_000);
-  let moved = false;
-  for (let i = 0; i < 10; i++) {
-    await sleep(2 * leaderLeaseMs);
-    const again = await settled(cluster, 30_000);
-    if (JSON.stringify(again.leaders) === JSON.stringify(map.leaders)) {
-      if (moved) await sleep(leaseMs);
-      return again;
-    }
-    moved = true;
-    map = again;
-  }
-  throw new Error(`leadership kept moving: ${JSON.stringify(map.leaders)}`);
-}
-
-/** A namespace whose shard `url` leads. */
-function namespaceLedBy(map: ClusterResponse, url: string): string {
-  for (let i = 0; i < 10_000; i++) if (map.leaders[shardOf(`bench-${i}`, map.shards)]!.leaderUrl === url) return `bench-${i}`;
-  throw new Error(`${url} leads nothing`);
-}
 
 /** ms from `from` until a member other than `victim` answers a timestamp of `namespace` with 200. */
 async function firstServed(cluster: BenchCluster, victim: ServerProcess, namespace: string, from: number): Promise<number> {
@@ -144,29 +57,6 @@ async function failovers(signal: "SIGKILL" | "SIGTERM", trials: number, progress
   return times;
 }
 
-/**
- * `rounds` ratios of `b` over `a` (pairs per second), each round running both, the odd rounds `b`
- * first (ABBA order), so a drift of the machine over the run does not favour the side that always
- * goes second. Each round uses a fresh namespace, so a cold start is part of what is measured.
- */
-async function abbaRatios(rounds: number, a: (round: number) => Promise<PairsRun>, b: (round: number) => Promise<PairsRun>): Promise<number[]> {
-  const rate = (run: PairsRun): number => run.pairs / run.elapsed;
-  const ratios: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    let one: PairsRun;
-    let two: PairsRun;
-    if (r % 2 === 0) {
-      one = await a(r);
-      two = await b(r);
-    } else {
-      two = await b(r);
-      one = await a(r);
-    }
-    ratios.push(rate(two) / rate(one));
-  }
-  return ratios;
-}
-
 /** Pairs/s of lock+tryUnlock (64 callers per namespace, one client each) over `namespaces`, all at once. */
 async function aggregatePairs(target: string | readonly string[], namespaces: readonly string[], ms: number, perNamespace: number): Promise<number> {
   const runs = await Promise.all(namespaces.map((ns) => committers(target, perNamespace, ms, ns)));
@@ -198,36 +88,17 @@ export const clusterSuite: Suite = {
 
     const ms = ctx.quick ? 1_000 : 3_000;
     const rounds = ctx.quick ? 1 : 8;
-    // The cluster/single ratio and its control: 16 rounds each. With 8, identical servers (the
-    // control) gave medians from 0.93 to 1.02 across runs; the rounds swing by ±15% here.
-    const ratioRounds = ctx.quick ? 1 : 16;
-    // Through a cluster whose one shard is led by one server, against a single server: rounds alternate, same run.
+    // The cluster/single ratio and its control: new processes per trial (see pairsTrials).
     {
-      // The same lease on both sides; short, so a shard moved by balance at start grants again soon.
-      const single = await startServerProcess({ leaseMs: 2_000 });
-      const control = await startServerProcess({ leaseMs: 2_000 });
-      const cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000"]);
-      try {
-        const map = await stable(cluster, 3_000, 2_000);
-        const urls = cluster.members.map((m) => m.url);
-        await committers(single.url, 64, 500, "warm");
-        await committers(control.url, 64, 500, "warm");
-        await committers(urls, 64, 500, "warm");
-        const ratios = await abbaRatios(ratioRounds, (r) => committers(single.url, 64, ms, `r${r}`), (r) => committers(urls, 64, ms, `r${r}`));
-        ctx.progress(`cluster/single ratios ${ratios.map((x) => x.toFixed(3)).join(", ")} (leader ${map.leaders[0]!.leaderUrl})`);
-        // The control: a second single server over the first, the same way. Two identical servers
-        // differ only by noise, so this shows how far from 1 the measurement itself strays here.
-        const controls = await abbaRatios(ratioRounds, (r) => committers(single.url, 64, ms, `c${r}`), (r) => committers(control.url, 64, ms, `c${r}`));
-        ctx.progress(`control single/single ratios ${controls.map((x) => x.toFixed(3)).join(", ")}`);
-        figures.push(
-          { name: "cluster_pairs_ratio_over_single_c64", value: round(quantile(ratios, 0.5), 3), unit: "ratio", ...base, note: `64 callers doing lock+tryUnlock through LockClient.http({ baseUrls }) to a 3-server cluster (--shards 1: one leader, once leadership stopped moving) over the same to a single server, --lease-ms 2000 on both, ${ratioRounds} rounds in ABBA order of ${ms / 1000} s (${ratios.map((x) => x.toFixed(3)).join(", ")})` },
-          { name: "cluster_pairs_ratio_control_c64", value: round(quantile(controls, 0.5), 3), unit: "ratio", ...base, note: `the control: a second single server over the first, measured the same way in the same run (${controls.map((x) => x.toFixed(3)).join(", ")})` },
-        );
-      } finally {
-        await cluster.close();
-        await control.stop();
-        await single.stop();
-      }
+      const trials = await pairsTrials({ trials: ctx.quick ? 1 : 6, rounds: ctx.quick ? 1 : 6, ms: ctx.quick ? 1_000 : 2_000, warmMs: ctx.quick ? 500 : 4_000, callers: 64, progress: ctx.progress });
+      const ratios = trials.flatMap((t) => t.clusterOverSingle);
+      const controls = trials.flatMap((t) => t.controlOverSingle);
+      const perTrial = (pick: (t: (typeof trials)[number]) => number[]): string => trials.map((t) => quantile(pick(t), 0.5).toFixed(3)).join(", ");
+      const how = `${trials.length} trials, each with new processes (a single server, a second single server, a 3-server cluster with --shards 1 led by one server once leadership stopped moving; --lease-ms 2000 on all), ${trials[0]!.clusterOverSingle.length} rounds per trial with the three in rotating order, 64 callers for ${ctx.quick ? 1 : 2} s each, a new namespace every round`;
+      figures.push(
+        { name: "cluster_pairs_ratio_over_single_c64", value: round(quantile(ratios, 0.5), 3), unit: "ratio", ...base, note: `lock+tryUnlock pairs/s through LockClient.http({ baseUrls }) to the cluster over the same to the single server, the lower median of every round's ratio: ${how}. Per-trial medians: ${perTrial((t) => t.clusterOverSingle)}; all rounds ${ratios.length}, from ${Math.min(...ratios).toFixed(3)} to ${Math.max(...ratios).toFixed(3)}` },
+        { name: "cluster_pairs_ratio_control_c64", value: round(quantile(controls, 0.5), 3), unit: "ratio", ...base, note: `the control: the second single server over the first, measured in the same rounds of the same trials. Per-trial medians: ${perTrial((t) => t.controlOverSingle)}; all rounds from ${Math.min(...controls).toFixed(3)} to ${Math.max(...controls).toFixed(3)}` },
+      );
     }
     // Two namespaces, each led by its own server, against both led by one server (a cluster of one).
     {

@@ -1,0 +1,95 @@
+import { randomBytes } from "node:crypto";
+import { shardOf, type ClusterResponse } from "@leasehold/protocol";
+import pg from "pg";
+import { startServerProcess, type ServerProcess } from "./server-process.js";
+import { nowMs } from "./stats.js";
+
+/** The PostgreSQL the benchmark clusters use (`LEASEHOLD_TEST_PG`, else the local one). */
+export const PG_URL = process.env.LEASEHOLD_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/test";
+/** Resolve after `ms`. */
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A cluster of CLI servers over a schema of its own (dropped by `close`). */
+export interface BenchCluster {
+  members: ServerProcess[];
+  /** Start member `i` again on its port (after a kill or a stop). */
+  restart(i: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Start `size` CLI servers as one cluster over a new schema of its own, with `flags` (`--shards`,
+ * `--lease-ms`, ...); `close` stops them and drops the schema.
+ */
+export async function startCluster(size: number, flags: readonly string[]): Promise<BenchCluster> {
+  const schema = `lh_bench_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const conn = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const args = ["--cluster", conn, ...flags];
+  const members: ServerProcess[] = [await startServerProcess({ clusterArgs: args })];
+  members.push(...(await Promise.all(Array.from({ length: size - 1 }, () => startServerProcess({ clusterArgs: args })))));
+  const gone = (m: ServerProcess): boolean => m.child.exitCode !== null || m.child.signalCode !== null;
+  return {
+    members,
+    async restart(i) {
+      const port = Number(new URL(members[i]!.url).port);
+      members[i] = await startServerProcess({ clusterArgs: args, port });
+    },
+    async close() {
+      await Promise.all(members.filter((m) => !gone(m)).map((m) => m.stop()));
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}
+
+/** `GET /v1/cluster` of one member, or undefined when it does not answer 200 within 2 s. */
+export async function clusterMap(url: string): Promise<ClusterResponse | undefined> {
+  try {
+    const res = await fetch(`${url}/v1/cluster`, { signal: AbortSignal.timeout(2_000) });
+    return res.ok ? ((await res.json()) as ClusterResponse) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Wait until `members[0]`'s map names a leader for every shard and `each` holds; answers the map. */
+export async function settled(cluster: BenchCluster, timeoutMs: number, each: (m: ClusterResponse) => boolean = () => true): Promise<ClusterResponse> {
+  const end = nowMs() + timeoutMs;
+  for (;;) {
+    const maps = await Promise.all(cluster.members.map((m) => clusterMap(m.url)));
+    const first = maps[0];
+    if (first !== undefined && maps.every((m) => m !== undefined && JSON.stringify(m.leaders) === JSON.stringify(first.leaders)) && first.leaders.every((l) => l.leaderUrl !== null) && each(first)) return first;
+    if (nowMs() > end) throw new Error(`the cluster did not settle in ${timeoutMs} ms: ${JSON.stringify(maps)}`);
+    await sleep(50);
+  }
+}
+
+/**
+ * Wait until leadership has stopped moving: the same leaders over two leader leases (a member takes
+ * nothing in its join wait, then balance may move a shard to it), and then out the lease-wait a
+ * moved shard's new leader keeps before it grants locks (`leaseMs`).
+ */
+export async function stable(cluster: BenchCluster, leaderLeaseMs: number, leaseMs: number): Promise<ClusterResponse> {
+  let map = await settled(cluster, 30_000);
+  let moved = false;
+  for (let i = 0; i < 10; i++) {
+    await sleep(2 * leaderLeaseMs);
+    const again = await settled(cluster, 30_000);
+    if (JSON.stringify(again.leaders) === JSON.stringify(map.leaders)) {
+      if (moved) await sleep(leaseMs);
+      return again;
+    }
+    moved = true;
+    map = again;
+  }
+  throw new Error(`leadership kept moving: ${JSON.stringify(map.leaders)}`);
+}
+
+/** A namespace whose shard `url` leads. */
+export function namespaceLedBy(map: ClusterResponse, url: string): string {
+  for (let i = 0; i < 10_000; i++) if (map.leaders[shardOf(`bench-${i}`, map.shards)]!.leaderUrl === url) return `bench-${i}`;
+  throw new Error(`${url} leads nothing`);
+}
