@@ -19,7 +19,7 @@ const SCENARIOS: Record<ControlName, string> = {
     "`--lease-ms 10000`. A holds `d` from leader L1 (promised 5 s); B waits for `d`; L1 SIGKILLed; B gets `d` from the new leader",
   "epoch-fence":
     "gate off in both halves, reservation block 2. Timestamps asked of L1 alone; L1 SIGSTOPped until another member took the shard over, then SIGCONTed",
-  gate: "timestamps and locks asked of L1 alone; L1 SIGSTOPped until another member took the shard over and served a timestamp, then SIGCONTed",
+  gate: "timestamps and locks asked of L1 alone; L1 SIGSTOPped until another member took the shard over and served a timestamp, then SIGCONTed with its PostgreSQL link blackholed for a leader lease (so only its gate can stop it serving)",
 };
 
 const breakOf = (h: ControlHalf): string => (h.testBreak === undefined ? "none" : `\`${h.testBreak}\``);

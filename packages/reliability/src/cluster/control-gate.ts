@@ -58,10 +58,11 @@ async function firstServed(cluster: ControlCluster, url: string, namespace: stri
  * Gate control, one half. Two loops of timestamps and two of lock/unlock go to the shard's leader
  * L1 alone (so requests wait in its sockets while it is stopped). L1 is SIGSTOPped; once another
  * member took the shard over, it is asked for a timestamp until it serves one (its term has
- * served); then L1 is SIGCONTed. With the gate intact, L1's gate closed before the takeover and it
- * serves nothing on resuming: its term's last operation precedes the new term's first, 0
- * violations of "one leader serving per shard". With `LEASEHOLD_TEST_BREAK=gate` it serves the
- * waiting requests before its renewal's answer ends the term: the check fires.
+ * served); then L1's link to PostgreSQL is blackholed and L1 is SIGCONTed, so no renewal answer can
+ * end its term. With the gate intact, L1's gate closed before the takeover and it serves nothing
+ * on resuming: its term's last operation precedes the new term's first, 0 violations of "one
+ * leader serving per shard". With `LEASEHOLD_TEST_BREAK=gate` it serves the waiting requests and
+ * more: the check fires. The link comes back before the end, and L1 learns it lost the shard.
  */
 export async function runGateControl(seed: number, ruleRemoved: boolean): Promise<ControlHalf> {
   const started = performance.now();
@@ -81,12 +82,18 @@ export async function runGateControl(seed: number, ruleRemoved: boolean): Promis
     victim.kill("SIGSTOP");
     const takeover = await awaitTakeover(cluster, 15_000);
     const probe = await firstServed(cluster, takeover.leader.url, "ctl");
+    // L1 resumes cut off from PostgreSQL (its proxy drops everything), so nothing but its gate can
+    // stop it serving: a renewal answer that L1 happened to read before the waiting requests would
+    // end its term first and hide a missing gate (the half with the rule removed then proved nothing).
+    cluster.leader.proxy.setFaults(true);
     victim.kill("SIGCONT");
     const resumedAt = performance.now();
     await sleep(LEADER_LEASE_MS);
     const [, lockCalls] = await Promise.all([timestamps.stop(), locks.stop()]);
-    // One more renewal round logs every live term's serve interval.
-    await sleep(LEADER_LEASE_MS / 2);
+    // With the link back, L1's next renewal finds the shard gone; renewal rounds, failed or not,
+    // log every live term's serve interval.
+    cluster.leader.proxy.setFaults(false);
+    await sleep(LEADER_LEASE_MS);
     const lines = memberLines(cluster);
     const victimIndex = cluster.members.indexOf(cluster.leader);
     // Answers L1's old term gave after resuming: below the new leader's first number (a term L1 may

@@ -13,7 +13,6 @@ import {
   type RefreshResponse,
   type StartTransactionsRequest,
   type StartTransactionsResponse,
-  type StartedTransaction,
   type TimestampsRequest,
   type TimestampsResponse,
   type UnlockRequest,
@@ -23,19 +22,19 @@ import {
 } from "@leasehold/protocol";
 import type { LockTableSnapshot, ServiceMetrics } from "./engine-snapshots.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "./timestamp-reserver.js";
-import type { DescriptorState } from "./descriptor-state.js";
 import { DescriptorsPageBuilder, emptyPage, fingerprintSteps, inspectNamespace, pageOfNamespaces, summarizeNamespace } from "./inspect-namespace.js";
-import type { LeaseLapse } from "./lease-lapse.js";
 import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
+import { tooManyWaiting } from "./too-many-waiting.js";
 import { LockTable, allGrantableNow, forgetIdle } from "./lock-table.js";
 import { NamespaceState } from "./namespace-state.js";
 import { PendingLock } from "./pending-lock.js";
 import type { ServingGate } from "./serving-gate.js";
-import { sameIdentity, sortedSpecs } from "./request-identity.js";
-import { describeRevoked, findRevokeTargets } from "./revoke-holders.js";
+import { sortedSpecs } from "./request-identity.js";
+import type { LeaseLapse } from "./lease-lapse.js";
+import { reapDue, type ReapHooks, type ReapTally } from "./reap-due.js";
+import { findRevokeTargets, releaseRevoked } from "./revoke-holders.js";
 import { snapshotNamespace } from "./snapshot-namespace.js";
-import { fingerprintOf } from "./token-fingerprint.js";
-import { createRandomTokenSource, type TokenSource } from "./token-source.js";
+import { createRandomTokenSource } from "./token-source.js";
 
 import type { InspectionJob, LockAttempt, LockEngineOptions } from "./lock-engine-options.js";
 
@@ -63,10 +62,11 @@ export class LockEngine {
   /** The lease answered with every grant and refresh (immutable, so one object serves all). */
   readonly lease: Lease;
   /** Lease entries inspected by reaping since start: a diagnostic that reaping stays proportional. */
-  reapVisits = 0;
+  get reapVisits(): number {
+    return this.tally.visits;
+  }
 
   private readonly clock: () => number;
-  private readonly tokens: TokenSource;
   private readonly reserver: TimestampReserver;
   private readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
   private readonly onLeaseLapse: (namespace: string, descriptorCount: number, lapse: LeaseLapse) => void;
@@ -74,8 +74,8 @@ export class LockEngine {
   private readonly table: LockTable;
   private lastNamespace: NamespaceState | null = null;
   private closed = false;
-  private timeoutsTotal = 0;
-  private leaseLapsesTotal = 0;
+  private readonly tally: ReapTally = { visits: 0, lapses: 0, timeouts: 0 };
+  private readonly reapHooks: ReapHooks;
   private unlocksTotal = 0;
   private abandonedTotal = 0;
   private revokedTotal = 0;
@@ -100,12 +100,12 @@ export class LockEngine {
     this.leaderId = options.leaderId ?? globalThis.crypto.randomUUID();
     this.lease = Object.freeze({ leaderId: this.leaderId, validForMs });
     this.clock = options.clock ?? monotonicNow;
-    this.tokens = options.tokenSource ?? createRandomTokenSource();
     this.reserver = options.reserver ?? createMemoryTimestampReserver();
     this.onSettled = options.onSettled ?? noop;
     this.onLeaseLapse = options.onLeaseLapse ?? noop;
     this.gate = options.gate ?? null;
-    this.table = new LockTable(this.tokens, this.lease, leaseMs, this.onSettled);
+    this.table = new LockTable(options.tokenSource ?? createRandomTokenSource(), this.lease, leaseMs, this.onSettled);
+    this.reapHooks = { onSettled: this.onSettled, onLeaseLapse: this.onLeaseLapse, timeout: TIMEOUT };
   }
 
   /**
@@ -124,16 +124,12 @@ export class LockEngine {
     const requestId = request.requestId;
     if (requestId !== undefined) {
       const existing = ns.requests.get(requestId);
-      if (existing !== undefined) return this.retry(existing, specs, allOrNone, max, now + timeoutMs);
+      if (existing !== undefined) return this.table.retry(existing, specs, allOrNone, max, now + timeoutMs);
     }
     // Checked before anything is created or queued, so a refused request leaves no trace. Only a
     // request that might wait is refused; one the table can grant whole right now always passes.
     if (timeoutMs > 0 && ns.waiting.size >= this.maxWaitingPerNamespace && !allGrantableNow(ns, specs)) {
-      throw new LeaseholdError(
-        "TOO_MANY_REQUESTS",
-        `namespace ${JSON.stringify(namespace)} already has ${ns.waiting.size} waiting lock requests, the limit (maxWaitingPerNamespace ${this.maxWaitingPerNamespace}); retry later or with acquireTimeoutMs 0`,
-        { limit: "maxWaitingPerNamespace", value: this.maxWaitingPerNamespace },
-      );
+      throw tooManyWaiting(namespace, ns.waiting.size, this.maxWaitingPerNamespace);
     }
     ns.ensureHeadroom(max);
     const createdForLimits = this.table.applyLimits(ns, specs);
@@ -202,18 +198,7 @@ export class LockEngine {
     const now = this.catchUp();
     const ns = this.namespace(namespace);
     const first = ns.take(request.count);
-    const transactions: StartedTransaction[] = new Array<StartedTransaction>(request.count);
-    for (let i = 0; i < request.count; i++) {
-      const lock = new LockRequestState(ns, null, undefined, true, 0);
-      lock.startTimestamp = first + i;
-      lock.arrivedAt = lock.grantedAt = now;
-      lock.status = HELD;
-      lock.token = this.tokens.next();
-      ns.tokens.set(lock.token, lock);
-      ns.addImmutable(lock);
-      this.table.leases.append(lock, now + this.leaseMs);
-      transactions[i] = { startTimestamp: lock.startTimestamp, token: lock.token };
-    }
+    const transactions = this.table.holdImmutable(ns, first, request.count, now);
     return { immutableTimestamp: ns.minImmutable() ?? first, transactions, lease: this.lease };
   }
 
@@ -295,8 +280,8 @@ export class LockEngine {
       heldTokens: this.table.leases.size,
       waitingRequests: this.closed ? 0 : waiting,
       grantsTotal: this.table.grantsTotal,
-      timeoutsTotal: this.timeoutsTotal,
-      leaseLapsesTotal: this.leaseLapsesTotal,
+      timeoutsTotal: this.tally.timeouts,
+      leaseLapsesTotal: this.tally.lapses,
       unlocksTotal: this.unlocksTotal,
       abandonedTotal: this.abandonedTotal,
       revokedTotal: this.revokedTotal,
@@ -352,30 +337,16 @@ export class LockEngine {
 
   /**
    * Release the holders a revoke names: waiting all-or-none requests holding a named descriptor
-   * first (they leave every queue, release their partial holds and settle `timeout` through
-   * `onSettled`), then the named tokens, whole. Waiters are granted at once, as on unlock.
+   * first (they settle `timeout` through `onSettled`), then the named tokens, whole
+   * ({@link releaseRevoked}). Waiters are granted at once, as on unlock.
    */
   revoke(namespace: string, request: RevokeRequest): RevokeResponse {
     const now = this.catchUp();
     const ns = this.namespaces.get(namespace);
     if (ns === undefined) return { revoked: [], notFound: [...(request.fingerprints ?? request.descriptors ?? [])] };
     const targets = findRevokeTargets(ns, request);
-    const revoked = [];
-    // Waiting ones first: releasing a token could complete a waiting request that holds a named
-    // descriptor, which would then keep it.
-    for (const req of targets.acquiring) {
-      if (req.status !== WAITING) continue;
-      revoked.push(describeRevoked(req, now));
-      this.table.endWaiting(req);
-      this.revokedTotal++;
-      if (req.pending !== null) this.onSettled(req.pending, TIMEOUT);
-    }
-    for (const req of targets.tokens) {
-      if (req.status !== HELD) continue;
-      revoked.push(describeRevoked(req, now));
-      this.table.releaseToken(req);
-      this.revokedTotal++;
-    }
+    const revoked = releaseRevoked(this.table, targets, now, (pending) => this.onSettled(pending, TIMEOUT));
+    this.revokedTotal += revoked.length;
     return { revoked, notFound: targets.notFound };
   }
 
@@ -405,47 +376,8 @@ export class LockEngine {
     if (this.gate !== null && !this.gate.isOpen(now)) throw this.gate.refusal();
     this.table.now = now;
     const head = this.table.leases.head;
-    if ((head !== null && head.expiresAt <= now) || this.table.deadlines.nextDeadline() <= now) this.reap(now);
+    if ((head !== null && head.expiresAt <= now) || this.table.deadlines.nextDeadline() <= now) reapDue(this.table, now, this.tally, this.reapHooks);
     return now;
-  }
-
-  /**
-   * Reap what is due, in time order: lease lapses and waiter deadlines interleaved by their times,
-   * so that a late catch-up (a host timer that fired late, or an operation after a quiet spell)
-   * ends with what would have happened on time. Reaping every lapse first would let a lapse grant
-   * a waiter whose deadline had already passed before it. On a tie the lapse goes first: at its
-   * deadline the waiter was still waiting.
-   */
-  private reap(now: number): void {
-    const leases = this.table.leases;
-    const deadlines = this.table.deadlines;
-    for (;;) {
-      const head = leases.head;
-      const top = deadlines.peek();
-      const lapseAt = head === null ? Infinity : head.expiresAt;
-      if (top === undefined || lapseAt <= top.deadline) {
-        if (head === null || lapseAt > now) break;
-        this.reapVisits++;
-        const ns = head.namespace;
-        const count = head.heldCount;
-        const lapse: LeaseLapse = {
-          fingerprint: fingerprintOf(head),
-          clientDescription: head.clientDescription,
-          firstDescriptor: count > 0 ? (head.held[0] as DescriptorState).key : undefined,
-          startTimestamp: head.startTimestamp === 0 ? undefined : head.startTimestamp,
-          heldForMs: Math.max(0, Math.floor(now - head.grantedAt)),
-        };
-        this.table.releaseToken(head);
-        this.leaseLapsesTotal++;
-        this.onLeaseLapse(ns.name, count, lapse);
-      } else {
-        if (top.deadline > now) break;
-        this.timeoutsTotal++;
-        this.table.endWaiting(top);
-        if (top.pending !== null) this.onSettled(top.pending, TIMEOUT);
-      }
-    }
-    this.reapVisits++;
   }
 
   private namespace(name: string): NamespaceState {
@@ -461,28 +393,7 @@ export class LockEngine {
 
   private timeoutAtOnce(ns: NamespaceState, specs: readonly LockSpec[]): LockTimeoutResponse {
     forgetIdle(ns, specs);
-    this.timeoutsTotal++;
+    this.tally.timeouts++;
     return TIMEOUT;
   }
-
-  private retry(req: LockRequestState, specs: readonly LockSpec[], allOrNone: boolean, max: number, deadline: number): LockAttempt {
-    if (!sameIdentity(req, specs, allOrNone, max)) {
-      throw new LeaseholdError(
-        "REQUEST_ID_CONFLICT",
-        `requestId ${JSON.stringify(req.requestId)} is in use by a request with different locks, behavior or max`,
-        { path: "requestId" },
-      );
-    }
-    if (this.table.applyLimits(req.namespace, specs)) forgetIdle(req.namespace, specs);
-    if (req.status === HELD) {
-      this.table.leases.renew(req, this.table.now + this.leaseMs);
-      return this.table.answer(req);
-    }
-    if (deadline > req.deadline) {
-      req.deadline = deadline;
-      this.table.deadlines.update(req);
-    }
-    return req.pending as PendingLock;
-  }
-
 }

@@ -1,11 +1,13 @@
-import type { Lease, LeaseholdError, LockAcquiredResponse, LockResponse, LockSpec } from "@leasehold/protocol";
+import { LeaseholdError, type Lease, type LockAcquiredResponse, type LockResponse, type LockSpec, type StartedTransaction } from "@leasehold/protocol";
+import type { LockAttempt } from "./lock-engine-options.js";
 import { DeadlineHeap } from "./deadline-heap.js";
 import { DescriptorState } from "./descriptor-state.js";
 import { LeaseQueue } from "./lease-queue.js";
 import { PERMIT, modeCode } from "./lock-mode-codes.js";
-import { DONE, HELD, type LockRequestState } from "./lock-request-state.js";
+import { DONE, HELD, LockRequestState } from "./lock-request-state.js";
 import type { NamespaceState } from "./namespace-state.js";
 import type { PendingLock } from "./pending-lock.js";
+import { sameIdentity } from "./request-identity.js";
 import type { TokenSource } from "./token-source.js";
 
 /**
@@ -226,6 +228,51 @@ export class LockTable {
     }
     if (req.watching) this.unwatch(req);
     this.releaseHolds(req);
+  }
+
+  /**
+   * Hold `count` immutable-timestamp locks, one per transaction starting at `first`, `first + 1`,
+   * ...: each gets a token and a lease, and no descriptor.
+   */
+  holdImmutable(ns: NamespaceState, first: number, count: number, now: number): StartedTransaction[] {
+    const transactions: StartedTransaction[] = new Array<StartedTransaction>(count);
+    for (let i = 0; i < count; i++) {
+      const lock = new LockRequestState(ns, null, undefined, true, 0);
+      lock.startTimestamp = first + i;
+      lock.arrivedAt = lock.grantedAt = now;
+      lock.status = HELD;
+      lock.token = this.tokens.next();
+      ns.tokens.set(lock.token, lock);
+      ns.addImmutable(lock);
+      this.leases.append(lock, now + this.leaseMs);
+      transactions[i] = { startTimestamp: lock.startTimestamp, token: lock.token };
+    }
+    return transactions;
+  }
+
+  /**
+   * A lock request re-sent with a live `requestId`: the same request again answers what the first
+   * is (its grant, with the lease renewed, or its pending wait, with the later deadline); a
+   * different one is `REQUEST_ID_CONFLICT`.
+   */
+  retry(req: LockRequestState, specs: readonly LockSpec[], allOrNone: boolean, max: number, deadline: number): LockAttempt {
+    if (!sameIdentity(req, specs, allOrNone, max)) {
+      throw new LeaseholdError(
+        "REQUEST_ID_CONFLICT",
+        `requestId ${JSON.stringify(req.requestId)} is in use by a request with different locks, behavior or max`,
+        { path: "requestId" },
+      );
+    }
+    if (this.applyLimits(req.namespace, specs)) forgetIdle(req.namespace, specs);
+    if (req.status === HELD) {
+      this.leases.renew(req, this.now + this.leaseMs);
+      return this.answer(req);
+    }
+    if (deadline > req.deadline) {
+      req.deadline = deadline;
+      this.deadlines.update(req);
+    }
+    return req.pending as PendingLock;
   }
 }
 

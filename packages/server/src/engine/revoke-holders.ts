@@ -1,7 +1,9 @@
 import type { RevokedHolder, RevokeRequest } from "@leasehold/protocol";
 import type { DescriptorState } from "./descriptor-state.js";
 import { HELD, WAITING, type LockRequestState } from "./lock-request-state.js";
+import type { LockTable } from "./lock-table.js";
 import type { NamespaceState } from "./namespace-state.js";
+import type { PendingLock } from "./pending-lock.js";
 import { fingerprintOf } from "./token-fingerprint.js";
 
 /** The holders a revoke names, found before anything is released. */
@@ -67,4 +69,33 @@ export function describeRevoked(req: LockRequestState, now: number): RevokedHold
   if (req.startTimestamp !== 0) out.startTimestamp = req.startTimestamp;
   if (req.clientDescription !== undefined) out.clientDescription = req.clientDescription;
   return out;
+}
+
+/**
+ * Release what {@link findRevokeTargets} found, in its order: waiting all-or-none requests first
+ * (they leave every queue, release their partial holds and settle `timeout` through `onSettled`),
+ * then the named tokens, whole. Waiters are granted at once, as on unlock. Answers what was
+ * released, each described before its release; a target no longer waiting or held is skipped.
+ */
+export function releaseRevoked(
+  table: LockTable,
+  targets: RevokeTargets,
+  now: number,
+  settle: (pending: PendingLock) => void,
+): RevokedHolder[] {
+  const revoked: RevokedHolder[] = [];
+  // Waiting ones first: releasing a token could complete a waiting request that holds a named
+  // descriptor, which would then keep it.
+  for (const req of targets.acquiring) {
+    if (req.status !== WAITING) continue;
+    revoked.push(describeRevoked(req, now));
+    table.endWaiting(req);
+    if (req.pending !== null) settle(req.pending);
+  }
+  for (const req of targets.tokens) {
+    if (req.status !== HELD) continue;
+    revoked.push(describeRevoked(req, now));
+    table.releaseToken(req);
+  }
+  return revoked;
 }
