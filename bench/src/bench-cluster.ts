@@ -28,20 +28,34 @@ export async function startCluster(size: number, flags: readonly string[]): Prom
   await admin.query(`CREATE SCHEMA ${schema}`);
   const conn = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   const args = ["--cluster", conn, ...flags];
-  const members: ServerProcess[] = [await startServerProcess({ clusterArgs: args })];
-  members.push(...(await Promise.all(Array.from({ length: size - 1 }, () => startServerProcess({ clusterArgs: args })))));
+  const members: ServerProcess[] = [];
   const gone = (m: ServerProcess): boolean => m.child.exitCode !== null || m.child.signalCode !== null;
+  const close = async (): Promise<void> => {
+    try {
+      await Promise.all(members.filter((m) => !gone(m)).map((m) => m.stop()));
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    } finally {
+      await admin.end();
+    }
+  };
+  try {
+    members.push(await startServerProcess({ clusterArgs: args }));
+    // allSettled, so members that did start are known (and stopped) when another fails.
+    const rest = await Promise.allSettled(Array.from({ length: size - 1 }, () => startServerProcess({ clusterArgs: args })));
+    for (const r of rest) if (r.status === "fulfilled") members.push(r.value);
+    const failed = rest.find((r) => r.status === "rejected");
+    if (failed !== undefined) throw failed.reason;
+  } catch (err) {
+    await close().catch(() => undefined);
+    throw err;
+  }
   return {
     members,
     async restart(i) {
       const port = Number(new URL(members[i]!.url).port);
       members[i] = await startServerProcess({ clusterArgs: args, port });
     },
-    async close() {
-      await Promise.all(members.filter((m) => !gone(m)).map((m) => m.stop()));
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
-    },
+    close,
   };
 }
 

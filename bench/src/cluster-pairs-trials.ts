@@ -1,5 +1,5 @@
-import { startCluster, stable } from "./bench-cluster.js";
-import { startServerProcess } from "./server-process.js";
+import { startCluster, stable, type BenchCluster } from "./bench-cluster.js";
+import { startServerProcess, type ServerProcess } from "./server-process.js";
 import { committers } from "./suites/client.js";
 
 /** What one trial measured: per round, the cluster's and the control's pairs/s over the single server's. */
@@ -53,12 +53,15 @@ export async function pairsTrials(options: PairsTrialsOptions): Promise<PairsTri
   const out: PairsTrial[] = [];
   for (let t = 0; t < options.trials; t++) {
     // The same lease on both sides; short, so a shard moved by balance at start grants again soon.
-    const first = await startServerProcess({ leaseMs: 2_000 });
-    const second = await startServerProcess({ leaseMs: 2_000 });
-    // Alternate which process is the baseline, so being started first favours neither.
-    const [single, control] = t % 2 === 0 ? [first, second] : [second, first];
-    const cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000"]);
+    // Everything started is stopped in the `finally`, also when a later start fails.
+    const started: ServerProcess[] = [];
+    let cluster: BenchCluster | undefined;
     try {
+      started.push(await startServerProcess({ leaseMs: 2_000 }));
+      started.push(await startServerProcess({ leaseMs: 2_000 }));
+      // Alternate which process is the baseline, so being started first favours neither.
+      const [single, control] = t % 2 === 0 ? [started[0]!, started[1]!] : [started[1]!, started[0]!];
+      cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000"]);
       await stable(cluster, 3_000, 2_000);
       const targets = [single.url, control.url, cluster.members.map((m) => m.url)] as const;
       // New processes are slow at first: a server ran its first 2 s rounds after a 1 s warm-up at
@@ -77,9 +80,7 @@ export async function pairsTrials(options: PairsTrialsOptions): Promise<PairsTri
       options.progress(`trial ${t + 1}/${options.trials}: cluster/single ${trial.clusterOverSingle.map((x) => x.toFixed(3)).join(", ")}; control ${trial.controlOverSingle.map((x) => x.toFixed(3)).join(", ")}`);
       out.push(trial);
     } finally {
-      await cluster.close();
-      await control.stop();
-      await single.stop();
+      await Promise.allSettled([cluster?.close(), ...started.map((s) => s.stop())]);
     }
   }
   return out;

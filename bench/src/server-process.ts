@@ -27,7 +27,7 @@ export async function startServerProcess(
   const args = [...(options.nodeArgs ?? []), cli, "--host", "127.0.0.1", "--port", String(options.port ?? 0), ...store, "--log-level", "info"];
   if (options.leaseMs !== undefined) args.push("--lease-ms", String(options.leaseMs));
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     const timer = setTimeout(() => reject(new Error("server did not log listening within 15 s")), 15_000);
     child.once("exit", (code) => reject(new Error(`server exited with ${code} before listening`)));
@@ -43,6 +43,15 @@ export async function startServerProcess(
       }
     });
   });
+  let url: string;
+  try {
+    url = await listening;
+  } catch (err) {
+    // Never leave a child behind: one that did not start in time would keep the benchmark alive.
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     url,
     child,

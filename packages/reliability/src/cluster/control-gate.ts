@@ -62,7 +62,7 @@ async function firstServed(cluster: ControlCluster, url: string, namespace: stri
  * end its term. With the gate intact, L1's gate closed before the takeover and it serves nothing
  * on resuming: its term's last operation precedes the new term's first, 0 violations of "one
  * leader serving per shard". With `LEASEHOLD_TEST_BREAK=gate` it serves the waiting requests and
- * more: the check fires. The link comes back before the end, and L1 learns it lost the shard.
+ * more: the check fires. The link is restored for new connections before the end.
  */
 export async function runGateControl(seed: number, ruleRemoved: boolean): Promise<ControlHalf> {
   const started = performance.now();
@@ -90,8 +90,9 @@ export async function runGateControl(seed: number, ruleRemoved: boolean): Promis
     const resumedAt = performance.now();
     await sleep(LEADER_LEASE_MS);
     const [, lockCalls] = await Promise.all([timestamps.stop(), locks.stop()]);
-    // With the link back, L1's next renewal finds the shard gone; renewal rounds, failed or not,
-    // log every live term's serve interval.
+    // New connections pass again (one that lost a chunk in the blackhole stays dead; L1's pool
+    // drops it after its statement timeout). Every renewal pass, failed or not, logs each live
+    // term's serve interval, so the lines below have L1's whatever its renewals do.
     cluster.leader.proxy.setFaults(false);
     await sleep(LEADER_LEASE_MS);
     const lines = memberLines(cluster);
@@ -115,6 +116,7 @@ export async function runGateControl(seed: number, ruleRemoved: boolean): Promis
       elapsedMs: performance.now() - started,
     };
   } finally {
+    cluster.leader.proxy.setFaults(false);
     // A set-up failure leaves loops running: stop them; their calls end once the servers are gone.
     const stopped = Promise.all(hammers.map((h) => h.stop()));
     await closeControlCluster(cluster);

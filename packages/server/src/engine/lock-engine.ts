@@ -61,7 +61,7 @@ export class LockEngine {
   readonly leaseMs: number;
   /** The lease answered with every grant and refresh (immutable, so one object serves all). */
   readonly lease: Lease;
-  /** Lease entries inspected by reaping since start: a diagnostic that reaping stays proportional. */
+  /** Lapsed leases handled by reaping since start, plus one per pass: a diagnostic that reaping stays proportional. */
   get reapVisits(): number {
     return this.tally.visits;
   }

@@ -286,6 +286,7 @@ export function forgetIdle(ns: NamespaceState, specs: readonly LockSpec[]): void
   }
 }
 
+/** True when a new request could take every descriptor of `specs` in its mode now: each free or compatible, nobody queued ahead. */
 export function allGrantableNow(ns: NamespaceState, specs: readonly LockSpec[]): boolean {
   for (let i = 0; i < specs.length; i++) {
     const spec = specs[i] as LockSpec;

@@ -7,7 +7,7 @@ import { fingerprintOf } from "./token-fingerprint.js";
 
 /** What reaping has done since the engine started (the engine's metrics read it). */
 export interface ReapTally {
-  /** Lease entries and deadlines inspected: a diagnostic that reaping stays proportional. */
+  /** Lapsed lease entries handled, plus one per reaping pass: a diagnostic that reaping stays proportional to what is due. */
   visits: number;
   /** Tokens released because their lease ran out. */
   lapses: number;
@@ -17,7 +17,9 @@ export interface ReapTally {
 
 /** Where reaping reports what it ended. */
 export interface ReapHooks {
+  /** A waiter reached its deadline: its caller gets `timeout`. */
   readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
+  /** A token's lease ran out and it was released (for the log line and metrics). */
   readonly onLeaseLapse: (namespace: string, descriptorCount: number, lapse: LeaseLapse) => void;
   /** The answer a waiter gets at its deadline. */
   readonly timeout: LockResponse;
