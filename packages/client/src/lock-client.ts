@@ -7,12 +7,8 @@ import {
   type LockService,
   type LockSpec,
   type RefreshResponse,
-  type StartedTransaction,
   type StartTransactionsResponse,
   type TimestampsResponse,
-  type CallOptions,
-  type UnlockRequest,
-  type UnlockResponse,
 } from "@leasehold/protocol";
 import type { Observable } from "rxjs";
 import { requestIdSource } from "./request-ids.js";

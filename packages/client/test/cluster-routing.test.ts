@@ -2,14 +2,13 @@ import type { RunningServer } from "@leasehold/server";
 import { describe, expect, it } from "vitest";
 import { LockClient, isLeaseholdError, type HttpLockClientOptions } from "../src/index.js";
 import { ClusterState, sendJson, type Seen, type StandIn } from "./support/stand-in-cluster.js";
-import { FAST_RETRY, standInKit } from "./support/stand-in-kit.js";
+import { standInKit } from "./support/stand-in-kit.js";
 
 // Client routing over real sockets: stand-in cluster members (support/stand-in-cluster.ts) answer
 // what PROTOCOL.md "Cluster mode" specifies and forward the shards they lead to real servers.
 
 const NS = "orders";
-const RETRY = FAST_RETRY;
-const { member, client, closeAfter, backend: backendWithId } = standInKit(NS);
+const { member, client, backend: backendWithId } = standInKit(NS);
 const backend = (): Promise<RunningServer> => backendWithId(4_000);
 
 function acquired<T extends { status: string }>(answer: T): Extract<T, { status: "acquired" }> {

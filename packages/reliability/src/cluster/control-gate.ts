@@ -92,7 +92,7 @@ export async function runGateControl(seed: number, ruleRemoved: boolean): Promis
     const [, lockCalls] = await Promise.all([timestamps.stop(), locks.stop()]);
     // New connections pass again (one that lost a chunk in the blackhole stays dead; L1's pool
     // drops it after its statement timeout). Every renewal pass, failed or not, logs each live
-    // term's serve interval, so the lines below have L1's whatever its renewals do.
+    // term's serve interval, so the lines below hold L1's whatever its renewals answer.
     cluster.leader.proxy.setFaults(false);
     await sleep(LEADER_LEASE_MS);
     const lines = memberLines(cluster);

@@ -112,8 +112,8 @@ export class ClusterRuntime {
   /**
    * Hear an error that waiting cannot fix, met while joining after {@link join} resolved (the
    * database came back and says the shard count differs, the role is refused, …): the host stops
-   * the server. Called at once if it already happened. Register it after {@link join}. Without a handler the runtime stays out of
-   * the cluster, answering 503.
+   * the server. Called at once if it already happened; register it after {@link join}. Without a
+   * handler the runtime stays out of the cluster, answering 503.
    */
   onFatal(handler: (err: Error) => void): void {
     this.joining?.onFatal(handler);

@@ -8,7 +8,6 @@ import {
   type ImmutableRecord,
   type LeaseClaim,
   type LiveMember,
-  type MemberInfo,
   type ShardLease,
   type StoredBound,
 } from "./coordinator.js";

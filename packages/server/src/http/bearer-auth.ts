@@ -60,17 +60,17 @@ export function createBearerAuth(table: AuthTable): BearerAuth {
       const candidate = digest(presented);
       const namespaces = new Set<string>();
       let admin = false;
-      let any = false;
+      let anyNamespace = false;
       for (const [scope, known] of digests) {
         let hit = false;
         for (const d of known) hit = timingSafeEqual(candidate, d) || hit;
         if (!hit) continue;
         if (scope === ADMIN_SCOPE) admin = true;
-        else if (scope === ANY_NAMESPACE) any = true;
+        else if (scope === ANY_NAMESPACE) anyNamespace = true;
         else namespaces.add(scope);
       }
-      if (!admin && !any && namespaces.size === 0) return null;
-      return { admin, everywhere: admin || any, namespaces };
+      if (!admin && !anyNamespace && namespaces.size === 0) return null;
+      return { admin, everywhere: admin || anyNamespace, namespaces };
     },
   };
 }

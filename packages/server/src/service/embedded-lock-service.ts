@@ -3,7 +3,6 @@ import type {
   LockBatchResultListener,
   LockCancelRequest,
   LockCancelResponse,
-  LockMode,
   LockResponse,
   LockService,
   NamespaceLocksQuery,
