@@ -7,7 +7,7 @@ import type { Metric } from "../metrics/metric.js";
 const STATEMENT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
 
 /** Why a shard was lost: a fixed set, so the label never mints unbounded series. */
-export type LossReason = "renewal" | "gate" | "bound" | "stopping" | "balance";
+export type LossReason = "renewal" | "gate" | "bound" | "stopping" | "balance" | "duplicate";
 
 /**
  * The cluster metrics of one server (docs/cluster.md "Metrics"). Kept here and handed to the
@@ -17,7 +17,7 @@ export class ClusterMetrics {
   readonly transitions = new Counter<"event">("leasehold_cluster_leadership_transitions_total", "Shard leadership changes on this server: event=acquired or lost.", ["event"]);
   readonly losses = new Counter<"reason">(
     "leasehold_cluster_shards_lost_total",
-    "Shards this server stopped leading, by reason: renewal (matched nothing or failed too long), gate (serving gate closed), bound (fenced extension matched nothing), stopping, balance.",
+    "Shards this server stopped leading, by reason: renewal (matched nothing or failed too long), gate (serving gate closed), bound (fenced extension matched nothing), stopping, balance, duplicate (another live process took over this server id).",
     ["reason"],
   );
   readonly gateClosures = new Counter("leasehold_cluster_gate_closures_total", "Times a serving gate closed before a renewal reopened it (the shard was then given up).");

@@ -18,16 +18,19 @@ export interface Coordinator {
   start(shards?: number | undefined): Promise<number>;
   /**
    * Record that `member` is alive now (an upsert of its heartbeat row, on the store's clock, with
-   * its `ready` flag) and, in the same statement, answer the members whose last heartbeat is
-   * younger than `withinMs`, this one included, sorted by id.
+   * its `ready` flag and incarnation) and, in the same statement, answer the members whose last
+   * heartbeat is younger than `withinMs`, sorted by id. The row is written only when it is this
+   * incarnation's, or has none, or its heartbeat is older than `withinMs`: another live process
+   * with the same server id keeps its row, and this member is then *missing* from the answer (the
+   * caller is a duplicate and must not lead; docs/cluster.md "Two processes with one server id").
    */
   heartbeat(member: MemberInfo, withinMs: number): Promise<LiveMember[]>;
   /**
-   * Remove a member's heartbeat row (a clean stop), so the others stop counting it at once. A
-   * stopping server calls it before it releases its shards: the servers that hear the release then
-   * compute their shares without it.
+   * Remove a member's heartbeat row (a clean stop), so the others stop counting it at once, only
+   * when the row is this incarnation's. A stopping server calls it before it releases its shards:
+   * the servers that hear the release then compute their shares without it.
    */
-  leave(serverId: string): Promise<void>;
+  leave(member: MemberIdentity): Promise<void>;
   /** Every shard's lease row, in shard order. */
   readLeases(): Promise<ShardLease[]>;
   /**
@@ -59,10 +62,12 @@ export interface Coordinator {
    */
   recordImmutable(entries: readonly ImmutableRecord[]): Promise<string[]>;
   /**
-   * Raise a namespace's stored bound to at least `bound` (never lowers it). For importing a single
-   * server's `--data-dir` bound into a cluster while no server serves that namespace.
+   * Raise a namespace's stored bound to at least `bound` (never lowers it), only while `shard` (the
+   * namespace's) has no live leader: a leader that loaded the namespace would keep counting below
+   * the imported bound. One statement, ordered against a concurrent acquisition by a lock on the
+   * shard's lease row. True when imported; false when refused (the shard has a live leader).
    */
-  importBound(namespace: string, bound: number): Promise<void>;
+  importBound(namespace: string, bound: number, shard: number): Promise<boolean>;
   /**
    * Call `listener(shard)` whenever a shard is released (by any server). Resolves once listening;
    * `onLost` hears when the listening connection broke (the caller then re-watches).
@@ -72,9 +77,19 @@ export interface Coordinator {
   close(): Promise<void>;
 }
 
-/** A member as it registers itself. */
-export interface MemberInfo {
+/** Which process a member row or lease row belongs to. */
+export interface MemberIdentity {
+  /** `--server-id`: stable across restarts when the operator gives one. */
   readonly serverId: string;
+  /**
+   * A random id minted at every process start: two live processes with one `--server-id` (a
+   * restarted pod whose predecessor still runs) never take each other's rows for their own.
+   */
+  readonly incarnation: string;
+}
+
+/** A member as it registers itself. */
+export interface MemberInfo extends MemberIdentity {
   readonly url: string;
   /**
    * Whether it takes shards now: false during its join wait (a leader lease after it starts) and
@@ -100,6 +115,12 @@ export interface ShardLease {
   readonly url: string | null;
   /** The leader id of the current term (the `leaderId` in its leases), `null` with no holder. */
   readonly leaderId: string | null;
+  /**
+   * The incarnation of the process that acquired the current term, `null` with no holder (or a
+   * row written by a version before incarnations). A row is a process's own only when both its
+   * holder and its incarnation are the process's.
+   */
+  readonly incarnation: string | null;
   /** Grows by one at every acquisition. */
   readonly epoch: number;
   /** Changes at every write of the row (acquire, renew, release): "seen unchanged" compares it. */
@@ -113,6 +134,8 @@ export interface ShardLease {
 /** What a server claims a shard with. */
 export interface LeaseClaim {
   readonly serverId: string;
+  /** The claiming process's incarnation ({@link MemberIdentity.incarnation}), stored in the row. */
+  readonly incarnation: string;
   readonly url: string;
   /** The leader id of the new term. */
   readonly leaderId: string;

@@ -1,4 +1,4 @@
-import type { HeldTerm, ShardLease } from "./coordinator.js";
+import type { HeldTerm, MemberIdentity, ShardLease } from "./coordinator.js";
 
 /** When this server first saw a lease row's current version, on its monotonic clock. */
 export interface Seen {
@@ -8,16 +8,19 @@ export interface Seen {
 
 /**
  * Note, in `seen` (per shard, updated in place), when each row's version was first seen at `now`;
- * answers the rows that name this server under an epoch it does not lead in memory (`heldEpochs`
- * per shard, `undefined` where it leads nothing): acquisitions whose answer was lost, never
- * served, which it should release rather than wait for them to expire.
+ * answers the rows that name this process (`self`: its server id *and* its incarnation) under an
+ * epoch it does not lead in memory (`heldEpochs` per shard, `undefined` where it leads nothing):
+ * acquisitions whose answer was lost, never served, which it should release rather than wait for
+ * them to expire. A row of the same server id but another incarnation is another process's (a
+ * predecessor, or a duplicate still serving it): never released here, it expires or is released
+ * by its own process.
  */
-export function observeRows(seen: (Seen | null)[], leases: readonly ShardLease[], now: number, serverId: string, heldEpochs: readonly (number | undefined)[]): HeldTerm[] {
+export function observeRows(seen: (Seen | null)[], leases: readonly ShardLease[], now: number, self: MemberIdentity, heldEpochs: readonly (number | undefined)[]): HeldTerm[] {
   const orphans: HeldTerm[] = [];
   for (const row of leases) {
     const since = seen[row.shard];
     if (since === null || since === undefined || since.version !== row.version) seen[row.shard] = { version: row.version, at: now };
-    if (row.holder === serverId && heldEpochs[row.shard] !== row.epoch) orphans.push({ shard: row.shard, epoch: row.epoch });
+    if (row.holder === self.serverId && row.incarnation === self.incarnation && heldEpochs[row.shard] !== row.epoch) orphans.push({ shard: row.shard, epoch: row.epoch });
   }
   return orphans;
 }
@@ -30,6 +33,12 @@ export interface PlanInput {
   readonly now: number;
   readonly leaderLeaseMs: number;
   readonly serverId: string;
+  /**
+   * This process's incarnation: a row of `serverId` is this process's own only with it. A row of
+   * another incarnation (a dead predecessor with the same server id) is treated like any other
+   * server's: taken once expired and unchanged for a leader lease.
+   */
+  readonly incarnation: string;
   /** Live members, sorted, this server included (a stopping member has left this list). */
   readonly members: readonly string[];
   /**
@@ -67,7 +76,7 @@ export interface Plan {
  * back), so leadership does not thrash.
  */
 export function planShards(input: PlanInput): Plan {
-  const { leases, seen, now, leaderLeaseMs, serverId, led } = input;
+  const { leases, seen, now, leaderLeaseMs, serverId, incarnation, led } = input;
   const joining = new Set(input.joining ?? []);
   joining.delete(serverId);
   const members = input.members.filter((m) => !joining.has(m));
@@ -82,7 +91,7 @@ export function planShards(input: PlanInput): Plan {
   const take: number[] = [];
   let free = 0;
   for (const row of leases) {
-    if (led[row.shard] === true || row.holder === serverId) continue;
+    if (led[row.shard] === true || (row.holder === serverId && row.incarnation === incarnation)) continue;
     const since = seen[row.shard];
     const unchangedForALease = since !== null && since !== undefined && since.version === row.version && now - since.at >= leaderLeaseMs;
     if (row.holder === null) {

@@ -149,27 +149,43 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
     async heartbeat(member, withinMs) {
       // The upsert and the read are one statement; the CTE's own write is not visible to the read,
       // so this member is added to the answer from the CTE.
+      // The row is taken over only from this incarnation, from a row without one (an older
+      // version's) or from one whose heartbeat lapsed: a second live process with the same server
+      // id writes nothing and is missing from the answer (the ON CONFLICT row lock orders two
+      // processes starting together: the second sees the first's fresh row).
       const rows = await run<{ server_id: string; ready: boolean }>(
         "heartbeat",
         `WITH hb AS (
-           INSERT INTO members (server_id, url, heartbeat_at, ready) VALUES ($1, $2, clock_timestamp(), $4)
-           ON CONFLICT (server_id) DO UPDATE SET url = EXCLUDED.url, heartbeat_at = EXCLUDED.heartbeat_at, ready = EXCLUDED.ready
+           INSERT INTO members (server_id, url, heartbeat_at, ready, incarnation) VALUES ($1, $2, clock_timestamp(), $4, $5)
+           ON CONFLICT (server_id) DO UPDATE SET url = EXCLUDED.url, heartbeat_at = EXCLUDED.heartbeat_at, ready = EXCLUDED.ready, incarnation = EXCLUDED.incarnation
+           WHERE members.incarnation IS NULL OR members.incarnation = EXCLUDED.incarnation
+              OR members.heartbeat_at <= clock_timestamp() - make_interval(secs => $3::float8 / 1000)
            RETURNING server_id, ready)
          SELECT server_id, ready FROM members WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $3::float8 / 1000) AND server_id <> $1
          UNION ALL SELECT server_id, ready FROM hb`,
-        [member.serverId, member.url, withinMs, member.ready],
+        [member.serverId, member.url, withinMs, member.ready, member.incarnation],
       );
       return rows.map((r): LiveMember => ({ serverId: r.server_id, ready: r.ready })).sort((x, y) => (x.serverId < y.serverId ? -1 : x.serverId > y.serverId ? 1 : 0));
     },
 
-    async leave(serverId) {
-      await run("leave", "DELETE FROM members WHERE server_id = $1", [serverId]);
+    async leave(member) {
+      await run("leave", "DELETE FROM members WHERE server_id = $1 AND incarnation IS NOT DISTINCT FROM $2", [member.serverId, member.incarnation]);
     },
 
     async readLeases() {
-      const rows = await run<{ shard: number; holder: string | null; url: string | null; leader_id: string | null; epoch: string; version: string; expired: boolean; transitions: string }>(
+      const rows = await run<{
+        shard: number;
+        holder: string | null;
+        url: string | null;
+        leader_id: string | null;
+        incarnation: string | null;
+        epoch: string;
+        version: string;
+        expired: boolean;
+        transitions: string;
+      }>(
         "read-leases",
-        `SELECT shard, holder, url, leader_id, epoch, version, transitions, (holder IS NULL OR expires_at <= clock_timestamp()) AS expired
+        `SELECT shard, holder, url, leader_id, incarnation, epoch, version, transitions, (holder IS NULL OR expires_at <= clock_timestamp()) AS expired
          FROM leases ORDER BY shard`,
       );
       return rows.map(
@@ -178,6 +194,7 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
           holder: r.holder,
           url: r.url,
           leaderId: r.leader_id,
+          incarnation: r.incarnation,
           epoch: Number(r.epoch),
           version: Number(r.version),
           expired: r.expired,
@@ -189,13 +206,13 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
     async acquire(shard, seen, claim: LeaseClaim) {
       const rows = await run<{ epoch: string; previous_lease_ms: number; db_time_us: string }>(
         "acquire",
-        `UPDATE leases l SET holder = $2, url = $3, leader_id = $4, epoch = l.epoch + 1, version = l.version + 1,
+        `UPDATE leases l SET holder = $2, url = $3, leader_id = $4, incarnation = $8, epoch = l.epoch + 1, version = l.version + 1,
            transitions = l.transitions + 1, expires_at = clock_timestamp() + make_interval(secs => $5::float8 / 1000),
            lock_lease_ms = GREATEST(l.lock_lease_ms, $6)
          FROM (SELECT shard, lock_lease_ms AS previous_lease_ms FROM leases WHERE shard = $1) p
          WHERE l.shard = p.shard AND l.version = $7 AND (l.holder IS NULL OR l.expires_at <= clock_timestamp())
          RETURNING l.epoch, p.previous_lease_ms, ${DB_TIME_US}`,
-        [shard, claim.serverId, claim.url, claim.leaderId, claim.leaderLeaseMs, Math.ceil(claim.lockLeaseMs), seen],
+        [shard, claim.serverId, claim.url, claim.leaderId, claim.leaderLeaseMs, Math.ceil(claim.lockLeaseMs), seen, claim.incarnation],
       );
       const row = rows[0];
       if (row !== undefined) onCommitted?.({ kind: "acquisition", shard, epoch: Number(row.epoch), dbTimeUs: Number(row.db_time_us) });
@@ -222,7 +239,7 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
       await run(
         "release",
         `WITH r AS (
-           UPDATE leases SET holder = NULL, url = NULL, leader_id = NULL, expires_at = '-infinity', version = version + 1
+           UPDATE leases SET holder = NULL, url = NULL, leader_id = NULL, incarnation = NULL, expires_at = '-infinity', version = version + 1
            WHERE holder = $1 AND (shard, epoch) IN (SELECT * FROM unnest($2::int[], $3::bigint[]))
            RETURNING shard)
          SELECT pg_notify($4, shard::text) FROM r`,
@@ -281,13 +298,19 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
       return rows.map((r) => r.namespace);
     },
 
-    async importBound(namespace, bound) {
-      await run(
+    async importBound(namespace, bound, shard) {
+      // FOR SHARE of the shard's lease row while it has no live leader: an acquisition committing
+      // meanwhile makes this re-check the row and refuse; one arriving later waits for the import,
+      // and its term then reads the imported bound.
+      const rows = await run(
         "import-bound",
-        `INSERT INTO bounds (namespace, bound, epoch) VALUES ($1, $2, 0)
-         ON CONFLICT (namespace) DO UPDATE SET bound = GREATEST(bounds.bound, EXCLUDED.bound)`,
-        [namespace, String(bound)],
+        `INSERT INTO bounds (namespace, bound, epoch)
+         SELECT $1, $2, 0 FROM (SELECT 1 FROM leases WHERE shard = $3 AND (holder IS NULL OR expires_at <= clock_timestamp()) FOR SHARE) l
+         ON CONFLICT (namespace) DO UPDATE SET bound = GREATEST(bounds.bound, EXCLUDED.bound)
+         RETURNING namespace`,
+        [namespace, String(bound), shard],
       );
+      return rows.length === 1;
     },
 
     async watch(onReleased, onLost) {

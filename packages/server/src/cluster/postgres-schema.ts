@@ -51,8 +51,8 @@ export function quoteIdentifier(name: string): string {
  */
 export const SCHEMA_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   cluster_config: ["id", "shards", "created_at"],
-  members: ["server_id", "url", "heartbeat_at", "ready"],
-  leases: ["shard", "holder", "url", "leader_id", "epoch", "version", "expires_at", "transitions", "lock_lease_ms"],
+  members: ["server_id", "url", "heartbeat_at", "ready", "incarnation"],
+  leases: ["shard", "holder", "url", "leader_id", "epoch", "version", "expires_at", "transitions", "lock_lease_ms", "incarnation"],
   bounds: ["namespace", "bound", "immutable", "epoch"],
 };
 
@@ -76,10 +76,16 @@ WHERE ${Object.entries(SCHEMA_COLUMNS)
  * - `cluster_config`: one row, the shard count chosen when the cluster was first created.
  * - `members`: one row per live server with its heartbeat on the database clock and whether it
  *   takes shards now (`ready`: false during its join wait; added by `ALTER` for tables created by
- *   an older version, whose servers, not sending it, count as ready as they did before).
+ *   an older version, whose servers, not sending it, count as ready as they did before), and the
+ *   `incarnation` of the process writing it (a random id per process start; `NULL` in rows of an
+ *   older version), so a second live process with the same server id cannot take the row over.
  * - `leases`: one row per shard: holder, URL, leader id of the term, `epoch` (+1 per acquisition),
  *   `version` (+1 per write, what "seen unchanged" compares), expiry on the database clock,
- *   transition count, and the longest lock lease any leader of the shard declared.
+ *   transition count, the longest lock lease any leader of the shard declared, and the holder's
+ *   `incarnation` (a process releases only rows it acquired itself).
+ *
+ * Columns added after the first release are added by `ALTER TABLE … ADD COLUMN IF NOT EXISTS`, so
+ * tables created by an older version are migrated in place (additive, nullable: no rewrite).
  * - `bounds`: one row per namespace: the durable timestamp bound, the epoch that last extended it,
  *   and the last recorded immutable timestamp.
  */
@@ -95,6 +101,7 @@ CREATE TABLE IF NOT EXISTS members (
   heartbeat_at timestamptz NOT NULL
 );
 ALTER TABLE members ADD COLUMN IF NOT EXISTS ready boolean NOT NULL DEFAULT true;
+ALTER TABLE members ADD COLUMN IF NOT EXISTS incarnation text;
 CREATE TABLE IF NOT EXISTS leases (
   shard int PRIMARY KEY,
   holder text,
@@ -106,6 +113,7 @@ CREATE TABLE IF NOT EXISTS leases (
   transitions bigint NOT NULL DEFAULT 0,
   lock_lease_ms int NOT NULL DEFAULT 0
 );
+ALTER TABLE leases ADD COLUMN IF NOT EXISTS incarnation text;
 CREATE TABLE IF NOT EXISTS bounds (
   namespace text PRIMARY KEY,
   bound bigint NOT NULL CHECK (bound >= 0),

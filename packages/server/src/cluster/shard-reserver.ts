@@ -82,6 +82,13 @@ export class ShardReserver implements TimestampReserver {
     const state = this.bounds.get(namespace);
     if (state === undefined || this.ended) throw unavailable(`the timestamp bound of namespace ${JSON.stringify(namespace)} is not loaded on this leader`, 100);
     if (upTo > Number.MAX_SAFE_INTEGER) throw new LeaseholdError("UNAVAILABLE", `namespace ${namespace} has used every safe integer timestamp`);
+    // Every number at or below the floor may have been handed out by an earlier leader (or the
+    // imported single server): a counter asking for one started below it (a floor cached before
+    // the bound was loaded). Refuse, whatever path got here, rather than repeat a timestamp: a bug,
+    // so INTERNAL (500), not a 503 a client would retry into the same refusal.
+    if (upTo <= state.floor) {
+      throw new LeaseholdError("INTERNAL", `refused to hand out timestamps up to ${upTo} in namespace ${JSON.stringify(namespace)}: numbers up to ${state.floor} may already have been handed out`);
+    }
     const half = Math.max(1, Math.floor(this.block / 2));
     if (upTo > state.durable || state.durable - upTo < half) this.extend(namespace, state, upTo);
     if (upTo > state.durable) {
@@ -101,12 +108,18 @@ export class ShardReserver implements TimestampReserver {
 
   private async load(namespace: string): Promise<void> {
     let first: StoredBound | null = null;
+    /** The row as read before an extension that matched nothing, or `null`. */
+    let unmatched: StoredBound | null = null;
     for (let attempt = 0; attempt < 3 && !this.ended; attempt++) {
       const stored = await this.coordinator.readBound(namespace);
       if (stored.epoch > this.term.epoch) return this.deposed(namespace, stored.epoch);
       // An earlier attempt of ours landed although its answer was lost: adopt what it stored.
       if (first !== null && stored.epoch === this.term.epoch) return this.loaded(namespace, first, stored.bound);
+      // The compare-and-set matched nothing on a row that has not moved since: the epoch fence
+      // failed, this term is over.
+      if (unmatched !== null && unmatched.bound === stored.bound && unmatched.epoch === stored.epoch) return this.fenced(namespace);
       first = stored;
+      unmatched = null;
       const to = Math.min(Number.MAX_SAFE_INTEGER, stored.bound + this.block);
       let ok: boolean;
       try {
@@ -116,10 +129,17 @@ export class ShardReserver implements TimestampReserver {
         continue; // unknown outcome: read again before anything is served
       }
       if (ok) return this.loaded(namespace, stored, to);
-      // Matched nothing although the bound was just read: the epoch fence failed, this term is over.
-      return this.hooks.onDeposed(`the bound extension of namespace ${JSON.stringify(namespace)} matched nothing: epoch ${this.term.epoch} no longer leads shard ${this.term.shard}`);
+      // Matched nothing although the bound was just read: either the epoch fence failed, or an
+      // earlier attempt of ours whose answer was lost committed after that read (its statement
+      // outlived its timeout). Re-read, never guess: the next round adopts our own extension, or
+      // steps down when the row has not moved.
+      unmatched = stored;
     }
     if (!this.ended) throw unavailable(`could not load the timestamp bound of namespace ${JSON.stringify(namespace)} from PostgreSQL; retry shortly`, 200);
+  }
+
+  private fenced(namespace: string): void {
+    this.hooks.onDeposed(`the bound extension of namespace ${JSON.stringify(namespace)} matched nothing: epoch ${this.term.epoch} no longer leads shard ${this.term.shard}`);
   }
 
   private loaded(namespace: string, stored: StoredBound, durable: number): void {
@@ -144,7 +164,7 @@ export class ShardReserver implements TimestampReserver {
         const stored = await this.coordinator.readBound(namespace);
         if (stored.epoch === this.term.epoch && stored.bound > from) state.durable = Math.max(state.durable, stored.bound);
         else if (stored.epoch !== this.term.epoch) this.deposed(namespace, stored.epoch);
-        else this.hooks.onDeposed(`the bound extension of namespace ${JSON.stringify(namespace)} matched nothing: epoch ${this.term.epoch} no longer leads shard ${this.term.shard}`);
+        else this.fenced(namespace);
       })
       .catch((err: unknown) => this.hooks.onError(namespace, err))
       .finally(() => {

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { ShardLease } from "../../src/cluster/coordinator.js";
-import { planShards, type PlanInput } from "../../src/cluster/plan-shards.js";
+import { observeRows, planShards, type PlanInput, type Seen } from "../../src/cluster/plan-shards.js";
 
 const row = (shard: number, holder: string | null, opts: Partial<ShardLease> = {}): ShardLease => ({
   shard,
   holder,
   url: holder === null ? null : `http://${holder}`,
   leaderId: holder === null ? null : `${holder}-${shard}`,
+  incarnation: holder === null ? null : `${holder}-incarnation`,
   epoch: 1,
   version: 10,
   expired: holder === null,
@@ -21,6 +22,8 @@ const input = (leases: ShardLease[], over: Partial<PlanInput> = {}): PlanInput =
   now: 1_000,
   leaderLeaseMs: 300,
   serverId: "a",
+  // A row is this process's own with its incarnation: `${serverId}-incarnation`, as row() writes.
+  incarnation: `${over.serverId ?? "a"}-incarnation`,
   members: ["a", "b"],
   led: leases.map((l) => l.holder === "a"),
   ...over,
@@ -57,7 +60,7 @@ describe("planShards", () => {
     expect(planShards(input(leases, { members, seen: leases.map((l) => ({ version: l.version, at: 700 })) })).take).toEqual([2]);
     // A live (unexpired) lease is never taken, however long it looked unchanged.
     const live = [row(0, "b"), row(1, "b")];
-    expect(planShards(input(live, { members: ["a", "b"] })).take).toEqual([]);
+    expect(planShards(input(live, { members: ["a", "b"], seen: live.map((l) => ({ version: l.version, at: 0 })) })).take).toEqual([]);
     // Over its share, it still takes a dead leader's shard (availability first).
     const full = [row(0, "a"), row(1, "a"), row(2, "a"), row(3, "b", { expired: true })];
     expect(planShards(input(full, { members: ["a", "b"], seen: full.map((l) => ({ version: l.version, at: 0 })) })).take).toEqual([3]);
@@ -115,5 +118,28 @@ describe("planShards", () => {
     expect(aAfter).toMatchObject({ take: [], release: null });
     // c, below its share, takes it.
     expect(planShards(input(after, { serverId: "c", members: ["a", "b", "c"], led: after.map(() => false) })).take).toEqual([2]);
+  });
+
+  it("a row of this server id but another incarnation is another process's: taken only once expired and unchanged for a lease", () => {
+    const theirs = (shard: number, opts: Partial<ShardLease> = {}) => row(shard, "a", { incarnation: "a-predecessor", ...opts });
+    const leases = [theirs(0, { expired: true }), theirs(1)];
+    const led = [false, false];
+    expect(planShards(input(leases, { members: ["a"], led, seen: leases.map((l) => ({ version: l.version, at: 800 })) })).take).toEqual([]);
+    expect(planShards(input(leases, { members: ["a"], led, seen: leases.map((l) => ({ version: l.version, at: 0 })) })).take).toEqual([0]);
+    // Its own row (same incarnation) that it does not lead in memory is an orphan, never taken again.
+    const own = [row(0, "a", { expired: true })];
+    expect(planShards(input(own, { members: ["a"], led: [false], seen: [{ version: 10, at: 0 }] })).take).toEqual([]);
+  });
+});
+
+describe("observeRows", () => {
+  it("answers as orphans only the rows this process acquired (its server id and incarnation) under an epoch it does not lead", () => {
+    const leases = [row(0, "a"), row(1, "a", { incarnation: "a-other-process" }), row(2, "b"), row(3, "a", { epoch: 4 })];
+    const seen: (Seen | null)[] = [null, null, null, null];
+    const orphans = observeRows(seen, leases, 5, { serverId: "a", incarnation: "a-incarnation" }, [undefined, undefined, undefined, 4]);
+    // Row 1 names this server id but another live process with it: releasing it would end that
+    // process's term under it while it still serves (issue 20's duplicate --server-id).
+    expect(orphans).toEqual([{ shard: 0, epoch: 1 }]);
+    expect(seen).toEqual(leases.map((l) => ({ version: l.version, at: 5 })));
   });
 });

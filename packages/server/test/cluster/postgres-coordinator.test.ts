@@ -7,6 +7,7 @@ import { schemaPerTest } from "./pg-schema.js";
 
 const claim = (serverId: string, leaderLeaseMs = 60_000): LeaseClaim => ({
   serverId,
+  incarnation: `${serverId}-incarnation`,
   url: `http://${serverId}.invalid`,
   leaderId: `${serverId}-term`,
   leaderLeaseMs,
@@ -54,7 +55,7 @@ describe("PostgresCoordinator", () => {
       const limited = createPostgresCoordinator({ connectionString: url.toString() });
       open.push(limited);
       expect(await limited.start(4)).toBe(4);
-      expect(await limited.heartbeat({ serverId: "dml", url: "http://dml", ready: true }, 5_000)).toEqual([{ serverId: "dml", ready: true }]);
+      expect(await limited.heartbeat({ serverId: "dml", incarnation: "dml-incarnation", url: "http://dml", ready: true }, 5_000)).toEqual([{ serverId: "dml", ready: true }]);
       // The role really has no DDL rights: on a schema missing a column it is refused.
       await bed.schema.query("ALTER TABLE members DROP COLUMN ready");
       const again = createPostgresCoordinator({ connectionString: url.toString() });
@@ -202,30 +203,40 @@ describe("PostgresCoordinator", () => {
     await heard;
     expect(released).toEqual([1]);
     expect((await a.readLeases())[1]!.holder).toBeNull();
-    expect(await a.heartbeat({ serverId: "a", url: "http://a", ready: true }, 5_000)).toEqual([{ serverId: "a", ready: true }]);
+    expect(await a.heartbeat({ serverId: "a", incarnation: "a-incarnation", url: "http://a", ready: true }, 5_000)).toEqual([{ serverId: "a", ready: true }]);
     // A joiner's heartbeat says it does not take shards yet; the others see that.
-    expect(await b.heartbeat({ serverId: "b", url: "http://b", ready: false }, 5_000)).toEqual([
+    expect(await b.heartbeat({ serverId: "b", incarnation: "b-incarnation", url: "http://b", ready: false }, 5_000)).toEqual([
       { serverId: "a", ready: true },
       { serverId: "b", ready: false },
     ]);
-    expect(await a.heartbeat({ serverId: "a", url: "http://a", ready: true }, 5_000)).toEqual([
+    expect(await a.heartbeat({ serverId: "a", incarnation: "a-incarnation", url: "http://a", ready: true }, 5_000)).toEqual([
       { serverId: "a", ready: true },
       { serverId: "b", ready: false },
     ]);
-    expect(await b.heartbeat({ serverId: "b", url: "http://b", ready: true }, 5_000)).toEqual([
+    expect(await b.heartbeat({ serverId: "b", incarnation: "b-incarnation", url: "http://b", ready: true }, 5_000)).toEqual([
       { serverId: "a", ready: true },
       { serverId: "b", ready: true },
     ]);
-    await a.leave("a");
-    expect(await b.heartbeat({ serverId: "b", url: "http://b", ready: true }, 5_000)).toEqual([{ serverId: "b", ready: true }]);
+    await a.leave({ serverId: "a", incarnation: "a-incarnation" });
+    expect(await b.heartbeat({ serverId: "b", incarnation: "b-incarnation", url: "http://b", ready: true }, 5_000)).toEqual([{ serverId: "b", ready: true }]);
   });
 
-  it("imports a bound without ever lowering one", async () => {
+  it("imports a bound without ever lowering one, and refuses while the shard has a live leader", async () => {
     const a = coordinator();
-    await a.start(1);
-    await a.importBound("ns", 500);
-    await a.importBound("ns", 200);
+    await a.start(2);
+    expect(await a.importBound("ns", 500, 0)).toBe(true);
+    expect(await a.importBound("ns", 200, 0)).toBe(true);
     expect((await a.readBound("ns")).bound).toBe(500);
+    await a.acquire(0, 0, claim("a", 150));
+    expect(await a.importBound("ns", 900, 0)).toBe(false);
+    expect(await a.importBound("other", 900, 0)).toBe(false);
+    expect(await a.readBound("ns")).toEqual({ bound: 500, immutable: null, epoch: 0 });
+    expect((await a.readBound("other")).bound).toBe(0);
+    // Another shard's leader does not matter; an expired lease does not either.
+    expect(await a.importBound("third", 900, 1)).toBe(true);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await a.importBound("ns", 900, 0)).toBe(true);
+    expect((await a.readBound("ns")).bound).toBe(900);
   });
 
   it("puts tables in schema leasehold unless the connection string's options set a search_path", () => {
