@@ -16,8 +16,9 @@ export interface ClusterOptions {
   readonly connectionString: string;
   /**
    * This server's id in the member and lease tables. Default: `<hostname>-<random>`, new at every
-   * start, so a restarted server never mistakes an old row for its own. Give a stable one only if
-   * you also make sure two processes never run with it at once.
+   * start. A stable one is safe: rows also carry the process's incarnation (random per start), so a
+   * process never takes another's rows for its own, and a second live process with the same id
+   * waits as a plain member until the first one's heartbeat lapses (docs/cluster.md).
    */
   readonly serverId?: string | undefined;
   /** The URL clients and other servers reach this one at. Default: the URL it listens on. */
