@@ -2,10 +2,11 @@ import { shardOf } from "@leasehold/protocol";
 import type { SeededRandom } from "../seeded-random.js";
 import type { ClusterMember } from "./cluster-members.js";
 import { clusterMap, sleep } from "./control-cluster.js";
+import { runDuplicateId, type DuplicateIdOutcome } from "./duplicate-id-cycle.js";
 import type { RunSchema } from "./pg-run-schema.js";
 
-/** The faults of the cluster suite (issue 12). */
-export const CLUSTER_FAULTS = ["sigkill", "sigstop", "blackhole", "terminate", "sigterm"] as const;
+/** The faults of the cluster suite (issue 12; `duplicate-id` from issue 20). */
+export const CLUSTER_FAULTS = ["sigkill", "sigstop", "blackhole", "terminate", "sigterm", "duplicate-id"] as const;
 export type ClusterFault = (typeof CLUSTER_FAULTS)[number];
 
 /** What one fault cycle did. */
@@ -14,6 +15,8 @@ export interface FaultCycle {
   readonly victim: number;
   /** ms from the fault to the first timestamp another server served for a namespace the victim led; undefined when not measured. */
   readonly failoverMs?: number | undefined;
+  /** What a `duplicate-id` cycle saw; undefined for the other faults. */
+  readonly duplicate?: DuplicateIdOutcome | undefined;
 }
 
 /** What a fault cycle works with. */
@@ -108,6 +111,8 @@ export async function runFaultCycle(ctx: FaultContext, fault: ClusterFault): Pro
       await ctx.schema.terminate(victim.applicationName);
       await sleep(lease / 2);
       break;
+    case "duplicate-id":
+      return { fault, victim: victim.index, duplicate: await runDuplicateId(victim, lease) };
   }
   return { fault, victim: victim.index, failoverMs };
 }

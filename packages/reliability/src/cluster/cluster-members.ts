@@ -79,19 +79,8 @@ export class ClusterMember {
    * count in the report shows a regression.
    */
   async restart(): Promise<void> {
-    const { leaderLeaseMs, shards, leaseMs, env, serverIdPrefix } = this.settings;
-    const args = [
-      "--host", "127.0.0.1",
-      "--port", String(this.port),
-      "--cluster", this.schema.connectionString(this.proxy.port, this.applicationName),
-      "--leader-lease-ms", String(leaderLeaseMs),
-      "--shards", String(shards),
-      "--lease-ms", String(leaseMs),
-      "--log-level", "debug",
-      // The negative controls' LEASEHOLD_TEST_* variables act only with this flag.
-      ...(env === undefined ? [] : ["--unsafe-test-knobs"]),
-      ...(serverIdPrefix === undefined ? [] : ["--server-id", `${serverIdPrefix}${this.index}-${this.incarnations.length + 1}`]),
-    ];
+    const { env, serverIdPrefix } = this.settings;
+    const args = this.args(this.port, this.applicationName, serverIdPrefix === undefined ? undefined : `${serverIdPrefix}${this.index}-${this.incarnations.length + 1}`);
     for (let attempt = 1; ; attempt++) {
       try {
         const server = await startCliServer(args, { startTimeoutMs: 30_000, env });
@@ -104,6 +93,32 @@ export class ClusterMember {
         await new Promise((r) => setTimeout(r, 200));
       }
     }
+  }
+
+  /**
+   * Start a second process with this member's settings and `serverId` (the running process's
+   * `--server-id`), on a port of its own, through this member's proxy under application name
+   * `<member's>_dup`: the duplicate-server-id fault. Not one of the member's incarnations: the
+   * caller stops it.
+   */
+  startDuplicate(serverId: string): Promise<CliServer> {
+    return startCliServer(this.args(0, `${this.applicationName}_dup`, serverId), { startTimeoutMs: 30_000, env: this.settings.env });
+  }
+
+  private args(port: number, applicationName: string, serverId: string | undefined): string[] {
+    const { leaderLeaseMs, shards, leaseMs, env } = this.settings;
+    return [
+      "--host", "127.0.0.1",
+      "--port", String(port),
+      "--cluster", this.schema.connectionString(this.proxy.port, applicationName),
+      "--leader-lease-ms", String(leaderLeaseMs),
+      "--shards", String(shards),
+      "--lease-ms", String(leaseMs),
+      "--log-level", "debug",
+      // The negative controls' LEASEHOLD_TEST_* variables act only with this flag.
+      ...(env === undefined ? [] : ["--unsafe-test-knobs"]),
+      ...(serverId === undefined ? [] : ["--server-id", serverId]),
+    ];
   }
 
   /** Every JSON log line of every incarnation. */

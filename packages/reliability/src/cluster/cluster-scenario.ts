@@ -97,7 +97,12 @@ export async function runClusterScenario(options: ClusterScenarioOptions): Promi
     const ctx = { members, schema, namespaces, leaderLeaseMs: options.leaderLeaseMs, pauseLeases: options.pauseLeases, rng };
     await sleep(options.leaderLeaseMs);
     for (let i = 0; i < options.cycles; i++) {
-      cycles.push(await runFaultCycle(ctx, rng.pick(faults)));
+      let fault = rng.pick(faults);
+      // At least one duplicate-server-id cycle per run (issue 20), whatever the draw: the last one.
+      if (i === options.cycles - 1 && faults.includes("duplicate-id") && !cycles.some((c) => c.fault === "duplicate-id")) fault = "duplicate-id";
+      const cycle = await runFaultCycle(ctx, fault);
+      for (const problem of cycle.duplicate?.problems ?? []) violations.add("duplicate server id", problem);
+      cycles.push(cycle);
       await sleep(rng.int(options.leaderLeaseMs / 4, options.leaderLeaseMs));
     }
     await workload.stop();
@@ -107,7 +112,9 @@ export async function runClusterScenario(options: ClusterScenarioOptions): Promi
     const historyChecks = [checkLeaseOverlap(history), checkFencingOrder(history)];
     for (const check of historyChecks) for (let n = 0; n < check.violations; n++) violations.add(check.rule, check.examples[n] ?? "(more of the same)");
     const timestampAnswers = checkTimestampOrder(workload.timestamps, violations);
-    const terms = checkServeIntervals(serveIntervals(members.map((m) => m.lines())), violations);
+    // The duplicates' serve intervals count too: one leader serving per shard, whoever it is.
+    const duplicates = cycles.flatMap((c) => (c.duplicate === undefined ? [] : [c.duplicate.lines]));
+    const terms = checkServeIntervals(serveIntervals([...members.map((m) => m.lines()), ...duplicates]), violations);
     return { options, cycles, violations, tally: workload.tally, timestampAnswers, terms, historyChecks, elapsedMs: performance.now() - started, startRetries: members.reduce((s, m) => s + m.startRetries, 0) };
   } finally {
     await Promise.all(members.map((m) => m.close()));

@@ -1,8 +1,8 @@
 /**
  * Issue 12, section 5: cluster faults. Three CLI servers in cluster mode over one PostgreSQL schema,
  * each through its own seeded fault proxy; clients with fenced counters, timestamps and
- * transactions; SIGKILL, SIGSTOP, blackholed PostgreSQL links, pg_terminate_backend and SIGTERM on
- * leaders; then every check over the whole history. Three negative controls (the lease-wait, the
+ * transactions; SIGKILL, SIGSTOP, blackholed PostgreSQL links, pg_terminate_backend, SIGTERM and a
+ * second process with the same --server-id (issue 20) on leaders; then every check over the whole history. Three negative controls (the lease-wait, the
  * epoch fence, the serving gate) each run a scripted scenario twice, with the rule intact (its
  * check must stay silent) and switched off in the servers (test mode only; the check must fire).
  * Needs `pnpm build` and PostgreSQL
@@ -71,13 +71,15 @@ function expectMeaningful(c: ControlResult, half: ControlHalf): void {
 
 describe("cluster faults", () => {
   it(
-    "leaders killed, paused, cut off from PostgreSQL, their sessions terminated and stopped: timestamps unique and in real-time order, fencing tokens increasing, no overlapping holds, one leader serving per shard, every call settled",
+    "leaders killed, paused, cut off from PostgreSQL, their sessions terminated, stopped and duplicated (same --server-id): timestamps unique and in real-time order, fencing tokens increasing, no overlapping holds, one leader serving per shard, every call settled",
     async () => {
       main = await runClusterScenario(base);
       expect(main.cycles.length).toBe(base.cycles);
       expect(main.timestampAnswers).toBeGreaterThan(0);
       expect(main.tally.grants).toBeGreaterThan(0);
       expect(main.terms).toBeGreaterThan(main.options.shards);
+      // Issue 20: the duplicate-server-id cycle ran (its checks feed the violations below).
+      expect(main.cycles.filter((c) => c.fault === "duplicate-id").length).toBeGreaterThan(0);
       expect(main.violations.total, `seed ${seed}\n${main.violations.describe()}`).toBe(0);
     },
     sized(420_000, 3_600_000),
