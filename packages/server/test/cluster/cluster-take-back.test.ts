@@ -1,4 +1,5 @@
 import { shardOf, type LockResponse, type RefreshResponse, type UnlockResponse } from "@leasehold/protocol";
+import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/start-server.js";
 import { sleep } from "../support/wait-for.js";
@@ -6,6 +7,7 @@ import { clusterOf, op, settled } from "./cluster-support.js";
 import { schemaPerTest } from "./pg-schema.js";
 
 const LEADER_LEASE_MS = 1_000;
+const LEASE_MS = 2_000;
 const lock = (descriptor: string, acquireTimeoutMs = 0) => ({ locks: [{ descriptor, mode: "exclusive" as const }], acquireTimeoutMs });
 
 /** Wait until `url`'s shard map names `leaderUrl` for `shard`; answers its leaderId. */
@@ -21,11 +23,17 @@ async function ledByNow(url: string, shard: number, leaderUrl: string, timeoutMs
 
 describe("cluster: a server that takes a shard back (A → B → A, empty table)", () => {
   const bed = schemaPerTest<RunningServer>();
-  const start = async (): Promise<RunningServer> =>
-    startServer({ leaseMs: 1_000, cluster: { connectionString: bed.schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 2 } });
+  /** Every log line of the first server (in this process: its `time` is this process's wall clock). */
+  const logged: Record<string, unknown>[] = [];
+  const start = async (log = false): Promise<RunningServer> =>
+    startServer({
+      leaseMs: LEASE_MS,
+      cluster: { connectionString: bed.schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 2 },
+      ...(log ? { logger: pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) }) } : {}),
+    });
 
-  it("voids the tokens of its own earlier term (atlasdb PR #1252): refresh answers them not held, unlock ignores them, their locks are free", async () => {
-    const a = await start();
+  it("voids the tokens of its own earlier term (atlasdb PR #1252): refresh answers them not held, unlock ignores them, their locks are free; its lease-wait has the margin", async () => {
+    const a = await start(true);
     bed.open.push(a);
     await settled([a.url], 15_000, (m) => m.leaders.every((l) => l.leaderUrl === a.url));
     let ns = "";
@@ -49,7 +57,14 @@ describe("cluster: a server that takes a shard back (A → B → A, empty table)
 
     // A lock of the second term (after its lease-wait).
     const second = (await op(a.url, ns, "lock", lock("held-in-term-2", 10_000))).json as LockResponse;
+    const grantedBy = Date.now();
     expect(second.status).toBe("acquired");
+    // The lease-wait: b's lock lease plus the rate margin (a tenth of it), counted from the
+    // acquisition's answer, which came just before a logged "shard acquired" (5 ms for that step
+    // and whole-millisecond clocks; without the margin the grant comes 200 ms earlier).
+    const takeBack = logged.filter((l) => l.msg === "shard acquired" && l.shard === 1).at(-1)!;
+    expect(takeBack).toMatchObject({ reason: "released", lockDelayMs: LEASE_MS });
+    expect(grantedBy - (takeBack.time as number)).toBeGreaterThanOrEqual(LEASE_MS + LEASE_MS / 10 - 5);
     if (second.status !== "acquired") return;
     expect(second.lease.leaderId).toBe(secondLeaderId);
 
