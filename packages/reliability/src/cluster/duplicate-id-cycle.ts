@@ -12,8 +12,11 @@ export interface DuplicateIdOutcome {
   readonly problems: readonly string[];
 }
 
-/** How many leader leases the duplicate runs beside the original: past its first pass and its join wait. */
+/** How many leader leases the duplicate runs beside the original once it spoke: past its join wait. */
 export const DUPLICATE_LEASES = 3;
+
+/** How long the duplicate may take to join and run its first pass (a loaded 2-core machine). */
+const SAY_WITHIN_MS = 15_000;
 
 /**
  * The duplicate-server-id fault: start a second process with the `--server-id` of `victim` (a live
@@ -39,10 +42,17 @@ export async function runDuplicateId(victim: ClusterMember, leaderLeaseMs: numbe
     return { serverId, lines: [], problems: [`the duplicate of ${serverId} did not start: ${err instanceof Error ? err.message : String(err)}`] };
   }
   try {
+    // It listens before it has joined (a slow PostgreSQL under load): give its first passes time to
+    // run, then watch it beside the original for DUPLICATE_LEASES leader leases.
+    const said = (): boolean => duplicate.lines.some((l) => typeof l.msg === "string" && l.msg.includes(`another live process runs with --server-id ${JSON.stringify(serverId)}`));
+    const acquired = (): boolean => duplicate.lines.some((l) => l.msg === "shard acquired");
+    const deadline = performance.now() + SAY_WITHIN_MS;
+    while (!said() && !acquired() && performance.now() < deadline) await sleep(20);
     await sleep(leaderLeaseMs * DUPLICATE_LEASES);
     const originalLived = victim.alive;
-    if (!duplicate.lines.some((l) => typeof l.msg === "string" && l.msg.includes(`another live process runs with --server-id ${JSON.stringify(serverId)}`))) {
-      problems.push(`the duplicate of ${serverId} never said that another live process runs with its id`);
+    if (!said()) {
+      const last = duplicate.lines.slice(-3).map((l) => String(l.msg));
+      problems.push(`the duplicate of ${serverId} never said that another live process runs with its id (last lines: ${JSON.stringify(last)})`);
     }
     if (originalLived) {
       for (const l of duplicate.lines.filter((x) => x.msg === "shard acquired")) problems.push(`the duplicate of ${serverId} acquired shard ${String(l.shard)} (epoch ${String(l.epoch)}) while the original lived`);
