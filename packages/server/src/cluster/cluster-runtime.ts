@@ -6,6 +6,7 @@ import type { Coordinator, HeldTerm, LiveMember, ShardLease } from "./coordinato
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { observeRows, planShards, type Seen } from "./plan-shards.js";
 import { gateMargin, leaseWaitEnd } from "./margins.js";
+import { MemberIdentityWatch } from "./member-identity.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
 import type { TestBreak } from "./test-breaks.js";
 
@@ -52,20 +53,8 @@ export class ClusterRuntime {
   private readonly clock: () => number;
   /** When leadership began, `null` before. */
   private startedAt: number | null = null;
-  /**
-   * This process's incarnation: a random id minted at every start, kept in its member row and in
-   * the lease rows it acquires, so a second live process with the same `--server-id` never takes
-   * this one's rows (or this one theirs) for its own.
-   */
-  readonly incarnation = randomUUID();
-  /**
-   * When this process's heartbeat first held the member row of its server id (the join wait counts
-   * from it), `null` while another live process with the same server id holds it (this one then
-   * leads nothing and waits as a plain member until that heartbeat lapses).
-   */
-  private claimedAt: number | null = null;
-  /** True once a heartbeat found the server id held by another live process (for the log lines). */
-  private duplicate = false;
+  /** This process's server id and incarnation, and whether the member row is its own. */
+  readonly identity: MemberIdentityWatch;
   private listening = false;
   private joining: JoinRetry | null = null;
   private heartbeating: Promise<unknown> | null = null;
@@ -84,6 +73,7 @@ export class ClusterRuntime {
 
   constructor(private readonly options: ClusterRuntimeOptions) {
     this.members = [{ serverId: options.serverId, ready: false }];
+    this.identity = new MemberIdentityWatch(options.serverId, options.logger);
     this.url = options.url;
     this.clock = options.clock ?? (() => performance.now());
     // The gate closes this long before a taker could act: it absorbs clock-rate differences (10% of
@@ -164,7 +154,8 @@ export class ClusterRuntime {
 
   /** True once this server may take shards: its member row is its own, past its join wait, not stopping. */
   private get ready(): boolean {
-    return !this.stopping && this.startedAt !== null && this.claimedAt !== null && this.clock() - this.claimedAt >= this.options.leaderLeaseMs;
+    const claimedAt = this.identity.claimedAt;
+    return !this.stopping && this.startedAt !== null && claimedAt !== null && this.clock() - claimedAt >= this.options.leaderLeaseMs;
   }
 
   /**
@@ -191,7 +182,7 @@ export class ClusterRuntime {
       // shares without this one and take the shards at once. A heartbeat in flight would put the
       // row back after the delete: wait for it first (bounded by the statement timeout).
       await this.heartbeating?.catch(() => undefined);
-      await coordinator.leave({ serverId, incarnation: this.incarnation });
+      await coordinator.leave(this.identity);
       await coordinator.release(serverId, held);
     } catch (err) {
       logger.warn({ err, shards: held.length }, "could not release shards at stop; other servers take them once their leases expire");
@@ -238,7 +229,7 @@ export class ClusterRuntime {
     const now = this.clock();
     for (const row of this.leases) {
       const since = this.seen[row.shard];
-      if (row.holder === null || this.isOwn(row) || since === null || since === undefined) continue;
+      if (row.holder === null || this.identity.isOwn(row) || since === null || since === undefined) continue;
       const due = since.at + this.options.leaderLeaseMs + 20 - now;
       // Overdue rows (not takeable at the last pass) wait for the regular cadence: no busy loop.
       if (due > 0) delay = Math.min(delay, due);
@@ -288,7 +279,7 @@ export class ClusterRuntime {
     const url = this.url;
     const held = this.terms.filter((t): t is ShardTerm => t !== null);
     const sentAt = this.clock();
-    const heartbeat = coordinator.heartbeat({ serverId, incarnation: this.incarnation, url, ready: this.ready }, leaderLeaseMs * 2);
+    const heartbeat = coordinator.heartbeat({ serverId, incarnation: this.identity.incarnation, url, ready: this.ready }, leaderLeaseMs * 2);
     this.heartbeating = heartbeat;
     const [renewed, members, leases] = await Promise.allSettled([
       renew ? coordinator.renew(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })), leaderLeaseMs) : Promise.resolve(null),
@@ -305,7 +296,10 @@ export class ClusterRuntime {
     } else if (renewed.status === "rejected") this.warn(renewed.reason, "lease renewal failed; serving continues until the gate closes");
     if (members.status === "fulfilled") {
       this.members = members.value;
-      this.checkIdentity(members.value, sentAt);
+      // Another live process took this server id over (this one was paused): lead nothing.
+      if (this.identity.observe(members.value, sentAt) === "lost") {
+        for (const term of this.terms) if (term !== null) this.lose(term, "duplicate", `another live process runs with --server-id ${serverId}`);
+      }
     }
     // Test mode (--log-level debug): every pass reports each term's serve interval so far, so a
     // checker has them even for a server killed with SIGKILL.
@@ -320,40 +314,9 @@ export class ClusterRuntime {
     await this.decide();
   }
 
-  /**
-   * A heartbeat sent at `sentAt` answered `members`: this process is among them only when its
-   * member row is its own. When another live process holds the server id, lead nothing (end every
-   * term: this one must have been paused while the other took the id over) and wait as a plain
-   * member; once that process's heartbeat lapses, the row is this one's and the join wait begins.
-   */
-  private checkIdentity(members: readonly LiveMember[], sentAt: number): void {
-    const { serverId, logger } = this.options;
-    const own = members.some((m) => m.serverId === serverId);
-    if (own && this.claimedAt === null) {
-      this.claimedAt = sentAt;
-      if (this.duplicate) logger.warn({ serverId, incarnation: this.incarnation }, "the other process with this --server-id stopped heartbeating; this one now takes its place in the cluster");
-      this.duplicate = false;
-    } else if (!own && this.claimedAt !== null) {
-      this.claimedAt = null;
-      for (const term of this.terms) if (term !== null) this.lose(term, "duplicate", `another live process runs with --server-id ${serverId}`);
-    }
-    if (!own && !this.duplicate) {
-      this.duplicate = true;
-      logger.error(
-        { serverId, incarnation: this.incarnation },
-        `another live process runs with --server-id ${JSON.stringify(serverId)}: this one leads nothing and waits as a plain member until that process's heartbeat lapses (two leader leases); give every process its own --server-id`,
-      );
-    }
-  }
-
-  /** True when `row` was acquired by this process (its server id and its incarnation). */
-  private isOwn(row: ShardLease): boolean {
-    return row.holder === this.options.serverId && row.incarnation === this.incarnation;
-  }
-
   private observe(leases: ShardLease[]): void {
     this.leases = leases;
-    const orphans = observeRows(this.seen, leases, this.clock(), { serverId: this.options.serverId, incarnation: this.incarnation }, this.terms.map((t) => t?.epoch));
+    const orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.terms.map((t) => t?.epoch));
     if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);
   }
 
@@ -369,7 +332,7 @@ export class ClusterRuntime {
       now,
       leaderLeaseMs: this.options.leaderLeaseMs,
       serverId: this.options.serverId,
-      incarnation: this.incarnation,
+      incarnation: this.identity.incarnation,
       members: this.members.map((m) => m.serverId),
       joining: this.members.filter((m) => !m.ready).map((m) => m.serverId),
       led: this.terms.map((t) => t !== null),
@@ -392,7 +355,7 @@ export class ClusterRuntime {
     const sentAt = this.clock();
     let got;
     try {
-      got = await coordinator.acquire(shard, row.version, { serverId, incarnation: this.incarnation, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs });
+      got = await coordinator.acquire(shard, row.version, { serverId, incarnation: this.identity.incarnation, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs });
     } catch (err) {
       return this.warn(err, "a shard acquisition failed; its outcome is read back next round");
     }
@@ -420,7 +383,7 @@ export class ClusterRuntime {
       onBoundExtended: () => metrics.boundExtensions.inc({}),
     });
     this.terms[shard] = term;
-    this.leases[shard] = { ...row, holder: serverId, url, leaderId, incarnation: this.incarnation, epoch: got.epoch, expired: false };
+    this.leases[shard] = { ...row, holder: serverId, url, leaderId, incarnation: this.identity.incarnation, epoch: got.epoch, expired: false };
     const reason = row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
     metrics.transitions.inc({ event: "acquired" });
     logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs }, "shard acquired");

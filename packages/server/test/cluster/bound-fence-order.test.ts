@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Coordinator, LeaseClaim } from "../../src/cluster/coordinator.js";
 import { createPostgresCoordinator, type CoordinatorEvent } from "../../src/cluster/postgres-coordinator.js";
 import { sleep } from "../support/wait-for.js";
-import { schemaPerTest } from "./pg-schema.js";
+import { schemaPerTest, type Closable } from "./pg-schema.js";
 
 const claim = (serverId: string, leaderLeaseMs: number): LeaseClaim => ({
   serverId,
@@ -15,7 +15,7 @@ const claim = (serverId: string, leaderLeaseMs: number): LeaseClaim => ({
 });
 
 describe("the fenced bound extension against a concurrent takeover (FOR SHARE of the lease row)", () => {
-  const bed = schemaPerTest<Coordinator>();
+  const bed = schemaPerTest<Closable>();
 
   it("an old leader's extension stalled behind a row lock while its lease expires: the new leader's acquisition waits for it, and no old-epoch extension commits after the new epoch", async () => {
     const events: CoordinatorEvent[] = [];

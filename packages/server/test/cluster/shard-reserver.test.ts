@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Coordinator, HeldTerm, StoredBound } from "../../src/cluster/coordinator.js";
 import { createPostgresCoordinator } from "../../src/cluster/postgres-coordinator.js";
 import { ShardReserver, type ShardReserverHooks } from "../../src/cluster/shard-reserver.js";
-import { schemaPerTest } from "./pg-schema.js";
+import { schemaPerTest, type Closable } from "./pg-schema.js";
 
 /** Hooks that record what the reserver reported. */
 function recordingHooks(): ShardReserverHooks & { deposed: string[]; errors: unknown[] } {
@@ -40,7 +40,7 @@ describe("ShardReserver: the counter's floor", () => {
 });
 
 describe("ShardReserver: a first bound extension that lands late", () => {
-  const bed = schemaPerTest<Coordinator>();
+  const bed = schemaPerTest<Closable>();
 
   it("attempt 1 times out and commits after attempt 2's read: attempt 2's compare-and-set matches nothing, the reserver re-reads and adopts its own extension instead of stepping down", async () => {
     const real = createPostgresCoordinator({ connectionString: bed.schema.connectionString });
