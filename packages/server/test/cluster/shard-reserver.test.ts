@@ -111,3 +111,39 @@ describe("ShardReserver: a first bound extension that lands late", () => {
     expect(reserver.isPrepared("fenced")).toBe(false);
   });
 });
+
+describe("ShardReserver: a later extension that lands late", () => {
+  it("an extension times out but lands; the next one's compare-and-set matches nothing; the re-read shows this epoch's bound, so it carries on from it", async () => {
+    let stored: StoredBound = { bound: 0, immutable: null, epoch: 0 };
+    const calls: string[] = [];
+    let landLate: (() => void) | null = null;
+    const coordinator = {
+      readBound: () => Promise.resolve(stored),
+      extendBound: (_ns: string, term: HeldTerm, from: number, to: number) => {
+        calls.push(`${from}→${to}`);
+        if (stored.bound !== from) return Promise.resolve(false);
+        if (calls.length === 2) {
+          // The statement's answer is lost (a timeout); it commits later, before the next attempt.
+          landLate = () => (stored = { bound: to, immutable: null, epoch: term.epoch });
+          return Promise.reject(new Error("Query read timeout"));
+        }
+        stored = { bound: to, immutable: null, epoch: term.epoch };
+        return Promise.resolve(true);
+      },
+    } as unknown as Coordinator;
+    const hooks = recordingHooks();
+    const reserver = new ShardReserver(coordinator, { shard: 0, epoch: 1 }, 100, hooks);
+    await reserver.prepare("ns");
+    expect(reserver.reserve("ns", 60)).toBe(100); // past half the block: the next extension starts
+    await new Promise((r) => setTimeout(r, 0));
+    expect(hooks.errors).toHaveLength(1);
+    landLate!();
+    reserver.reserve("ns", 61); // starts another extension from 100: matches nothing now
+    await new Promise((r) => setTimeout(r, 0));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls).toEqual(["0→100", "100→200", "100→200"]);
+    expect(hooks.deposed).toEqual([]);
+    // It adopted its own landed extension: numbers up to 200 are served.
+    expect(reserver.reserve("ns", 150)).toBe(200);
+  });
+});
