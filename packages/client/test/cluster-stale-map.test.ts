@@ -50,8 +50,8 @@ async function liveAndStale(leaseMs: number) {
 
 describe("stale shard maps", () => {
   it("a lock granted by the live leader is never reported lost while a stale member's older view is fetched again and again", async () => {
-    // validForMs 1,000: refreshed every 500 ms. A refresh sent to the partitioned leader would
-    // hang for requestTimeoutMs (3 s), past the lease: the lock would be reported lease-expired.
+    // leaseMs 1,000, so validForMs 500: refreshed every 250 ms. A refresh sent to the partitioned
+    // leader would hang for requestTimeoutMs (3 s), past the lease: reported lease-expired.
     const { server, leader, gone, cutOff } = await liveAndStale(1_000);
     const c = client({ baseUrls: [leader.url, cutOff.url], requestTimeoutMs: 3_000 });
     const lost: LostLock[] = [];
@@ -90,7 +90,7 @@ describe("stale shard maps", () => {
   });
 
   it("a newer view naming another term makes the client refresh that term's tokens at once; only the refresh answer decides they are lost", async () => {
-    // validForMs 30,000: the next refresh would be 15 s away.
+    // leaseMs 30,000, so validForMs 15,000: the next refresh would be 7.5 s away.
     const { server, live, leader } = await liveAndStale(30_000);
     const other = await member("other", live); // a second member with the live view
     const c = client({ baseUrls: [leader.url, other.url], requestTimeoutMs: 3_000 });
@@ -106,7 +106,7 @@ describe("stale shard maps", () => {
     const refreshesBefore = refreshesOf(leader, granted.token).length;
     oneUnavailable(leader);
     await c.freshTimestamp();
-    // The token is refreshed at once (not 15 s later), and since the refresh finds it held, it is not lost.
+    // The token is refreshed at once (not 7.5 s later), and since the refresh finds it held, it is not lost.
     await expect.poll(() => lost.length > 0 || refreshesOf(leader, granted.token).length > refreshesBefore, { timeout: 2_000 }).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(lost).toEqual([]);
