@@ -38,24 +38,28 @@ export interface ClusterRouterOptions {
 }
 
 /**
- * Most `421` answers followed at once in one call. Servers can disagree for a moment while a shard
- * changes hands (each names the leader it last knew); past this many, the call waits a backoff
- * and asks the map again instead of bouncing between them.
+ * Most `421` answers followed at once in one round of a call (a round ends with a backoff).
+ * Servers can disagree for a moment while a shard changes hands (each names the leader it last
+ * knew); past this many, the call waits a backoff and asks the map again instead of bouncing
+ * between them, then follows 421s afresh.
  */
 export const MAX_HOPS = 4;
 
 /**
  * Sends each call of a cluster client to its namespace's shard leader (PROTOCOL.md "Cluster
  * mode") and deals with what comes back:
- * - `421 NOT_LEADER`: re-sent at once to `details.leaderUrl` (at most {@link MAX_HOPS} times),
- *   which also becomes the shard's leader in the map; the map is refreshed in the background (at
- *   once when the 421 contradicts it, else at most every `minIntervalMs`).
+ * - `421 NOT_LEADER`: re-sent at once to `details.leaderUrl` (at most {@link MAX_HOPS} times per
+ *   round), which also becomes the shard's leader in the map when the map knew none or the 421
+ *   came from the map's own leader ({@link ShardMap.hint}); the map is refreshed in the
+ *   background (at once when the 421 contradicts it, else at most every `minIntervalMs`).
  * - `503`, and failures with no answer that the call allows re-sending after: the map is
  *   refreshed; another server that has not failed in this round is tried at once, else the call
  *   sleeps a full-jitter backoff (at least the answer's `retryAfterMs` / `retry-after`) and tries
  *   again.
- * - Everything stays within the call's budget: a wait that would end past it is not taken, and
- *   the last answer (or error) is the call's outcome. The signal aborts any wait.
+ * - Everything stays within the call's budget, the wait for the first map included: a wait that
+ *   would end past it is not taken, and the last answer (or error) is the call's outcome. The
+ *   signal aborts any wait. Each backoff starts a new round: servers that failed may be tried
+ *   again and up to {@link MAX_HOPS} 421s followed again.
  */
 export class ClusterRouter {
   readonly #options: ClusterRouterOptions;
@@ -70,7 +74,9 @@ export class ClusterRouter {
   async route(call: RoutedCall): Promise<RoutedAnswer> {
     const { map, now, backoff } = this.#options;
     const deadline = now() + call.budgetMs;
-    if (call.namespace !== undefined && !map.loaded) await untilAborted(map.ready(), call.signal);
+    // The first map is waited for within the call's own deadline: past it, the call goes to the
+    // members in turn and follows their 421s (the fetch runs on for the next calls).
+    if (call.namespace !== undefined && !map.loaded) await untilAborted(withinMs(map.ready(), deadline - now()), call.signal);
     /** Servers that gave no answer in this round. */
     const avoid = new Set<string>();
     let hops = 0;
@@ -84,7 +90,10 @@ export class ClusterRouter {
       const delay = Math.max(atLeastMs, fullJitterBackoff(++waits, { baseMs: backoff.baseMs, capMs: backoff.capMs, random: this.#options.random }));
       if (now() + delay > deadline) return false;
       await sleep(delay, undefined, call.signal === undefined ? undefined : { signal: call.signal });
+      // A new round: every server may be tried again, and 421s followed again (the map was
+      // refreshed meanwhile, and servers that disagreed may agree by now).
       avoid.clear();
+      hops = 0;
       return true;
     };
     for (;;) {
@@ -116,11 +125,11 @@ export class ClusterRouter {
         const leader = leaderOf(answer.text, map);
         const shard = call.namespace === undefined ? undefined : map.shardOf(call.namespace);
         // A 421 that contradicts the map (its leader said no, or another leader is named) means
-        // the map is stale: refresh even if it just loaded, since the new term's leaderId (which
-        // voids the old term's tokens) comes from it.
+        // the map may be stale: refresh even if it just loaded, since the new term (its epoch
+        // and leaderId) comes from it.
         const mapLeader = shard === undefined ? undefined : map.leader(shard);
         void map.refresh(mapLeader !== undefined && (mapLeader === target || (leader !== undefined && mapLeader !== leader)));
-        if (leader !== undefined && shard !== undefined) map.hint(shard, leader);
+        if (leader !== undefined && shard !== undefined) map.hint(shard, target, leader);
         if (leader !== undefined && leader.key !== target.key && !avoid.has(leader.key) && hops < MAX_HOPS) {
           hops++;
           next = leader;
@@ -188,6 +197,14 @@ function detailsOf(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Resolves when `promise` settles or `ms` have passed, whichever is first (the promise itself runs on). */
+function withinMs(promise: Promise<void>, ms: number): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts (the promise itself runs on). */

@@ -47,8 +47,9 @@ const NOT_SENT = ["ECONNREFUSED"];
 
 /**
  * The HTTP transport of a cluster client: every call goes through the {@link ClusterRouter} to
- * its namespace's shard leader, from a {@link ShardMap}, and every lease in an answer is noted in
- * the {@link LeaderTerms}, so a leader change is known the moment any answer shows it.
+ * its namespace's shard leader, from a {@link ShardMap}, and a lease in an answer that names a
+ * term the {@link LeaderTerms} do not know makes the map be fetched again, so a leader change is
+ * known soon after any answer shows it (ordered by the map's epochs, never by the answer).
  */
 export class ClusterTransport {
   readonly map: ShardMap;
@@ -197,13 +198,18 @@ export class ClusterTransport {
       checkedAnswer(answer.status, answer.text, "cluster", responseValidators.cluster),
     );
 
-  /** An answer with a lease came from the shard's leader: its `leaderId` is the shard's current term. */
+  /**
+   * An answer with a lease names a term of the namespace's shard, but carries no epoch: it cannot
+   * end the term the map knows (a deposed leader's late answer would). A term the client has not
+   * seen means the map is behind: it is fetched again (at most every `minIntervalMs`), and its
+   * epochs decide.
+   */
   #noteLease(namespace: string, value: unknown): void {
     if (typeof value !== "object" || value === null || !("lease" in value)) return;
     const { lease } = value;
     if (typeof lease !== "object" || lease === null || !("leaderId" in lease) || typeof lease.leaderId !== "string") return;
     const shard = this.map.shardOf(namespace);
-    if (shard !== undefined) this.#options.terms.observe(shard, lease.leaderId);
+    if (shard !== undefined && !this.#options.terms.knows(shard, lease.leaderId)) void this.map.refresh();
   }
 }
 

@@ -179,9 +179,9 @@ export class HttpLockService implements LockService {
   }
 
   /**
-   * Call `listener` with each `leaderId` this transport learns has ended (a shard's map entry or
-   * an answer showed a newer one): every token of that term is void. Returns the unsubscribe
-   * function. `LockClient` drops such tokens as `leader-changed`.
+   * Call `listener` with each `leaderId` this transport learns has ended (a shard map entry with a
+   * higher epoch names another one). Returns the unsubscribe function. `LockClient` refreshes such
+   * tokens at once; the refresh answer says whether they are lost.
    */
   onVoidLeader(listener: (leaderId: string) => void): () => void {
     return this.#terms.onVoid(listener);

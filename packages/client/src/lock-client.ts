@@ -131,22 +131,25 @@ export class LockClient implements AsyncDisposable {
       if (reason !== "leader-changed") return;
       this.#voided.add(token);
     });
-    // A cluster transport says when a shard's leader changed: its tokens are lost now, not at the
-    // next refresh (withLock's signal hears it at once).
+    // A cluster transport says when a shard's leader changed: its tokens are refreshed at once,
+    // not at their next renewal, and the answer says whether they are lost (withLock's signal
+    // hears it then).
     this.#leaders = leaders;
-    this.#stopWatchingLeaders = leaders?.onVoidLeader((leaderId) => this.#refresher.dropLeader(leaderId)) ?? (() => undefined);
+    this.#stopWatchingLeaders = leaders?.onVoidLeader((leaderId) => this.#refresher.refreshLeaderSoon(leaderId)) ?? (() => undefined);
   }
 
-  /** A grant or start answered under a term already known to have ended is lost at once. */
-  #dropIfVoid(lease: Lease): void {
-    if (this.#leaders?.isVoidLeader(lease.leaderId)) this.#refresher.dropLeader(lease.leaderId);
+  /** A grant or start answered under a term already known to have ended is refreshed at once (the answer decides). */
+  #refreshIfVoid(lease: Lease): void {
+    if (this.#leaders?.isVoidLeader(lease.leaderId)) this.#refresher.refreshLeaderSoon(lease.leaderId);
   }
 
   /**
    * Tokens the client learns it no longer holds, with the reason: a refresh did not return them
-   * (the server released them), the server restarted or (in a cluster) the namespace's shard
-   * changed leader (`leader-changed`, reported as soon as the shard map or any answer shows the
-   * new `leaderId`), their lease ran out while refreshes failed, or they outstayed `maxTenureMs`.
+   * (the server released them), a refresh was answered under another `leaderId`: the server
+   * restarted or (in a cluster) the namespace's shard changed leader (`leader-changed`; when the
+   * shard map shows a newer term first, the tokens are refreshed at once, so this comes within a
+   * refresh tick and round trip), their lease ran out while refreshes failed, or they outstayed
+   * `maxTenureMs`. Only a refresh answer or a lapsed lease makes a token lost.
    * Completes on `close()`.
    */
   get lostLocks(): Observable<LostLock> {
@@ -193,7 +196,7 @@ export class LockClient implements AsyncDisposable {
       throw new LeaseholdError("UNAVAILABLE", "the LockClient was closed while the lock was being acquired; it was released");
     }
     this.#refresher.track(response.token, lease, leaseFrom);
-    this.#dropIfVoid(lease);
+    this.#refreshIfVoid(lease);
     return new GrantedLock(response, this.#disposeGrant);
   }
 
@@ -302,7 +305,7 @@ export class LockClient implements AsyncDisposable {
     const sentAt = this.#now();
     const answer = await this.#transactions.submit(count, options);
     for (const txn of answer.transactions) this.#refresher.track(txn.token, answer.lease, sentAt);
-    this.#dropIfVoid(answer.lease);
+    this.#refreshIfVoid(answer.lease);
     return answer;
   }
 

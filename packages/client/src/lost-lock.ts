@@ -1,10 +1,11 @@
 /**
  * Why a held token was given up:
  * - `not-refreshed`: a refresh answered without it: the server no longer holds it.
- * - `leader-changed`: its `leaderId` is no longer current: a single server restarted, or in a
- *   cluster the namespace's shard changed leader (the shard map or any answer for the shard showed
- *   a newer `leaderId`). That voids every token of the earlier term; it is reported at once, not
- *   sent in refresh or unlock, and lapses on the old leader if that one is still alive.
+ * - `leader-changed`: a refresh was answered under another `leaderId`: a single server
+ *   restarted, or in a cluster the namespace's shard changed leader. That voids every token of the
+ *   earlier term; it is not sent in refresh or unlock again, and lapses on the old leader if that
+ *   one is still alive. When the shard map shows the newer term first (by its epoch), the term's
+ *   tokens are refreshed at once rather than at their next renewal, so this comes soon after.
  * - `lease-expired`: its lease ran out while refreshes kept failing.
  * - `max-tenure`: held longer than `maxTenureMs`, the leaked-lock guard; it is no longer
  *   refreshed and lapses.

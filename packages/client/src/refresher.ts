@@ -82,14 +82,15 @@ export class Refresher {
   }
 
   /**
-   * Drop and report, as `leader-changed`, every token granted or renewed under `leaderId`: that
-   * term of leadership ended (the transport saw a newer one), so the tokens are void and are
-   * neither refreshed nor worth unlocking.
+   * Refresh every token granted or renewed under `leaderId` at the next tick, whenever it was due:
+   * the transport saw that term end (a newer view of the shard names another leader). The refresh
+   * answer decides, as always (PROTOCOL.md "Leader ids": a token is lost only when a refresh
+   * says so or its lease runs out): the shard's new leader answers with its own `leaderId` and
+   * the tokens are reported `leader-changed` then; a view that was wrong costs one refresh.
    */
-  dropLeader(leaderId: string): void {
-    const ended: string[] = [];
-    for (const [token, held] of this.#held) if (held.leaderId === leaderId) ended.push(token);
-    this.#dropAll(ended, "leader-changed");
+  refreshLeaderSoon(leaderId: string): void {
+    const now = this.#options.now();
+    for (const held of this.#held.values()) if (held.leaderId === leaderId) held.renewAt = Math.min(held.renewAt, now);
   }
 
   /** Stop for good: every held token is reported `client-closed` and `lost` completes. */

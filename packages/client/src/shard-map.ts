@@ -29,6 +29,11 @@ const MAX_CACHED_NAMESPACES = 4_096;
  * many calls fail at once, one fetch is in flight and they all wait for that one. A map that
  * could not be fetched from any server leaves the last one in place (or none: calls then go to
  * the servers in turn and follow their 421s).
+ *
+ * Each shard is kept at the newest view of it, by `epoch`: an answer whose entry for a shard has
+ * a lower epoch than the one known (a member cut off from PostgreSQL, answering from its last
+ * view) leaves that shard as it is, and so does an entry of the same epoch that names no leader
+ * (its server does not know, or no longer trusts, its view).
  */
 export class ShardMap {
   readonly #options: ShardMapOptions;
@@ -39,6 +44,12 @@ export class ShardMap {
   readonly #serverList: ServerTarget[] = [];
   #shards = 0;
   #leaders: (ServerTarget | undefined)[] = [];
+  /**
+   * Per shard, the epoch of the view `#leaders` holds. Half a step above a view's epoch once that
+   * view's leader answered `421` for the shard: the view is known to be out of date, so only a
+   * strictly newer one (a whole epoch more) replaces the leader the 421 named.
+   */
+  #epochs: number[] = [];
   #byNamespace = new Map<string, number>();
   #inFlight: Promise<void> | undefined;
   #doneAt = -Infinity;
@@ -75,9 +86,19 @@ export class ShardMap {
     return this.#leaders[shard];
   }
 
-  /** A `421` named `target` as the leader of `shard`: route there until the next map says otherwise. */
-  hint(shard: number, target: ServerTarget): void {
-    if (shard < this.#shards) this.#leaders[shard] = target;
+  /**
+   * A `421` from `from` named `target` as the leader of `shard`. A 421 carries no epoch, so it
+   * becomes the shard's leader only when the map knows none, or when `from` is the map's own
+   * leader of the shard (its view is then out of date); until a newer view, calls go there. A 421
+   * of another server (perhaps one cut off from PostgreSQL) never replaces a leader the map has
+   * from a view: the call that met it follows it, the others do not.
+   */
+  hint(shard: number, from: ServerTarget, target: ServerTarget): void {
+    if (shard >= this.#shards) return;
+    const known = this.#leaders[shard];
+    if (known === from) this.#epochs[shard] = Math.floor(this.#epochs[shard] ?? 0) + 0.5;
+    else if (known !== undefined) return;
+    this.#leaders[shard] = target;
   }
 
   /** Every server known: the seeds first, then the leaders learned. */
@@ -153,14 +174,18 @@ export class ShardMap {
     if (answer.shards !== this.#shards) {
       this.#shards = answer.shards;
       this.#byNamespace = new Map();
+      this.#leaders = new Array<ServerTarget | undefined>(answer.shards).fill(undefined);
+      this.#epochs = new Array<number>(answer.shards).fill(-1);
       this.#options.terms.resetShards();
     }
-    const leaders: (ServerTarget | undefined)[] = new Array<ServerTarget | undefined>(answer.shards).fill(undefined);
-    for (const { shard, leaderUrl, leaderId } of answer.leaders) {
+    for (const { shard, leaderUrl, leaderId, epoch } of answer.leaders) {
       if (shard >= answer.shards) continue;
-      if (leaderUrl !== null) leaders[shard] = this.target(leaderUrl);
-      if (leaderId !== null) this.#options.terms.observe(shard, leaderId);
+      const known = this.#epochs[shard]!;
+      // Older than what is known: a stale member's view. Same epoch and no leader: nothing new.
+      if (epoch < known || (epoch === known && leaderUrl === null)) continue;
+      this.#epochs[shard] = epoch;
+      this.#leaders[shard] = leaderUrl === null ? undefined : this.target(leaderUrl);
+      if (leaderId !== null) this.#options.terms.observe(shard, leaderId, epoch);
     }
-    this.#leaders = leaders;
   }
 }

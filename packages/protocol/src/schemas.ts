@@ -192,12 +192,17 @@ export const HealthResponseSchema = Type.Object(
   strict,
 );
 
-/** One shard's leader as a server knows it (`null` while it knows of no leader). */
+/**
+ * One shard's leader as a server knows it (`null` while it knows of no leader, and while its last
+ * read of the leadership is older than a leader lease). `epoch` grows at every change of the
+ * shard's leader: of two views of a shard, the higher epoch is the newer.
+ */
 export const ClusterLeaderSchema = Type.Object(
   {
     shard: Type.Integer({ minimum: 0 }),
     leaderUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
     leaderId: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    epoch: Type.Integer({ minimum: 0 }),
   },
   strict,
 );

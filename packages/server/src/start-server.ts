@@ -170,7 +170,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const serverId = health.serverId ?? service.leaderId;
   const cluster =
     member === null
-      ? () => ({ serverId, shards: 1, leaders: [{ shard: 0, leaderUrl: url, leaderId: service.leaderId }] })
+      ? () => ({ serverId, shards: 1, leaders: [{ shard: 0, leaderUrl: url, leaderId: service.leaderId, epoch: 1 }] })
       : () => (member as ClusterMember).service.cluster();
 
   const server = createServer(createRequestHandler({

@@ -6,6 +6,8 @@ import { shardOf } from "@leasehold/protocol";
 export interface ShardLeader {
   url: string | null;
   leaderId: string | null;
+  /** Grows at every change of the shard's leader (the lease row's epoch). */
+  epoch: number;
 }
 
 /** The cluster's truth as a test sets it; every stand-in answers from it. */
@@ -15,16 +17,17 @@ export class ClusterState {
   readonly unavailable = new Map<number, number>();
 
   constructor(readonly shards: number) {
-    this.leaders = Array.from({ length: shards }, () => ({ url: null, leaderId: null }));
+    this.leaders = Array.from({ length: shards }, () => ({ url: null, leaderId: null, epoch: 0 }));
   }
 
   shardOf(namespace: string): number {
     return shardOf(namespace, this.shards);
   }
 
-  /** Make `url` (with `leaderId`) the leader of `namespace`'s shard. */
-  lead(namespace: string, url: string, leaderId: string): void {
-    this.leaders[this.shardOf(namespace)] = { url, leaderId };
+  /** Make `url` (with `leaderId`) the leader of `namespace`'s shard, at the next epoch (or at `epoch`). */
+  lead(namespace: string, url: string | null, leaderId: string | null, epoch?: number): void {
+    const shard = this.shardOf(namespace);
+    this.leaders[shard] = { url, leaderId, epoch: epoch ?? this.leaders[shard]!.epoch + 1 };
   }
 }
 
@@ -90,7 +93,7 @@ export async function standIn(name: string, state: ClusterState, backendUrl?: st
       const proxy = (): void => forward(self.backendUrl, req, body, res);
       if (self.override?.(entry, res, proxy)) return;
       if (path === "/v1/cluster") {
-        sendJson(res, 200, { serverId: name, shards: state.shards, leaders: state.leaders.map((l, shard) => ({ shard, leaderUrl: l.url, leaderId: l.leaderId })) });
+        sendJson(res, 200, { serverId: name, shards: state.shards, leaders: state.leaders.map((l, shard) => ({ shard, leaderUrl: l.url, leaderId: l.leaderId, epoch: l.epoch })) });
         return;
       }
       if (entry.namespace === undefined) return proxy();

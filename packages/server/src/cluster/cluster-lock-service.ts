@@ -156,19 +156,25 @@ export class ClusterLockService implements EmbeddedLockService {
   }
 
   /**
-   * `GET /v1/cluster`: who leads each shard, as this server knows it. Before this server has
-   * reached PostgreSQL once it does not know the shard count: `503 UNAVAILABLE` saying so (clients
-   * ask another server).
+   * `GET /v1/cluster`: who leads each shard, as this server knows it, with the shard row's epoch
+   * as last read (clients keep the view with the higher epoch). Another server's leadership is
+   * named only while this server's last read of the lease rows is younger than a leader lease: a
+   * server cut off from PostgreSQL names no leader rather than one that may have been deposed.
+   * Its own terms are named while they live (their gates close within a lease of the last
+   * renewal). Before this server has reached PostgreSQL once it does not know the shard count:
+   * `503 UNAVAILABLE` saying so (clients ask another server).
    */
   cluster(): ClusterResponse {
     const shards = this.joinedShards();
+    const fresh = this.runtime.leasesFresh;
     const leaders = [];
     for (let shard = 0; shard < shards; shard++) {
       const term = this.runtime.terms[shard];
       const row = this.runtime.leases[shard];
-      if (term !== null && term !== undefined) leaders.push({ shard, leaderUrl: this.runtime.url, leaderId: term.leaderId });
-      else if (row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) leaders.push({ shard, leaderUrl: row.url, leaderId: row.leaderId });
-      else leaders.push({ shard, leaderUrl: null, leaderId: null });
+      const epoch = Math.max(row?.epoch ?? 0, term?.epoch ?? 0);
+      if (term !== null && term !== undefined) leaders.push({ shard, leaderUrl: this.runtime.url, leaderId: term.leaderId, epoch });
+      else if (fresh && row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) leaders.push({ shard, leaderUrl: row.url, leaderId: row.leaderId, epoch });
+      else leaders.push({ shard, leaderUrl: null, leaderId: null, epoch });
     }
     return { serverId: this.info.serverId, shards, leaders };
   }

@@ -46,6 +46,8 @@ export class ClusterRuntime {
   terms: (ShardTerm | null)[] = [];
   /** Lease rows as last read (for routing answers and `GET /v1/cluster`). */
   leases: ShardLease[] = [];
+  /** Monotonic time the last successful read of {@link leases} was sent; see {@link leasesFresh}. */
+  private leasesReadAt = -Infinity;
   /** The cluster's shard count, `null` until this server has joined (reached PostgreSQL once). */
   shards: number | null = null;
   private seen: (Seen | null)[] = [];
@@ -86,6 +88,15 @@ export class ClusterRuntime {
     let n = 0;
     for (const t of this.terms) if (t !== null) n++;
     return n;
+  }
+
+  /**
+   * True while the lease rows were read less than a leader lease ago (counted from when the read
+   * was sent). An older view may name a leader that was deposed meanwhile: `GET /v1/cluster` then
+   * names none (PROTOCOL.md "Cluster mode"), so a client never routes, or retires a term, by it.
+   */
+  get leasesFresh(): boolean {
+    return this.clock() - this.leasesReadAt <= this.options.leaderLeaseMs;
   }
 
   /** How long a client should wait before re-sending to a shard without a usable leader. */
@@ -309,13 +320,14 @@ export class ClusterRuntime {
       return this.warn(leases.reason, "could not read the lease rows from PostgreSQL; leaders keep serving until their gates close");
     }
     this.coordinatorDown = null;
-    this.observe(leases.value);
+    this.observe(leases.value, sentAt);
     await recordImmutables(this.terms, this.options.coordinator).catch((err: unknown) => this.warn(err, "could not record immutable timestamps; will retry next round"));
     await this.decide();
   }
 
-  private observe(leases: ShardLease[]): void {
+  private observe(leases: ShardLease[], readSentAt: number): void {
     this.leases = leases;
+    this.leasesReadAt = readSentAt;
     const orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.terms.map((t) => t?.epoch));
     if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);
   }

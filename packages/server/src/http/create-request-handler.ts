@@ -85,9 +85,9 @@ interface Exchange {
   detail: object | null;
 }
 
-/** `GET /v1/cluster` of a host that gave no answer of its own: one shard, led by this server. */
+/** `GET /v1/cluster` of a host that gave no answer of its own: one shard, led by this server (epoch 1: its only term). */
 function singleServerCluster(leaderId: string, host: string | undefined): ClusterResponse {
-  return { serverId: leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: host === undefined ? null : `http://${host}`, leaderId }] };
+  return { serverId: leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: host === undefined ? null : `http://${host}`, leaderId, epoch: 1 }] };
 }
 
 /** Headers an error answer needs besides its body. */

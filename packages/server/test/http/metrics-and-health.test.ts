@@ -33,7 +33,7 @@ describe("HTTP: GET /metrics and GET /v1/health", () => {
     // A single server is a cluster of one that leads everything (PROTOCOL.md "Cluster mode").
     const cluster = await rawRequest(server.url, "/v1/cluster", { method: "GET" });
     expect(cluster.status).toBe(200);
-    expect(cluster.json).toEqual({ serverId: server.service.leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: server.url, leaderId: server.service.leaderId }] });
+    expect(cluster.json).toEqual({ serverId: server.service.leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: server.url, leaderId: server.service.leaderId, epoch: 1 }] });
     const head = await rawRequest(server.url, "/v1/health", { method: "HEAD" });
     expect(head.status).toBe(200);
     expect(head.text).toBe("");
