@@ -28,6 +28,23 @@ function workloadEntries(peer: string, what: string): Record<string, FigureInfo>
       section: PEERS_SECTION,
       meaning: `The same with 64 callers on 8 shared keys (8 callers per key at a time): most grants wait for a release. Measured as peer_pairs_per_s_c64_${peer}.`,
     },
+    [`peer_wait_p50_us_contended_${peer}`]: {
+      section: PEERS_SECTION,
+      meaning: `Median wait per acquisition on the contended workload (64 callers on 8 shared keys), in µs: from the acquiring call (leasehold \`lock\`, redlock \`lock\` with its retries, \`pg_advisory_lock\`, \`SELECT … FOR UPDATE\` after \`BEGIN\`) to its grant, every acquisition of every timed round. Measured as peer_pairs_per_s_contended_${peer}.`,
+    },
+    [`peer_wait_p99_us_contended_${peer}`]: {
+      section: PEERS_SECTION,
+      meaning: `99th percentile of the same wait: what an unlucky caller waits. A first-in-first-out queue bounds it near (callers per key) × (hold time + hand-off); a lock without a queue leaves it to who retries first.`,
+    },
+    [`peer_wait_max_us_contended_${peer}`]: {
+      section: PEERS_SECTION,
+      meaning: `The longest single wait in the timed rounds (one sample: noisy, but starvation shows here first).`,
+    },
+    [`peer_busiest_over_least_contended_${peer}`]: {
+      section: PEERS_SECTION,
+      meaning: `Starvation on the contended workload: in each round, the pairs completed by the busiest of the 64 callers divided by those of the least busy one (1 when the grants went round evenly; a caller that completed none counts as one pair, so the figure is then the busiest caller's count); median over the rounds, each round's ratio and counts in the note.`,
+      ...(peer.startsWith("leasehold") && peer !== "leasehold_unbatched" ? { target: { op: "<=", value: 2 } } : {}),
+    },
     [`peer_pair_p50_us_c1_${peer}`]: {
       section: PEERS_SECTION,
       meaning: `Median duration of one lock+unlock pair from a single caller cycling over 4 keys, in µs (for leasehold_async and leasehold_unbatched the pair ends when \`tryUnlock\` returns). Measured as peer_pairs_per_s_c64_${peer}.`,
@@ -53,6 +70,12 @@ export const PEERS_CATALOG: Readonly<Record<string, FigureInfo>> = {
     meaning:
       "peer_pairs_per_s_c64_leasehold_sync divided by peer_pairs_per_s_c64_redlock, from the same run: lock + awaited `unlock` against redlock's lock + awaited release. Issue 13's target is 1.5. Concurrent awaited unlocks of one client coalesce into one `unlock` call at a time, sharing the unlocker's single flight with `tryUnlock`; before that, each awaited unlock was its own request and this ratio was about 0.7 (13,000 against 18,000 pairs/s).",
     target: { op: ">=", value: 1.5 },
+  },
+  peer_ratio_wait_p99_leasehold_over_redlock_contended: {
+    section: PEERS_SECTION,
+    meaning:
+      "peer_wait_p99_us_contended_leasehold_async divided by peer_wait_p99_us_contended_redlock, from the same run. Issue 23's target is 0.5: a first-in-first-out lock's advantage under contention is the wait, not the rate, since redlock (no queue, a retry every 10 ms ± 5 ms) lets whichever caller retries first after a release take the key while others keep missing.",
+    target: { op: "<=", value: 0.5 },
   },
   peer_ratio_leasehold_over_pg_advisory_c64: {
     section: PEERS_SECTION,

@@ -8,9 +8,11 @@ export type PeerName = (typeof PEER_NAMES)[number];
 export interface PeerSession {
   /**
    * Acquire key `key` exclusively (waiting as long as it takes), then release it. Resolves when
-   * the peer's release call has returned, or, for `tryUnlock`, when it has been handed off.
+   * the peer's release call has returned, or, for `tryUnlock`, when it has been handed off, with
+   * the moment the lock was granted (`nowNs()` as soon as the acquiring call returned), so the
+   * wait for each acquisition can be told apart from the release.
    */
-  pair(key: number): Promise<void>;
+  pair(key: number): Promise<number>;
   /** Finish the round (for leasehold: close the client, which sends the last pending unlocks). */
   end(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { userInfo } from "node:os";
 import pg from "pg";
+import { nowNs } from "../stats.js";
 import type { PeerDriver } from "./peer.js";
 
 /** The PostgreSQL the peer benchmarks use. */
@@ -59,7 +60,9 @@ export async function openPostgresPeers(poolSize: number, keys: readonly number[
           const client = await pool.connect();
           try {
             await client.query("SELECT pg_advisory_lock($1, $2)", [ADVISORY_CLASS, key]);
+            const granted = nowNs();
             await client.query("SELECT pg_advisory_unlock($1, $2)", [ADVISORY_CLASS, key]);
+            return granted;
           } finally {
             client.release();
           }
@@ -82,8 +85,10 @@ export async function openPostgresPeers(poolSize: number, keys: readonly number[
             try {
               await client.query("BEGIN");
               const res = await client.query(`SELECT id FROM ${TABLE} WHERE id = $1 FOR UPDATE`, [key]);
+              const granted = nowNs();
               if (res.rowCount !== 1) throw new Error(`pg_row: no lock row ${key}`);
               await client.query("COMMIT");
+              return granted;
             } catch (err) {
               await client.query("ROLLBACK").catch(() => undefined);
               throw err;
