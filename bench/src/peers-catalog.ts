@@ -12,6 +12,8 @@ const PEERS: Readonly<Record<string, string>> = {
     "leasehold with `lockBatching: false`: the leasehold_async calls (`lock` then `tryUnlock`) with one HTTP `lock` request per call, measured in the same rounds; the difference from leasehold_async is what lock batching buys.",
   redlock:
     "redlock 4.2.0 (the latest stable on npm; 5.x is beta only) over one ioredis 6 connection to the Redis at 127.0.0.1:6379, one server (quorum of one): `lock` (a `SET NX PX` script) then an awaited `unlock` (a compare-and-delete script). No wait queue: a taken key is retried every 10 ms ± 5 ms (redlock's default is 200 ms ± 100 ms), without limit.",
+  etcd:
+    "etcd 3.4 (Debian's `etcd-server`), started by the benchmark as a one-member cluster on free loopback ports with a temp data directory and its defaults (the write-ahead log fsynced on every commit), stopped at the end; skipped when no `etcd` binary is on PATH. etcd's own `Lock`/`Unlock` RPCs (the v3lock gRPC service, one HTTP/2 channel) with a lease per waiting caller, leases granted through the etcd3 npm client: `Lock` waits inside etcd, in revision order, then `Unlock` deletes the ownership key. Each is a Raft proposal written and fsynced before the answer.",
   pg_advisory:
     "PostgreSQL 15 advisory locks in database `test` via node-postgres, a pool of 64 connections: a pooled connection runs `pg_advisory_lock(class, key)` then `pg_advisory_unlock(class, key)`. The blocking form rather than `pg_try_advisory_lock`: it waits in PostgreSQL's lock queue as leasehold's `lock` waits in its own, where the try form would need a polling loop.",
   pg_row:

@@ -1,5 +1,5 @@
 /** The peers measured by `pnpm bench peers`, in the order they are reported. */
-export const PEER_NAMES = ["leasehold_async", "leasehold_sync", "leasehold_unbatched", "redlock", "pg_advisory", "pg_row"] as const;
+export const PEER_NAMES = ["leasehold_async", "leasehold_sync", "leasehold_unbatched", "redlock", "etcd", "pg_advisory", "pg_row"] as const;
 
 /** One peer's name as it appears in figure names. */
 export type PeerName = (typeof PEER_NAMES)[number];

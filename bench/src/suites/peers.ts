@@ -1,4 +1,6 @@
 import type { Figure, Suite, SuiteContext } from "../figures.js";
+import { openEtcdPeer } from "../peers/etcd-peer.js";
+import { findEtcd, startEtcd } from "../peers/etcd-process.js";
 import { leaseholdPeer } from "../peers/leasehold-peer.js";
 import { PEER_NAMES, type PeerDriver, type PeerName, type PeerSkip } from "../peers/peer.js";
 import { openPostgresPeers } from "../peers/postgres-peer.js";
@@ -52,6 +54,21 @@ async function openPeers(ctx: SuiteContext): Promise<Peers> {
     drivers.push(redlock.driver);
   } catch (err) {
     skips.push({ name: "redlock", reason: `Redis at 127.0.0.1:6379 unreachable: ${message(err)}` });
+  }
+  const etcdBinary = findEtcd();
+  if (etcdBinary === undefined) {
+    skips.push({ name: "etcd", reason: "no etcd binary on PATH (Debian: apt-get install etcd-server)" });
+  } else {
+    try {
+      const etcd = await startEtcd(etcdBinary);
+      closers.push(() => etcd.stop());
+      const peer = openEtcdPeer(etcd.endpoint);
+      closers.push(() => peer.close());
+      ctx.progress(`etcd: ${etcd.version} started at ${etcd.endpoint} (${etcdBinary}, temp data dir)`);
+      drivers.push(peer.driver);
+    } catch (err) {
+      skips.push({ name: "etcd", reason: `${etcdBinary} did not start: ${message(err)}` });
+    }
   }
   try {
     const pg = await openPostgresPeers(64, allKeys());
@@ -135,13 +152,14 @@ async function measure(ctx: SuiteContext, peers: Peers, workload: PeerWorkload):
 
 /**
  * Peer benchmarks of issue 6: leasehold (tryUnlock, awaited unlock, and "unbatched") against
- * redlock over ioredis, PostgreSQL advisory locks and PostgreSQL row locks, on the same machine in
+ * redlock over ioredis, etcd's Lock/Unlock (issue 23; only where an etcd binary is installed),
+ * PostgreSQL advisory locks and PostgreSQL row locks, on the same machine in
  * the same run: 64 callers on keys of their own, 64 callers on 8 shared keys, and one caller's
  * pair latency. Peers that cannot be reached are skipped with a progress line, never estimated.
  */
 export const peersSuite: Suite = {
   name: "peers",
-  description: "leasehold against redlock and PostgreSQL advisory/row locks (only when named)",
+  description: "leasehold against redlock, etcd (when installed) and PostgreSQL advisory/row locks (only when named)",
   defaultOn: false,
   async run(ctx) {
     const peers = await openPeers(ctx);
