@@ -1,7 +1,7 @@
 import type { FigureInfo } from "./catalog.js";
 
 /** The section the peer figures are reported under in `docs/benchmarks.md`. */
-export const PEERS_SECTION = "Peers: leasehold, redlock and PostgreSQL locks";
+export const PEERS_SECTION = "Peers: leasehold, redlock, etcd and PostgreSQL locks";
 
 /** What each peer is, as said after every figure of it. */
 const PEERS: Readonly<Record<string, string>> = {
@@ -32,7 +32,7 @@ function workloadEntries(peer: string, what: string): Record<string, FigureInfo>
     },
     [`peer_wait_p50_us_contended_${peer}`]: {
       section: PEERS_SECTION,
-      meaning: `Median wait per acquisition on the contended workload (64 callers on 8 shared keys), in µs: from the acquiring call (leasehold \`lock\`, redlock \`lock\` with its retries, \`pg_advisory_lock\`, \`SELECT … FOR UPDATE\` after \`BEGIN\`) to its grant, every acquisition of every timed round. Measured as peer_pairs_per_s_contended_${peer}.`,
+      meaning: `Median wait per acquisition on the contended workload (64 callers on 8 shared keys), in µs: from the acquiring call (leasehold \`lock\`, redlock \`lock\` with its retries, etcd \`Lock\`, \`pg_advisory_lock\`, \`SELECT … FOR UPDATE\` after \`BEGIN\`) to its grant, every acquisition of every timed round. Measured as peer_pairs_per_s_contended_${peer}.`,
     },
     [`peer_wait_p99_us_contended_${peer}`]: {
       section: PEERS_SECTION,
