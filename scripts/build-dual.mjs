@@ -8,6 +8,11 @@
 // package.json "exports" sends `import` to dist/ and `require` to dist/cjs/. dist/ is emptied first
 // so a renamed or deleted source file never ships a stale output.
 //
+// A source X.cts beside X.ts is the CommonJS build's own X: tsc compiles it to dist/X.cjs, which
+// becomes dist/cjs/X.js in place of X.js's conversion (and leaves dist/, which is the ES module
+// build). The client uses this for require-dependency: its CommonJS build must `require` undici
+// and pino by name so a bundler carries them, while its ES module build must not.
+//
 // Why esbuild and not a second tsc run: tsc refuses `import.meta` when it emits CommonJS, and the
 // client needs `createRequire(import.meta.url)` (see packages/client/src/require-dependency.ts).
 // Here `import.meta.url` becomes the CommonJS file's own URL.
@@ -64,6 +69,22 @@ if (withMeta.length > 0) {
     define: { "import.meta.url": "__leaseholdModuleUrl" },
     banner: { js: '"use strict";\nconst __leaseholdModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
   });
+}
+
+// The CommonJS variants (X.cts → dist/X.cjs): each replaces X.js's conversion, with its map.
+for (const variant of distFiles(".cjs")) {
+  const file = variant.replace(/\.cjs$/, ".js");
+  if (!existsSync(join("dist", file))) throw new Error(`${variant}: no ${file} beside it (a .cts is the CommonJS build of a .ts)`);
+  const to = join("dist", "cjs", file);
+  const code = readFileSync(join("dist", variant), "utf8").replace(/\/\/# sourceMappingURL=\S+\s*$/, "");
+  writeFileSync(to, `${code}//# sourceMappingURL=${file.split("/").at(-1)}.map\n`);
+  const map = JSON.parse(readFileSync(join("dist", `${variant}.map`), "utf8"));
+  map.file = file.split("/").at(-1);
+  map.sources = map.sources.map((s) => `../${s}`);
+  writeFileSync(`${to}.map`, JSON.stringify(map));
+  for (const leftover of [variant, `${variant}.map`, variant.replace(/\.cjs$/, ".d.cts"), variant.replace(/\.cjs$/, ".d.cts.map")]) {
+    rmSync(join("dist", leftover), { force: true });
+  }
 }
 
 for (const file of [...distFiles(".d.ts"), ...distFiles(".d.ts.map")]) {

@@ -31,7 +31,7 @@ const server = await startServerProcess({ nodeArgs: ["--cpu-prof", "--cpu-prof-d
 const driver = leaseholdPeer("leasehold_async", server.url, "try", true);
 // Warm up first, so the profile shows the steady state rather than compilation.
 const warm = await driver.session();
-await runRound(warm, "c64", 1_000, false);
+await runRound(warm, "c64", 1_000, { pairs: false, waits: false });
 await warm.end();
 
 const session = new Session();
@@ -39,7 +39,7 @@ session.connect();
 await session.post("Profiler.enable");
 await session.post("Profiler.start");
 const peer = await driver.session();
-const result = await runRound(peer, "c64", seconds * 1_000, false);
+const result = await runRound(peer, "c64", seconds * 1_000, { pairs: false, waits: false });
 await peer.end();
 const { profile } = await session.post("Profiler.stop");
 session.disconnect();

@@ -1,5 +1,6 @@
 import { LockClient } from "@leasehold/client";
 import { silentLogger } from "../silent-logger.js";
+import { nowNs } from "../stats.js";
 import type { PeerDriver, PeerName, PeerSession } from "./peer.js";
 
 /** How a leasehold peer releases: `tryUnlock` (handed off, batched) or awaited `unlock`. */
@@ -20,9 +21,11 @@ export function leaseholdPeer(name: PeerName, baseUrl: string, release: Leasehol
       return {
         async pair(key) {
           const res = await client.lock([{ descriptor: `k${key}`, mode: "exclusive" }], { acquireTimeoutMs: 30_000 });
+          const granted = nowNs();
           if (res.status !== "acquired") throw new Error(`${name}: lock k${key} not granted within 30 s`);
           if (release === "try") client.tryUnlock([res.token]);
           else await client.unlock([res.token]);
+          return granted;
         },
         async end() {
           await client.close();

@@ -1,5 +1,5 @@
 /** The peers measured by `pnpm bench peers`, in the order they are reported. */
-export const PEER_NAMES = ["leasehold_async", "leasehold_sync", "leasehold_unbatched", "redlock", "pg_advisory", "pg_row"] as const;
+export const PEER_NAMES = ["leasehold_async", "leasehold_sync", "leasehold_unbatched", "redlock", "etcd", "pg_advisory", "pg_row"] as const;
 
 /** One peer's name as it appears in figure names. */
 export type PeerName = (typeof PEER_NAMES)[number];
@@ -8,9 +8,11 @@ export type PeerName = (typeof PEER_NAMES)[number];
 export interface PeerSession {
   /**
    * Acquire key `key` exclusively (waiting as long as it takes), then release it. Resolves when
-   * the peer's release call has returned, or, for `tryUnlock`, when it has been handed off.
+   * the peer's release call has returned, or, for `tryUnlock`, when it has been handed off, with
+   * the moment the lock was granted (`nowNs()` as soon as the acquiring call returned), so the
+   * wait for each acquisition can be told apart from the release.
    */
-  pair(key: number): Promise<void>;
+  pair(key: number): Promise<number>;
   /** Finish the round (for leasehold: close the client, which sends the last pending unlocks). */
   end(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { userInfo } from "node:os";
 import pg from "pg";
+import { nowNs } from "../stats.js";
 import type { PeerDriver } from "./peer.js";
 
 /** The PostgreSQL the peer benchmarks use. */
@@ -24,7 +25,9 @@ export interface PostgresPeers {
 async function connect(poolSize: number): Promise<{ pool: pg.Pool; user: string }> {
   const errors: string[] = [];
   for (const user of [...new Set(["postgres", userInfo().username])]) {
-    const pool = new pg.Pool({ ...POSTGRES, user, max: poolSize, connectionTimeoutMillis: 2_000 });
+    // 10 s to connect, not 2: on the shared 2-core machine under load, 64 connections opened at
+    // once during the warm-up took longer than 2 s and the PostgreSQL peers were skipped whole.
+    const pool = new pg.Pool({ ...POSTGRES, user, max: poolSize, connectionTimeoutMillis: 10_000 });
     pool.on("error", () => undefined); // an idle client's error; the next query reports it
     try {
       await pool.query("SELECT 1");
@@ -59,7 +62,9 @@ export async function openPostgresPeers(poolSize: number, keys: readonly number[
           const client = await pool.connect();
           try {
             await client.query("SELECT pg_advisory_lock($1, $2)", [ADVISORY_CLASS, key]);
+            const granted = nowNs();
             await client.query("SELECT pg_advisory_unlock($1, $2)", [ADVISORY_CLASS, key]);
+            return granted;
           } finally {
             client.release();
           }
@@ -82,8 +87,10 @@ export async function openPostgresPeers(poolSize: number, keys: readonly number[
             try {
               await client.query("BEGIN");
               const res = await client.query(`SELECT id FROM ${TABLE} WHERE id = $1 FOR UPDATE`, [key]);
+              const granted = nowNs();
               if (res.rowCount !== 1) throw new Error(`pg_row: no lock row ${key}`);
               await client.query("COMMIT");
+              return granted;
             } catch (err) {
               await client.query("ROLLBACK").catch(() => undefined);
               throw err;

@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import Redlock from "redlock";
+import { nowNs } from "../stats.js";
 import type { PeerDriver } from "./peer.js";
 
 /** The Redis the peer benchmarks use. */
@@ -39,7 +40,9 @@ export async function openRedlockPeer(): Promise<RedlockPeer> {
       return {
         async pair(key) {
           const lock = await redlock.lock(`leasehold-bench:k${key}`, TTL_MS);
+          const granted = nowNs();
           await lock.unlock();
+          return granted;
         },
         async end() {},
       };

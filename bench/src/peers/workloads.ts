@@ -27,24 +27,51 @@ export interface RoundResult {
   readonly seconds: number;
   /** Each pair's duration in µs (only when asked for). */
   readonly pairUs: number[];
+  /** Each acquisition's wait in µs, from the acquiring call to the grant (only when asked for). */
+  readonly waitUs: number[];
+  /** Pairs completed by each caller, by caller index: how evenly the grants went round. */
+  readonly perCaller: number[];
 }
 
-/** Run `workload`'s callers on `session` for `ms`, counting pairs and, if `timePairs`, timing each. */
-export async function runRound(session: PeerSession, workload: PeerWorkload, ms: number, timePairs: boolean): Promise<RoundResult> {
+/** What to time in a round besides counting pairs. */
+export interface RoundTiming {
+  /** Time each whole pair (lock to release). */
+  readonly pairs: boolean;
+  /** Time each acquisition's wait (lock call to grant). */
+  readonly waits: boolean;
+}
+
+/** Run `workload`'s callers on `session` for `ms`, counting pairs per caller and timing what `timing` asks. */
+export async function runRound(session: PeerSession, workload: PeerWorkload, ms: number, timing: RoundTiming): Promise<RoundResult> {
   const { callers, keyOf } = WORKLOADS[workload];
   const pairUs: number[] = [];
+  const waitUs: number[] = [];
+  const perCaller = new Array<number>(callers).fill(0);
+  const timed = timing.pairs || timing.waits;
   let pairs = 0;
   const start = nowMs();
   const end = start + ms;
   await Promise.all(
     Array.from({ length: callers }, async (_, caller) => {
       for (let n = 0; nowMs() < end; n++) {
-        const t0 = timePairs ? nowNs() : 0;
-        await session.pair(keyOf(caller, n));
-        if (timePairs) pairUs.push((nowNs() - t0) / 1_000);
+        const t0 = timed ? nowNs() : 0;
+        const granted = await session.pair(keyOf(caller, n));
+        if (timing.pairs) pairUs.push((nowNs() - t0) / 1_000);
+        if (timing.waits) waitUs.push((granted - t0) / 1_000);
+        perCaller[caller]!++;
         pairs++;
       }
     }),
   );
-  return { pairs, seconds: (nowMs() - start) / 1_000, pairUs };
+  return { pairs, seconds: (nowMs() - start) / 1_000, pairUs, waitUs, perCaller };
+}
+
+/**
+ * The busiest caller's pairs over the least busy one's in one round: 1 when every caller got the
+ * same share, large when some starved. A caller that completed no pair at all counts as one pair,
+ * so the ratio stays a finite number (the busiest caller's count) that still shows the starvation.
+ */
+export function busiestOverLeastBusy(perCaller: readonly number[]): number {
+  if (perCaller.length === 0) return Number.NaN;
+  return Math.max(...perCaller) / Math.max(1, Math.min(...perCaller));
 }

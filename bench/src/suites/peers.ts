@@ -1,9 +1,11 @@
 import type { Figure, Suite, SuiteContext } from "../figures.js";
+import { openEtcdPeer } from "../peers/etcd-peer.js";
+import { findEtcd, startEtcd } from "../peers/etcd-process.js";
 import { leaseholdPeer } from "../peers/leasehold-peer.js";
 import { PEER_NAMES, type PeerDriver, type PeerName, type PeerSkip } from "../peers/peer.js";
 import { openPostgresPeers } from "../peers/postgres-peer.js";
 import { openRedlockPeer } from "../peers/redlock-peer.js";
-import { allKeys, runRound, type PeerWorkload } from "../peers/workloads.js";
+import { allKeys, busiestOverLeastBusy, runRound, type PeerWorkload } from "../peers/workloads.js";
 import { startServerProcess, type ServerProcess } from "../server-process.js";
 import { quantile, round } from "../stats.js";
 
@@ -18,6 +20,9 @@ function plan(quick: boolean) {
     ? { warmMs: 200, throughput: { ms: 1_000, rounds: 1 }, latency: { ms: 1_000, rounds: 1 } }
     : { warmMs: 2_000, throughput: { ms: 1_500, rounds: 5 }, latency: { ms: 1_000, rounds: 3 } };
 }
+
+/** The largest value (a loop: spreading hundreds of thousands of waits into Math.max overflows the stack). */
+const maxOf = (values: readonly number[]): number => values.reduce((a, b) => (b > a ? b : a), Number.NEGATIVE_INFINITY);
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -50,6 +55,21 @@ async function openPeers(ctx: SuiteContext): Promise<Peers> {
   } catch (err) {
     skips.push({ name: "redlock", reason: `Redis at 127.0.0.1:6379 unreachable: ${message(err)}` });
   }
+  const etcdBinary = findEtcd();
+  if (etcdBinary === undefined) {
+    skips.push({ name: "etcd", reason: "no etcd binary on PATH (Debian: apt-get install etcd-server)" });
+  } else {
+    try {
+      const etcd = await startEtcd(etcdBinary);
+      closers.push(() => etcd.stop());
+      const peer = openEtcdPeer(etcd.endpoint);
+      closers.push(() => peer.close());
+      ctx.progress(`etcd: ${etcd.version} started at ${etcd.endpoint} (${etcdBinary}, temp data dir)`);
+      drivers.push(peer.driver);
+    } catch (err) {
+      skips.push({ name: "etcd", reason: `${etcdBinary} did not start: ${message(err)}` });
+    }
+  }
   try {
     const pg = await openPostgresPeers(64, allKeys());
     closers.push(() => pg.close());
@@ -71,8 +91,11 @@ async function openPeers(ctx: SuiteContext): Promise<Peers> {
   };
 }
 
-/** Per peer: pairs per second of each round, and timed pairs (µs). */
-type Measured = Map<PeerName, { rates: number[]; pairUs: number[] }>;
+/**
+ * Per peer: pairs per second of each round, timed pairs (µs; c1), and on the contended workload
+ * each acquisition's wait (µs) and each round's busiest-over-least-busy caller ratio and extremes.
+ */
+type Measured = Map<PeerName, { rates: number[]; pairUs: number[]; waitUs: number[]; spread: number[]; fewest: number[]; most: number[] }>;
 
 /** Run `workload` on every live peer, rounds rotating the order; a peer that fails is skipped. */
 async function measure(ctx: SuiteContext, peers: Peers, workload: PeerWorkload): Promise<Measured> {
@@ -80,9 +103,9 @@ async function measure(ctx: SuiteContext, peers: Peers, workload: PeerWorkload):
   const { ms, rounds } = workload === "c1" ? p.latency : p.throughput;
   const out: Measured = new Map();
   const live = () => peers.drivers.filter((d) => !peers.skips.some((s) => s.name === d.name));
-  const once = async (driver: PeerDriver, roundMs: number, timePairs: boolean) => {
+  const once = async (driver: PeerDriver, roundMs: number, timed: boolean) => {
     const session = await driver.session();
-    const result = await runRound(session, workload, roundMs, timePairs);
+    const result = await runRound(session, workload, roundMs, { pairs: timed && workload === "c1", waits: timed && workload === "contended" });
     await session.end();
     return result;
   };
@@ -99,10 +122,14 @@ async function measure(ctx: SuiteContext, peers: Peers, workload: PeerWorkload):
     for (let i = 0; i < order.length; i++) {
       const driver = order[(i + r) % order.length]!;
       try {
-        const result = await once(driver, ms, workload === "c1");
-        const entry = out.get(driver.name) ?? { rates: [], pairUs: [] };
+        const result = await once(driver, ms, true);
+        const entry = out.get(driver.name) ?? { rates: [], pairUs: [], waitUs: [], spread: [], fewest: [], most: [] };
         entry.rates.push(result.pairs / result.seconds);
-        entry.pairUs.push(...result.pairUs);
+        for (const us of result.pairUs) entry.pairUs.push(us);
+        for (const us of result.waitUs) entry.waitUs.push(us);
+        entry.spread.push(busiestOverLeastBusy(result.perCaller));
+        entry.fewest.push(Math.min(...result.perCaller));
+        entry.most.push(Math.max(...result.perCaller));
         out.set(driver.name, entry);
       } catch (err) {
         peers.skips.push({ name: driver.name, reason: `failed during ${workload}: ${message(err)}` });
@@ -112,7 +139,12 @@ async function measure(ctx: SuiteContext, peers: Peers, workload: PeerWorkload):
     }
   }
   for (const [name, m] of out) {
-    const extra = workload === "c1" ? `, p50 ${round(quantile(m.pairUs, 0.5), 0)} µs, p99 ${round(quantile(m.pairUs, 0.99), 0)} µs` : "";
+    const extra =
+      workload === "c1"
+        ? `, p50 ${round(quantile(m.pairUs, 0.5), 0)} µs, p99 ${round(quantile(m.pairUs, 0.99), 0)} µs`
+        : workload === "contended"
+          ? `, wait p50 ${round(quantile(m.waitUs, 0.5), 0)} µs, p99 ${round(quantile(m.waitUs, 0.99), 0)} µs, max ${round(maxOf(m.waitUs), 0)} µs; busiest/least busy caller ${m.spread.map((x) => round(x, 2)).join(" / ")}`
+          : "";
     ctx.progress(`${workload} ${name}: ${m.rates.map((x) => Math.round(x)).join(" / ")} pairs/s${extra}`);
   }
   return out;
@@ -120,13 +152,14 @@ async function measure(ctx: SuiteContext, peers: Peers, workload: PeerWorkload):
 
 /**
  * Peer benchmarks of issue 6: leasehold (tryUnlock, awaited unlock, and "unbatched") against
- * redlock over ioredis, PostgreSQL advisory locks and PostgreSQL row locks, on the same machine in
+ * redlock over ioredis, etcd's Lock/Unlock (issue 23; only where an etcd binary is installed),
+ * PostgreSQL advisory locks and PostgreSQL row locks, on the same machine in
  * the same run: 64 callers on keys of their own, 64 callers on 8 shared keys, and one caller's
  * pair latency. Peers that cannot be reached are skipped with a progress line, never estimated.
  */
 export const peersSuite: Suite = {
   name: "peers",
-  description: "leasehold against redlock and PostgreSQL advisory/row locks (only when named)",
+  description: "leasehold against redlock, etcd (when installed) and PostgreSQL advisory/row locks (only when named)",
   defaultOn: false,
   async run(ctx) {
     const peers = await openPeers(ctx);
@@ -147,6 +180,16 @@ export const peersSuite: Suite = {
       };
       throughput(c64, "peer_pairs_per_s_c64", "64 callers, 4 keys of their own each");
       throughput(contended, "peer_pairs_per_s_contended", "64 callers on 8 shared keys");
+      for (const [name, m] of contended) {
+        const waits = `64 callers on 8 shared keys; ${m.waitUs.length} acquisitions timed over ${m.rates.length} round(s) of ${p.throughput.ms / 1000} s${skipped()}`;
+        const spread = `per round: ${m.spread.map((x, i) => `${round(x, 2)} (${m.most[i]}/${m.fewest[i]} pairs)`).join(", ")}; median of ${m.spread.length} round(s)${skipped()}`;
+        figures.push(
+          { name: `peer_wait_p50_us_contended_${name}`, value: round(quantile(m.waitUs, 0.5), 0), unit: "µs", ...base, note: waits },
+          { name: `peer_wait_p99_us_contended_${name}`, value: round(quantile(m.waitUs, 0.99), 0), unit: "µs", ...base, note: waits },
+          { name: `peer_wait_max_us_contended_${name}`, value: round(maxOf(m.waitUs), 0), unit: "µs", ...base, note: waits },
+          { name: `peer_busiest_over_least_contended_${name}`, value: round(quantile(m.spread, 0.5), 2), unit: "ratio", ...base, note: spread },
+        );
+      }
       for (const [name, { pairUs }] of c1) {
         const note = `one caller, ${pairUs.length} pairs timed over ${p.latency.rounds} round(s) of ${p.latency.ms / 1000} s${skipped()}`;
         figures.push(
@@ -160,6 +203,19 @@ export const peersSuite: Suite = {
         ["peer_ratio_leasehold_over_pg_advisory_c64", "leasehold_async", "pg_advisory"],
         ["peer_ratio_leasehold_sync_over_redlock_c64", "leasehold_sync", "redlock"],
       ] as const;
+      const redlockP99 = figures.find((f) => f.name === "peer_wait_p99_us_contended_redlock");
+      const leaseholdP99 = figures.find((f) => f.name === "peer_wait_p99_us_contended_leasehold_async");
+      if (redlockP99 && leaseholdP99) {
+        figures.push({
+          name: "peer_ratio_wait_p99_leasehold_over_redlock_contended",
+          value: round(leaseholdP99.value / redlockP99.value, 2),
+          unit: "ratio",
+          ...base,
+          note: `peer_wait_p99_us_contended_leasehold_async (${leaseholdP99.value}) / peer_wait_p99_us_contended_redlock (${redlockP99.value}), same run`,
+        });
+      } else {
+        ctx.progress(`peer_ratio_wait_p99_leasehold_over_redlock_contended: not reported (${!leaseholdP99 ? "leasehold_async" : "redlock"} not measured)`);
+      }
       for (const [name, mine, peer] of ratios) {
         const leasehold = figures.find((f) => f.name === `peer_pairs_per_s_c64_${mine}`);
         const other = figures.find((f) => f.name === `peer_pairs_per_s_c64_${peer}`);

@@ -1,4 +1,4 @@
-import { LeaseholdError, LIMITS, type LockService } from "@leasehold/protocol";
+import { LeaseholdError, LIMITS, onAbort, type LockService } from "@leasehold/protocol";
 import { cancelledBy } from "./cancelled-by.js";
 import type { Logger } from "./logger.js";
 import { chunks } from "./chunks.js";
@@ -124,9 +124,8 @@ export class AsyncUnlocker {
       return Promise.reject(cancelledBy(signal, aborted));
     }
     return new Promise<string[]>((resolve, reject) => {
-      const onAbort = (): void => reject(cancelledBy(signal, aborted));
-      signal.addEventListener("abort", onAbort, { once: true });
-      answer.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+      const off = onAbort(signal, () => reject(cancelledBy(signal, aborted)));
+      answer.then(resolve, reject).finally(off);
     });
   }
 

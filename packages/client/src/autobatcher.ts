@@ -1,4 +1,4 @@
-import { LeaseholdError } from "@leasehold/protocol";
+import { LeaseholdError, onAbort } from "@leasehold/protocol";
 import { cancelledBy } from "./cancelled-by.js";
 
 /**
@@ -40,9 +40,9 @@ export class Autobatcher<Req, Res> {
     this.#drain();
     if (signal === undefined) return result;
     return new Promise<Res>((resolve, reject) => {
-      const onAbort = (): void => reject(cancelledBy(signal, "the call was aborted by its signal"));
-      signal.addEventListener("abort", onAbort, { once: true });
-      result.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+      // onAbort, not addEventListener: one signal may be shared by many waiting calls.
+      const off = onAbort(signal, () => reject(cancelledBy(signal, "the call was aborted by its signal")));
+      result.then(resolve, reject).finally(off);
     });
   }
 

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from "node:timers/promises";
+import { onAbort } from "@leasehold/protocol";
 import { fullJitterBackoff } from "./full-jitter-backoff.js";
 import type { ServerTarget } from "./server-target.js";
 import type { ShardMap } from "./shard-map.js";
@@ -89,7 +89,7 @@ export class ClusterRouter {
       // The same full-jitter backoff as the single-server retries (attempts count from 1 there).
       const delay = Math.max(atLeastMs, fullJitterBackoff(++waits, { baseMs: backoff.baseMs, capMs: backoff.capMs, random: this.#options.random }));
       if (now() + delay > deadline) return false;
-      await sleep(delay, undefined, call.signal === undefined ? undefined : { signal: call.signal });
+      await sleep(delay, call.signal);
       // A new round: every server may be tried again, and 421s followed again (the map was
       // refreshed meanwhile, and servers that disagreed may agree by now).
       avoid.clear();
@@ -212,11 +212,27 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
   if (signal === undefined) return promise;
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const off = onAbort(signal, () => reject(signal.reason));
     promise.then(
-      (value) => (signal.removeEventListener("abort", onAbort), resolve(value)),
-      (err: unknown) => (signal.removeEventListener("abort", onAbort), reject(err)),
+      (value) => (off(), resolve(value)),
+      (err: unknown) => (off(), reject(err)),
     );
+  });
+}
+
+/**
+ * Wait `ms`, or reject with the signal's reason as soon as it aborts. Not `timers/promises`'
+ * `setTimeout` with `{ signal }`: that adds a listener per call, and many calls backing off at once
+ * on one shared signal (a leader change under load) would pass Node's listener warning threshold.
+ */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return new Promise((resolve) => setTimeout(resolve, ms));
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    const off = onAbort(signal, () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
+    const timer = setTimeout(() => (off(), resolve()), ms);
   });
 }

@@ -1,3 +1,4 @@
+import { onAbort } from "@leasehold/protocol";
 import type { Dispatcher } from "undici";
 
 /** What an exchange hands the answer's parts to; see {@link dispatchExchange}. */
@@ -36,21 +37,24 @@ export function dispatchExchange<T>(
     let settled = false;
     /** The attempt in flight (a retrying dispatcher starts one per attempt). */
     let current: Dispatcher.DispatchController | undefined;
-    const onAbort = (): void => {
-      const err = abortError(signal!);
-      current?.abort(err);
-      fail(err);
-    };
+    let off: (() => void) | undefined;
     const settle = (): boolean => {
       if (settled) return false;
       settled = true;
-      signal?.removeEventListener("abort", onAbort);
+      off?.();
       return true;
     };
     const fail = (err: unknown): void => {
       if (settle()) reject(err);
     };
-    signal?.addEventListener("abort", onAbort, { once: true });
+    // onAbort, not addEventListener: one signal may be shared by many calls in flight.
+    if (signal !== undefined) {
+      off = onAbort(signal, () => {
+        const err = abortError(signal);
+        current?.abort(err);
+        fail(err);
+      });
+    }
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(controller) {
         current = controller;

@@ -29,7 +29,7 @@ import { jitteredRetry } from "./jittered-retry.js";
 import { ClusterTransport } from "./cluster-transport.js";
 import { dispatchExchange, textExchange } from "./dispatch-exchange.js";
 import { LeaderTerms } from "./leader-terms.js";
-import { requireDependency } from "./require-dependency.js";
+import { loadUndici } from "./require-dependency.js";
 import { LockBatchLineReader } from "./read-lock-batch-lines.js";
 import { serverTargets, type ServerTarget } from "./server-target.js";
 import { CONNECTION_ERRORS, checkedAnswer, errorCode, errorFromAnswer, transportError } from "./transport-error.js";
@@ -143,8 +143,8 @@ export class HttpLockService implements LockService {
     this.#prefix = this.#seeds[0]!.prefix;
     this.#headers = { "content-type": "application/json", ...options.headers };
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
-    // undici is loaded here rather than imported: see requireDependency (bundlers).
-    const { Agent, RetryAgent } = requireDependency("undici") as typeof import("undici");
+    // undici is loaded here rather than imported: see loadUndici (bundlers).
+    const { Agent, RetryAgent } = loadUndici();
     this.#owned = options.dispatcher === undefined ? new Agent({ keepAliveTimeout: 30_000, connections: 128 }) : undefined;
     const base = options.dispatcher ?? this.#owned!;
     this.#plain = base;

@@ -3,6 +3,7 @@ import {
   LIMITS,
   isErrorCode,
   isLeaseholdError,
+  onAbort,
   type LockBatchLine,
   type LockRequest,
   type LockResponse,
@@ -146,9 +147,8 @@ export class LockBatcher {
         sentAt: 0,
       };
       if (signal !== undefined) {
-        const onAbort = (): void => this.#abort(entry, signal);
-        signal.addEventListener("abort", onAbort, { once: true });
-        cleanup = () => signal.removeEventListener("abort", onAbort);
+        // onAbort, not addEventListener: one signal may be shared by many waiting calls.
+        cleanup = onAbort(signal, () => this.#abort(entry, signal));
       }
       this.#queue.push(entry);
       this.#scheduleDrain();

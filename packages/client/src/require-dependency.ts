@@ -1,14 +1,23 @@
 import { createRequire } from "node:module";
 
+const requireHere = createRequire(import.meta.url);
+
 /**
- * `require` for the client's CommonJS dependencies that it loads only when needed (undici for the
- * HTTP transport, pino for the default logger), resolved from this file as an import would be.
+ * undici (the HTTP transport), loaded on first use rather than imported; an embedded client never
+ * loads it. This is the ES module build's way; the CommonJS build has its own
+ * (require-dependency.cts), which `require`s the package by name.
  *
- * Why not a plain `import`: a bundler (esbuild, for Node, with ESM output) would inline those
- * CommonJS packages, and their own `require("node:os")`-style calls then fail at run time with
- * `Dynamic require of "node:os" is not supported`. Loaded this way they stay outside the bundle and
- * are found in node_modules, as Node finds any dependency; an embedded client never loads undici,
- * and a client given a logger never loads pino. The CommonJS build gets the same function, with
- * `import.meta.url` standing for its own file (scripts/build-dual.mjs).
+ * Why not a plain `import` here: a bundler (esbuild, for Node, with ESM output) would inline this
+ * CommonJS package, and its own `require("node:os")`-style calls then fail at run time with
+ * `Dynamic require of "node:os" is not supported`. Loaded through `createRequire(import.meta.url)`
+ * it stays outside an ESM bundle and is found in node_modules, as Node finds any dependency.
+ * A CommonJS bundle has no such problem, so there the plain `require` lets the bundler carry it.
  */
-export const requireDependency: (id: string) => unknown = createRequire(import.meta.url);
+export function loadUndici(): typeof import("undici") {
+  return requireHere("undici") as typeof import("undici");
+}
+
+/** pino (the default logger), loaded on first use, as {@link loadUndici} loads undici and for the same reasons; a client given a logger never loads it. */
+export function loadPino(): typeof import("pino") {
+  return requireHere("pino") as typeof import("pino");
+}

@@ -1,4 +1,4 @@
-import { LeaseholdError, type LockAcquiredResponse, type LockSpec } from "@leasehold/protocol";
+import { LeaseholdError, onAbort, type LockAcquiredResponse, type LockSpec } from "@leasehold/protocol";
 import type { Observable } from "rxjs";
 import type { LockOptions } from "./lock-options.js";
 import { LOCK_TIMEOUT, type LockResult, type LockTimeout } from "./lock-result.js";
@@ -69,8 +69,8 @@ export async function runWithLock<T>(
     if (wait <= 0) return abort("lease-expiring");
     timer = setTimeout(watch, wait);
   };
-  const onCallerAbort = (): void => abort("caller-aborted");
-  options.signal?.addEventListener("abort", onCallerAbort, { once: true });
+  // onAbort, not addEventListener: one signal may be shared by many scopes at once.
+  const offCallerAbort = options.signal === undefined ? undefined : onAbort(options.signal, () => abort("caller-aborted"));
   watch();
   try {
     const value = await fn(controller.signal, answer);
@@ -78,7 +78,7 @@ export async function runWithLock<T>(
   } finally {
     clearTimeout(timer);
     lost.unsubscribe();
-    options.signal?.removeEventListener("abort", onCallerAbort);
+    offCallerAbort?.();
     host.tryUnlock([token]);
   }
 }

@@ -4,6 +4,8 @@
  * a temporary project, and there:
  * - an ES module program, a CommonJS program and an esbuild bundle of the ES module program each
  *   start an embedded server and take and release locks (fixtures/scenario.cjs);
+ * - an esbuild CommonJS bundle of a CommonJS program (fixtures/bundle-program.cjs) does the same over
+ *   HTTP from a directory with no node_modules (undici and pino are in the bundle);
  * - a TypeScript consumer type-checks under module node16 (an .mts and a .cts file), nodenext and
  *   bundler, with skipLibCheck: false and exactOptionalPropertyTypes: true;
  * - publint (--strict) and attw pass on every tarball.
@@ -11,10 +13,10 @@
  * The time limits are for a shared, busy machine: three type-checks (skipLibCheck: false checks
  * @types/node too) and four attw runs are a minute of CPU between them, spread over two cores.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -41,9 +43,10 @@ interface Run {
   readonly stderr: string;
 }
 
-function run(command: string, args: readonly string[], cwd: string, timeoutMs = 240_000): Promise<Run> {
+function run(command: string, args: readonly string[], cwd: string, timeoutMs = 240_000, env?: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(command, args, { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const options = { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, ...(env !== undefined && { env: { ...process.env, ...env } }) };
+    execFile(command, args, options, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === "number" ? err.code : 1;
       resolve({ code, stdout, stderr: err !== null && typeof err.code !== "number" ? `${stderr}\n${err.message}` : stderr });
     });
@@ -117,6 +120,33 @@ afterAll(() => {
 
 function readVersion(dir: string): string {
   return (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
+}
+
+/**
+ * `use` with the URL of a leasehold server started from the installed packages (fixtures/serve.cjs)
+ * in its own process; the server is stopped (its standard input closed, then killed) afterwards.
+ */
+async function withServer<T>(use: (url: string) => Promise<T>): Promise<T> {
+  const server = spawn(process.execPath, ["serve.cjs"], { cwd: project, stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise<void>((resolve) => server.once("exit", () => resolve()));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      server.stdout.setEncoding("utf8");
+      server.stdout.on("data", (chunk: string) => {
+        out += chunk;
+        const line = out.split("\n")[0]!;
+        if (out.includes("\n")) resolve(line.trim());
+      });
+      server.once("exit", (code) => reject(new Error(`serve.cjs exited ${code} before printing its URL`)));
+    });
+    return await use(url);
+  } finally {
+    server.stdin.end();
+    const timer = setTimeout(() => server.kill("SIGKILL"), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
 }
 
 /** The last stdout line as JSON: what the program saw. */
@@ -193,6 +223,40 @@ describe("the packages as a user installs them", () => {
     const ran = await run(process.execPath, ["bundle.mjs"], project);
     expect(answerOf(ran)).toEqual(SCENARIO);
     expectPinoWarning(ran.stderr);
+  }, 120_000);
+
+  it("a CommonJS program using the client bundles with esbuild (format cjs) carrying undici and pino, and the bundle runs away from node_modules", async () => {
+    const outfile = join(project, "bundle.cjs");
+    const result = await build({
+      absWorkingDir: project,
+      entryPoints: ["bundle-program.cjs"],
+      bundle: true,
+      platform: "node",
+      format: "cjs",
+      target: "node20",
+      outfile,
+      metafile: true,
+      logLevel: "silent",
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    for (const bundled of ["@leasehold/client", "@leasehold/protocol", "@leasehold/txn", "undici", "pino"]) {
+      expect(inputs.some((i) => i.includes(`node_modules/${bundled}/`)), `${bundled} bundled`).toBe(true);
+    }
+    // The bundle alone, in a directory with no node_modules in it or above it: Node can find
+    // nothing but what the bundle carries.
+    const away = mkdtempSync(join(tmpdir(), "leasehold-bundle-"));
+    try {
+      for (let dir = away; ; dir = dirname(dir)) {
+        expect(existsSync(join(dir, "node_modules")), `${dir} has node_modules`).toBe(false);
+        if (dirname(dir) === dir) break;
+      }
+      copyFileSync(outfile, join(away, "bundle.cjs"));
+      const ran = await withServer((url) => run(process.execPath, ["bundle.cjs"], away, 60_000, { LEASEHOLD_URL: url }));
+      expect(answerOf(ran)).toEqual(SCENARIO);
+      expectPinoWarning(ran.stderr);
+    } finally {
+      rmSync(away, { recursive: true, force: true });
+    }
   }, 120_000);
 
   const typescript = [

@@ -16,6 +16,7 @@ export {
 } from "./validation.js";
 export type { Validator, ValidationProblem } from "./validation.js";
 export { utf8ByteLength } from "./utf8.js";
+export { onAbort } from "./on-abort.js";
 export { fnv1a32, shardOf } from "./shards.js";
 export { CompactLineWriter, CompactLineReader } from "./compact-lines.js";
 export * from "./schemas.js";

@@ -1,4 +1,5 @@
 import type { LockClient } from "@leasehold/client";
+import { onAbort } from "@leasehold/protocol";
 import { commitTransaction, type CommitDeps } from "./commit.js";
 import { isConflictHandler, type ConflictHandler } from "./conflict-handler.js";
 import type { KeyValueStore } from "./key-value-store.js";
@@ -128,15 +129,17 @@ export class TransactionManager {
 function backoff(maxMs: number, signal: AbortSignal | undefined): Promise<void> {
   signal?.throwIfAborted();
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(done, Math.random() * maxMs);
-    function done(): void {
-      signal?.removeEventListener("abort", aborted);
+    // onAbort, not addEventListener: one signal may be shared by many transactions backing off.
+    const off =
+      signal === undefined
+        ? undefined
+        : onAbort(signal, () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          });
+    const timer = setTimeout(() => {
+      off?.();
       resolve();
-    }
-    function aborted(): void {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    }
-    signal?.addEventListener("abort", aborted, { once: true });
+    }, Math.random() * maxMs);
   });
 }

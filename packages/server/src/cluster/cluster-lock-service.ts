@@ -1,5 +1,6 @@
 import {
   LeaseholdError,
+  onAbort,
   requestValidators,
   shardOf,
   validateNamespace,
@@ -70,9 +71,8 @@ export class ClusterLockService implements EmbeddedLockService {
     const signal = options?.signal;
     if (signal !== undefined) {
       if (signal.aborted) begun.abandon();
-      const onAbort = (): void => begun.abandon();
-      signal.addEventListener("abort", onAbort, { once: true });
-      const off = (): void => signal.removeEventListener("abort", onAbort);
+      // onAbort, not addEventListener: one signal may be shared by many waiting calls.
+      const off = onAbort(signal, () => begun.abandon());
       begun.answer.then(off, off);
     }
     return begun.answer;
@@ -98,9 +98,8 @@ export class ClusterLockService implements EmbeddedLockService {
     if (signal?.aborted === true) throw new LeaseholdError("CANCELLED", "the lock batch was abandoned before it ran");
     const run = runLockBatch((entry) => term.beginLock(ns, entry), requests, onResult, (err) => this.runtime.bug(err));
     if (signal !== undefined) {
-      const abandon = (): void => run.abandon();
-      signal.addEventListener("abort", abandon, { once: true });
-      void run.done.then(() => signal.removeEventListener("abort", abandon));
+      const off = onAbort(signal, () => run.abandon());
+      void run.done.then(off, off);
     }
     return run;
   }

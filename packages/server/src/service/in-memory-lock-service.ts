@@ -1,5 +1,6 @@
 import {
   LeaseholdError,
+  onAbort,
   requestValidators,
   validateNamespace,
   type CallOptions,
@@ -123,12 +124,9 @@ export class InMemoryLockService implements EmbeddedLockService {
     const begun = this.beginLock(namespace, request);
     if (!(begun instanceof WaitingLockHandle)) return begun;
     if (signal !== undefined) {
-      const onAbort = (): void => begun.abandon();
-      signal.addEventListener("abort", onAbort, { once: true });
-      begun.answer.then(
-        () => signal.removeEventListener("abort", onAbort),
-        () => signal.removeEventListener("abort", onAbort),
-      );
+      // onAbort, not addEventListener: one signal may be shared by many waiting calls.
+      const off = onAbort(signal, () => begun.abandon());
+      begun.answer.then(off, off);
     }
     return begun.answer;
   }
@@ -199,9 +197,8 @@ export class InMemoryLockService implements EmbeddedLockService {
       this.logger.error({ err }, "internal error while running a lock batch entry");
     });
     if (signal !== undefined) {
-      const abandon = (): void => run.abandon();
-      signal.addEventListener("abort", abandon, { once: true });
-      void run.done.then(() => signal.removeEventListener("abort", abandon));
+      const off = onAbort(signal, () => run.abandon());
+      void run.done.then(off, off);
     }
     return run;
   }
