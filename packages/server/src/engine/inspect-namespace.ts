@@ -1,6 +1,5 @@
 import {
   MAX_LISTED_PER_DESCRIPTOR,
-  type AcquiredLock,
   type DescriptorInspection,
   type DescriptorsPage,
   type ImmutableLockInspection,
@@ -148,7 +147,7 @@ export class DescriptorsPageBuilder {
 
   private collect(req: LockRequestState): void {
     for (let i = 0; i < req.heldCount; i++) {
-      const list = this.holders.get(req.held[i] as DescriptorState);
+      const list = this.holders.get(req.heldAt(i));
       if (list === undefined) continue;
       this.unseen--;
       if (list.length < MAX_LISTED_PER_DESCRIPTOR) list.push(req);
@@ -181,15 +180,18 @@ export class DescriptorsPageBuilder {
   }
 }
 
-/** Index in `req.held` of `d`, or -1 (the request no longer holds it). */
+/** Index among `req`'s holds of `d`, or -1 (the request no longer holds it). */
 function holdsAt(req: LockRequestState, d: DescriptorState): number {
-  for (let i = 0; i < req.heldCount; i++) if (req.held[i] === d) return i;
+  for (let i = 0; i < req.heldCount; i++) if (req.heldAt(i) === d) return i;
   return -1;
 }
 
 function holder(req: LockRequestState, index: number, now: number): LockHolder {
-  const a = req.acquired[index] as AcquiredLock;
-  const h: { -readonly [K in keyof LockHolder]: LockHolder[K] } = { mode: a.mode, fencingToken: a.fencingToken, heldForMs: 0 };
+  const h: { -readonly [K in keyof LockHolder]: LockHolder[K] } = {
+    mode: modeName(req.heldAt(index).holderMode),
+    fencingToken: req.fencingAt(index),
+    heldForMs: 0,
+  };
   if (req.status === WAITING) {
     h.heldForMs = ms(now - req.arrivedAt);
     h.acquiring = true;

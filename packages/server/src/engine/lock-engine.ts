@@ -136,7 +136,7 @@ export class LockEngine {
     if (allOrNone && timeoutMs === 0 && !allGrantableNow(ns, specs)) return this.timeoutAtOnce(ns, specs);
     const req = new LockRequestState(ns, specs, requestId, allOrNone, max);
     req.clientDescription = request.clientDescription;
-    req.arrivedAt = now;
+    req.arrivedAt = Math.floor(now);
     if (allOrNone ? this.table.advanceAllOrNone(req) : this.table.takeAvailable(req)) {
       if (createdForLimits) forgetIdle(ns, specs);
       if (requestId !== undefined) ns.requests.set(requestId, req);
@@ -145,7 +145,7 @@ export class LockEngine {
     if (timeoutMs === 0) return this.timeoutAtOnce(ns, specs);
     if (!allOrNone) this.table.watch(req);
     else if (createdForLimits) forgetIdle(ns, specs);
-    req.deadline = now + timeoutMs;
+    req.deadline = Math.ceil(now + timeoutMs);
     req.waitSerial = ++this.waitSerial;
     this.table.deadlines.push(req);
     ns.waiting.add(req);

@@ -1,4 +1,5 @@
 import type { AcquiredLock, LockSpec } from "@leasehold/protocol";
+import { modeName } from "./lock-mode-codes.js";
 import type { DeadlineItem } from "./deadline-heap.js";
 import type { DescriptorState } from "./descriptor-state.js";
 import type { LeaseEntry } from "./lease-queue.js";
@@ -31,16 +32,25 @@ export class LockRequestState implements LeaseEntry<LockRequestState>, DeadlineI
   readonly allOrNone: boolean;
   /** Index in `specs` of the next descriptor an all-or-none request must acquire. */
   nextIndex = 0;
-  /** Descriptors held, in ascending order; `heldCount` of them are filled. */
-  held: DescriptorState[];
-  /** What the answer lists, parallel to `held`. */
-  acquired: AcquiredLock[];
+  /**
+   * What it holds, two slots a descriptor in ascending order: the descriptor's state, then the
+   * fencing token it was granted with; `heldCount` pairs are filled. One flat array instead of a
+   * descriptor array plus an answer object per descriptor: the answer is rebuilt from it when asked
+   * (the mode is the holders' mode, which all holders of a descriptor share), which saves about
+   * 100 bytes a held lock (docs/architecture.md "Memory per held lock").
+   */
+  holds: (DescriptorState | number)[];
   /** Number of descriptors held. */
   heldCount = 0;
   /** Start timestamp of an immutable-timestamp lock; 0 for lock requests. */
   startTimestamp = 0;
-  /** When a waiting request times out. */
-  deadline = Infinity;
+  /**
+   * When a waiting request times out, on the engine's clock, rounded up to a whole millisecond.
+   * Every time field holds whole milliseconds: V8 keeps small integers inline in the object, while
+   * a field that ever held a fraction (or Infinity) stores every value as a separate 16-byte heap
+   * number (docs/architecture.md "Memory per held lock").
+   */
+  deadline = 0;
   heapIndex = -1;
   /** The descriptor an all-or-none request is queued on, if any. */
   queuedOn: DescriptorState | null = null;
@@ -57,9 +67,9 @@ export class LockRequestState implements LeaseEntry<LockRequestState>, DeadlineI
   pending: PendingLock | null = null;
   /** The `clientDescription` of the request, kept for inspection and logs; undefined when none. */
   clientDescription: string | undefined = undefined;
-  /** When the request arrived (immutable-timestamp locks: when started), on the engine's clock. */
+  /** When the request arrived (immutable-timestamp locks: when started), on the engine's clock, in whole milliseconds. */
   arrivedAt = 0;
-  /** When it was granted and became a token, on the engine's clock; 0 until then. */
+  /** When it was granted and became a token, on the engine's clock in whole milliseconds; 0 until then. */
   grantedAt = 0;
   /** Order of arrival among waiting requests (1, 2, …): the cursor of the watchers view; 0 if it never waited. */
   waitSerial = 0;
@@ -76,9 +86,40 @@ export class LockRequestState implements LeaseEntry<LockRequestState>, DeadlineI
     this.specs = specs;
     this.allOrNone = allOrNone;
     this.max = max;
-    // Exactly sized arrays: a held lock should not pay for the 17 slots a pushed-to [] would grow.
+    // Exactly sized: a held lock should not pay for the 17 slots a pushed-to [] would grow.
     const slots = specs === null ? 0 : Math.min(specs.length, max);
-    this.held = new Array<DescriptorState>(slots);
-    this.acquired = new Array<AcquiredLock>(slots);
+    this.holds = new Array<DescriptorState | number>(2 * slots);
+  }
+
+  /** Record that it now holds `d`, granted with `fencingToken`. */
+  addHold(d: DescriptorState, fencingToken: number): void {
+    const i = 2 * this.heldCount++;
+    this.holds[i] = d;
+    this.holds[i + 1] = fencingToken;
+  }
+
+  /** The `i`-th descriptor held (0 ≤ i < heldCount). */
+  heldAt(i: number): DescriptorState {
+    return this.holds[2 * i] as DescriptorState;
+  }
+
+  /** The fencing token of the `i`-th descriptor held. */
+  fencingAt(i: number): number {
+    return this.holds[2 * i + 1] as number;
+  }
+
+  /** Drop the unused slots once it holds all it will (as-many-as-possible may take fewer than it asked). */
+  trimHolds(): void {
+    if (this.holds.length > 2 * this.heldCount) this.holds.length = 2 * this.heldCount;
+  }
+
+  /** What a grant answers it holds: descriptor, mode and fencing token of each, in ascending order. */
+  acquired(): AcquiredLock[] {
+    const out = new Array<AcquiredLock>(this.heldCount);
+    for (let i = 0; i < this.heldCount; i++) {
+      const d = this.heldAt(i);
+      out[i] = { descriptor: d.key, mode: modeName(d.holderMode), fencingToken: this.fencingAt(i) };
+    }
+    return out;
   }
 }

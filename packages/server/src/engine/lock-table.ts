@@ -73,7 +73,7 @@ export class LockTable {
         d.enqueue(req, mode);
         return false;
       }
-      this.take(req, d, spec, mode);
+      this.take(req, d, mode);
       req.nextIndex++;
     }
     return true;
@@ -91,19 +91,17 @@ export class LockTable {
         d = new DescriptorState(spec.descriptor, spec.limit);
         descriptors.set(spec.descriptor, d);
       } else if (!d.grantableNow(mode)) continue;
-      this.take(req, d, spec, mode);
+      this.take(req, d, mode);
     }
     return req.heldCount > 0;
   }
 
   /** Give `req` one descriptor; each grant takes the namespace's next number as its fencing token. */
-  take(req: LockRequestState, d: DescriptorState, spec: LockSpec, mode: number): void {
+  take(req: LockRequestState, d: DescriptorState, mode: number): void {
     // The number first: if the reserver must run and fails, nothing has changed yet.
     const fencingToken = req.namespace.take(1);
     d.addHolder(mode);
-    const i = req.heldCount++;
-    req.held[i] = d;
-    req.acquired[i] = { descriptor: spec.descriptor, mode: spec.mode, fencingToken };
+    req.addHold(d, fencingToken);
     req.namespace.heldLocks++;
     this.heldLocks++;
     this.grantsTotal++;
@@ -112,22 +110,19 @@ export class LockTable {
   /** Turn a request that holds everything it gets into a live token. */
   grant(req: LockRequestState): LockAcquiredResponse {
     const ns = req.namespace;
-    if (req.heldCount < req.held.length) {
-      req.held.length = req.heldCount;
-      req.acquired.length = req.heldCount;
-    }
+    req.trimHolds();
     req.status = HELD;
-    req.grantedAt = this.now;
+    req.grantedAt = Math.floor(this.now);
     const token = (req.token = this.tokens.next());
     ns.tokens.set(token, req);
     this.leases.append(req, this.now + this.leaseMs);
     if (req.requestId === undefined) req.specs = null;
-    return { status: "acquired", token, lease: this.lease, acquired: req.acquired };
+    return { status: "acquired", token, lease: this.lease, acquired: req.acquired() };
   }
 
   /** The answer of a granted request again (a requestId retry): same token, same fencing tokens. */
   answer(req: LockRequestState): LockAcquiredResponse {
-    return { status: "acquired", token: req.token, lease: this.lease, acquired: req.acquired };
+    return { status: "acquired", token: req.token, lease: this.lease, acquired: req.acquired() };
   }
 
   /** Grant a request that was waiting and tell its caller through `onSettled`. */
@@ -174,7 +169,7 @@ export class LockTable {
    */
   pump(ns: NamespaceState, d: DescriptorState): void {
     for (let head = d.queueHead; head !== null && d.compatible(head.queueMode); head = d.queueHead) {
-      this.take(head, d, (head.specs as readonly LockSpec[])[head.nextIndex] as LockSpec, head.queueMode);
+      this.take(head, d, head.queueMode);
       d.dequeue(head);
       head.nextIndex++;
       if (this.advanceAllOrNone(head)) this.grantWaiting(head);
@@ -193,14 +188,13 @@ export class LockTable {
   /** Release every descriptor `req` holds, granting whoever can go next on each. */
   releaseHolds(req: LockRequestState): void {
     const ns = req.namespace;
-    const held = req.held;
     const n = req.heldCount;
     this.heldLocks -= n;
     ns.heldLocks -= n;
     // Free everything first, then wake waiters: a waiting as-many-as-possible claim woken by the
     // first descriptor must see all of them free ("takes what it can at that moment").
-    for (let i = 0; i < n; i++) (held[i] as DescriptorState).removeHolder();
-    for (let i = 0; i < n; i++) this.pump(ns, held[i] as DescriptorState);
+    for (let i = 0; i < n; i++) req.heldAt(i).removeHolder();
+    for (let i = 0; i < n; i++) this.pump(ns, req.heldAt(i));
   }
 
   /** End a live token (unlock or lapse): forget it, its requestId and its lease, and release its holds. */
@@ -239,7 +233,7 @@ export class LockTable {
     for (let i = 0; i < count; i++) {
       const lock = new LockRequestState(ns, null, undefined, true, 0);
       lock.startTimestamp = first + i;
-      lock.arrivedAt = lock.grantedAt = now;
+      lock.arrivedAt = lock.grantedAt = Math.floor(now);
       lock.status = HELD;
       lock.token = this.tokens.next();
       ns.tokens.set(lock.token, lock);
@@ -268,8 +262,8 @@ export class LockTable {
       this.leases.renew(req, this.now + this.leaseMs);
       return this.answer(req);
     }
-    if (deadline > req.deadline) {
-      req.deadline = deadline;
+    if (Math.ceil(deadline) > req.deadline) {
+      req.deadline = Math.ceil(deadline);
       this.deadlines.update(req);
     }
     return req.pending as PendingLock;

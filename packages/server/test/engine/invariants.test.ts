@@ -55,7 +55,7 @@ describe("engine invariants under random operations", () => {
         };
         const descriptorsOf = () =>
           (t.engine as unknown as { namespaces: Map<string, { descriptors: Map<string, DescriptorState> }> }).namespaces.get("ns")?.descriptors.values() ?? [];
-        const fenceOf = (req: LockRequestState, descriptor: string) => req.acquired.find((a) => a?.descriptor === descriptor)?.fencingToken;
+        const fenceOf = (req: LockRequestState, descriptor: string) => req.acquired().find((a) => a.descriptor === descriptor)?.fencingToken;
         const checkFifo = () => {
           // No grant of a descriptor goes to anyone but the requests queued there ahead of a request
           // that was queued when the grant happened and was not granted before it.
