@@ -145,12 +145,13 @@ export class LockEngine {
     if (timeoutMs === 0) return this.timeoutAtOnce(ns, specs);
     if (!allOrNone) this.table.watch(req);
     else if (createdForLimits) forgetIdle(ns, specs);
-    req.deadline = Math.ceil(now + timeoutMs);
-    req.waitSerial = ++this.waitSerial;
-    this.table.deadlines.push(req);
+    const pending = req.waiter();
+    pending.deadline = Math.ceil(now + timeoutMs);
+    pending.waitSerial = ++this.waitSerial;
+    this.table.deadlines.push(pending);
     ns.waiting.add(req);
     if (requestId !== undefined) ns.requests.set(requestId, req);
-    return (req.pending = new PendingLock(req));
+    return pending;
   }
 
   /** Release tokens; answers those that were held, in request order, each once. */
@@ -264,7 +265,9 @@ export class LockEngine {
     for (const ns of this.namespaces.values()) {
       for (const req of ns.waiting) {
         req.status = DONE;
-        if (req.pending !== null) this.onSettled(req.pending, error);
+        const pending = req.pending;
+        req.pending = null;
+        if (pending !== null) this.onSettled(pending, error);
       }
       ns.waiting.clear();
     }

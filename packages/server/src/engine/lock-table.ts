@@ -20,7 +20,7 @@ export class LockTable {
   /** Every live token, in lease-expiry order. */
   readonly leases = new LeaseQueue<LockRequestState>();
   /** Every waiting request, by deadline. */
-  readonly deadlines = new DeadlineHeap<LockRequestState>();
+  readonly deadlines = new DeadlineHeap<PendingLock>();
   /** The current time, set by the engine at the start of every operation. */
   now = 0;
   /** Descriptor holds right now (waiting all-or-none requests' partial holds included). */
@@ -70,7 +70,7 @@ export class LockTable {
         d = new DescriptorState(spec.descriptor, spec.limit);
         descriptors.set(spec.descriptor, d);
       } else if (!d.grantableNow(mode)) {
-        d.enqueue(req, mode);
+        d.enqueue(req.waiter(), mode);
         return false;
       }
       this.take(req, d, mode);
@@ -127,11 +127,13 @@ export class LockTable {
 
   /** Grant a request that was waiting and tell its caller through `onSettled`. */
   grantWaiting(req: LockRequestState): void {
-    this.deadlines.remove(req);
+    const pending = req.pending as PendingLock;
+    this.deadlines.remove(pending);
     req.namespace.waiting.delete(req);
-    if (req.watching) this.unwatch(req);
+    if (pending.watching) this.unwatch(req);
     const answer = this.grant(req);
-    if (req.pending !== null) this.onSettled(req.pending, answer);
+    req.pending = null;
+    this.onSettled(pending, answer);
   }
 
   /** Make an as-many-as-possible request wait, outside every queue, for any of its descriptors. */
@@ -147,12 +149,12 @@ export class LockTable {
       }
       d.watch(req, modeCode(spec.mode));
     }
-    req.watching = true;
+    req.waiter().watching = true;
   }
 
   /** Take a watcher off every watch list, dropping descriptors only it kept in use. */
   unwatch(req: LockRequestState): void {
-    req.watching = false;
+    (req.pending as PendingLock).watching = false;
     const specs = req.specs as readonly LockSpec[];
     const descriptors = req.namespace.descriptors;
     for (let i = 0; i < specs.length; i++) {
@@ -169,10 +171,11 @@ export class LockTable {
    */
   pump(ns: NamespaceState, d: DescriptorState): void {
     for (let head = d.queueHead; head !== null && d.compatible(head.queueMode); head = d.queueHead) {
-      this.take(head, d, head.queueMode);
+      const req = head.request;
+      this.take(req, d, head.queueMode);
       d.dequeue(head);
-      head.nextIndex++;
-      if (this.advanceAllOrNone(head)) this.grantWaiting(head);
+      req.nextIndex++;
+      if (this.advanceAllOrNone(req)) this.grantWaiting(req);
     }
     // Only watchers the descriptor can be granted to are visited (WatcherLists): a release that
     // grants nobody costs O(1) however many watch. Each one found is granted (it takes at least
@@ -208,20 +211,26 @@ export class LockTable {
     else this.releaseHolds(req);
   }
 
-  /** Take a waiting request out of everything (timeout, abandonment) and release what it holds. */
-  endWaiting(req: LockRequestState): void {
+  /**
+   * Take a waiting request out of everything (timeout, abandonment) and release what it holds.
+   * Answers its handle, which the caller settles; the request itself lets go of it.
+   */
+  endWaiting(req: LockRequestState): PendingLock {
     const ns = req.namespace;
+    const pending = req.pending as PendingLock;
     req.status = DONE;
-    this.deadlines.remove(req);
+    this.deadlines.remove(pending);
     ns.waiting.delete(req);
     if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
-    const queuedOn = req.queuedOn;
+    const queuedOn = pending.queuedOn;
     if (queuedOn !== null) {
-      queuedOn.dequeue(req);
+      queuedOn.dequeue(pending);
       this.pump(ns, queuedOn);
     }
-    if (req.watching) this.unwatch(req);
+    if (pending.watching) this.unwatch(req);
     this.releaseHolds(req);
+    req.pending = null;
+    return pending;
   }
 
   /**
@@ -262,11 +271,12 @@ export class LockTable {
       this.leases.renew(req, this.now + this.leaseMs);
       return this.answer(req);
     }
-    if (Math.ceil(deadline) > req.deadline) {
-      req.deadline = Math.ceil(deadline);
-      this.deadlines.update(req);
+    const pending = req.pending as PendingLock;
+    if (Math.ceil(deadline) > pending.deadline) {
+      pending.deadline = Math.ceil(deadline);
+      this.deadlines.update(pending);
     }
-    return req.pending as PendingLock;
+    return pending;
   }
 }
 

@@ -56,8 +56,7 @@ export function reapDue(table: LockTable, now: number, tally: ReapTally, hooks: 
     } else {
       if (top.deadline > now) break;
       tally.timeouts++;
-      table.endWaiting(top);
-      if (top.pending !== null) hooks.onSettled(top.pending, hooks.timeout);
+      hooks.onSettled(table.endWaiting(top.request), hooks.timeout);
     }
   }
   tally.visits++;

@@ -88,8 +88,7 @@ export function releaseRevoked(
   for (const req of targets.acquiring) {
     if (req.status !== WAITING) continue;
     revoked.push(describeRevoked(req, now));
-    table.endWaiting(req);
-    if (req.pending !== null) settle(req.pending);
+    settle(table.endWaiting(req));
   }
   for (const req of targets.tokens) {
     if (req.status !== HELD) continue;
