@@ -1,6 +1,5 @@
 import {
   MAX_LISTED_PER_DESCRIPTOR,
-  type AcquiredLock,
   type DescriptorInspection,
   type DescriptorsPage,
   type ImmutableLockInspection,
@@ -16,6 +15,7 @@ import type { DescriptorState } from "./descriptor-state.js";
 import { PERMIT, modeName } from "./lock-mode-codes.js";
 import { DONE, HELD, WAITING, type LockRequestState } from "./lock-request-state.js";
 import type { NamespaceState } from "./namespace-state.js";
+import type { PendingLock } from "./pending-lock.js";
 import { SmallestAfter } from "./smallest-after.js";
 import { fingerprintOf } from "./token-fingerprint.js";
 
@@ -136,8 +136,10 @@ export class DescriptorsPageBuilder {
   private choose(value: DescriptorState | LockRequestState): void {
     if (!this.query.contended) return this.offer(value as DescriptorState);
     const req = value as LockRequestState;
-    if (req.queuedOn !== null) this.offer(req.queuedOn);
-    if (req.watching && req.specs !== null) for (const spec of req.specs) this.offer(this.ns.descriptors.get(spec.descriptor));
+    const pending = req.pending;
+    if (pending === null) return;
+    if (pending.queuedOn !== null) this.offer(pending.queuedOn);
+    if (pending.watching && req.specs !== null) for (const spec of req.specs) this.offer(this.ns.descriptors.get(spec.descriptor));
   }
 
   private offer(d: DescriptorState | undefined): void {
@@ -148,7 +150,7 @@ export class DescriptorsPageBuilder {
 
   private collect(req: LockRequestState): void {
     for (let i = 0; i < req.heldCount; i++) {
-      const list = this.holders.get(req.held[i] as DescriptorState);
+      const list = this.holders.get(req.heldAt(i));
       if (list === undefined) continue;
       this.unseen--;
       if (list.length < MAX_LISTED_PER_DESCRIPTOR) list.push(req);
@@ -181,15 +183,18 @@ export class DescriptorsPageBuilder {
   }
 }
 
-/** Index in `req.held` of `d`, or -1 (the request no longer holds it). */
+/** Index among `req`'s holds of `d`, or -1 (the request no longer holds it). */
 function holdsAt(req: LockRequestState, d: DescriptorState): number {
-  for (let i = 0; i < req.heldCount; i++) if (req.held[i] === d) return i;
+  for (let i = 0; i < req.heldCount; i++) if (req.heldAt(i) === d) return i;
   return -1;
 }
 
 function holder(req: LockRequestState, index: number, now: number): LockHolder {
-  const a = req.acquired[index] as AcquiredLock;
-  const h: { -readonly [K in keyof LockHolder]: LockHolder[K] } = { mode: a.mode, fencingToken: a.fencingToken, heldForMs: 0 };
+  const h: { -readonly [K in keyof LockHolder]: LockHolder[K] } = {
+    mode: modeName(req.heldAt(index).holderMode),
+    fencingToken: req.fencingAt(index),
+    heldForMs: 0,
+  };
   if (req.status === WAITING) {
     h.heldForMs = ms(now - req.arrivedAt);
     h.acquiring = true;
@@ -210,10 +215,10 @@ function describe(d: DescriptorState, holders: LockHolder[], now: number): Descr
     if (waiters.length >= MAX_LISTED_PER_DESCRIPTOR) continue;
     const w: { -readonly [K in keyof LockWaiter]: LockWaiter[K] } = {
       mode: modeName(q.queueMode),
-      waitingForMs: ms(now - q.arrivedAt),
+      waitingForMs: ms(now - q.request.arrivedAt),
       deadlineLeftMs: ms(q.deadline - now),
     };
-    if (q.clientDescription !== undefined) w.clientDescription = q.clientDescription;
+    if (q.request.clientDescription !== undefined) w.clientDescription = q.request.clientDescription;
     waiters.push(w);
   }
   const isPermit = d.holderMode === PERMIT || holders.some((h) => h.mode === "permit") || waiters.some((w) => w.mode === "permit");
@@ -225,10 +230,11 @@ function describe(d: DescriptorState, holders: LockHolder[], now: number): Descr
 function watchersPage(ns: NamespaceState, query: NamespaceLocksQuery, now: number): Page<WatcherInspection> {
   const after = query.cursor === undefined ? 0 : Number(query.cursor);
   const items: WatcherInspection[] = [];
-  let last: LockRequestState | null = null;
+  let last: PendingLock | null = null;
   let more = false;
   for (const req of ns.waiting) {
-    if (!req.watching || req.waitSerial <= after || req.specs === null) continue;
+    const pending = req.pending;
+    if (pending === null || !pending.watching || pending.waitSerial <= after || req.specs === null) continue;
     if (query.prefix !== undefined && !watches(req.specs, query.prefix)) continue;
     if (items.length === query.limit) {
       more = true;
@@ -239,11 +245,11 @@ function watchersPage(ns: NamespaceState, query: NamespaceLocksQuery, now: numbe
       firstDescriptor: (req.specs[0] as LockSpec).descriptor,
       max: req.max,
       waitingForMs: ms(now - req.arrivedAt),
-      deadlineLeftMs: ms(req.deadline - now),
+      deadlineLeftMs: ms(pending.deadline - now),
     };
     if (req.clientDescription !== undefined) w.clientDescription = req.clientDescription;
     items.push(w);
-    last = req;
+    last = pending;
   }
   return { items, nextCursor: more && last !== null ? String(last.waitSerial) : undefined };
 }

@@ -2,7 +2,7 @@
 export interface LeaseEntry<T> {
   leasePrev: T | null;
   leaseNext: T | null;
-  /** When the lease lapses, on the engine's clock. */
+  /** When the lease lapses, on the engine's clock, rounded up to a whole millisecond (see {@link LeaseQueue.append}). */
   expiresAt: number;
 }
 
@@ -20,9 +20,13 @@ export class LeaseQueue<T extends LeaseEntry<T>> {
   /** Entries in the queue. */
   size = 0;
 
-  /** Add an entry (not already queued) that lapses at `expiresAt`, no earlier than any queued one. */
+  /**
+   * Add an entry (not already queued) that lapses at `expiresAt`, no earlier than any queued one.
+   * The time is kept rounded up to a whole millisecond: a lease then lasts a fraction longer, never
+   * shorter, and the field stays a small integer V8 stores inline instead of a 16-byte heap number.
+   */
   append(entry: T, expiresAt: number): void {
-    entry.expiresAt = expiresAt;
+    entry.expiresAt = Math.ceil(expiresAt);
     entry.leaseNext = null;
     entry.leasePrev = this.tail;
     if (this.tail === null) this.head = entry;
@@ -50,7 +54,7 @@ export class LeaseQueue<T extends LeaseEntry<T>> {
       this.remove(entry);
       this.append(entry, expiresAt);
     } else {
-      entry.expiresAt = expiresAt;
+      entry.expiresAt = Math.ceil(expiresAt);
     }
   }
 

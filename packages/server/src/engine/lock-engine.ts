@@ -136,7 +136,7 @@ export class LockEngine {
     if (allOrNone && timeoutMs === 0 && !allGrantableNow(ns, specs)) return this.timeoutAtOnce(ns, specs);
     const req = new LockRequestState(ns, specs, requestId, allOrNone, max);
     req.clientDescription = request.clientDescription;
-    req.arrivedAt = now;
+    req.arrivedAt = Math.floor(now);
     if (allOrNone ? this.table.advanceAllOrNone(req) : this.table.takeAvailable(req)) {
       if (createdForLimits) forgetIdle(ns, specs);
       if (requestId !== undefined) ns.requests.set(requestId, req);
@@ -145,12 +145,13 @@ export class LockEngine {
     if (timeoutMs === 0) return this.timeoutAtOnce(ns, specs);
     if (!allOrNone) this.table.watch(req);
     else if (createdForLimits) forgetIdle(ns, specs);
-    req.deadline = now + timeoutMs;
-    req.waitSerial = ++this.waitSerial;
-    this.table.deadlines.push(req);
+    const pending = req.waiter();
+    pending.deadline = Math.ceil(now + timeoutMs);
+    pending.waitSerial = ++this.waitSerial;
+    this.table.deadlines.push(pending);
     ns.waiting.add(req);
     if (requestId !== undefined) ns.requests.set(requestId, req);
-    return (req.pending = new PendingLock(req));
+    return pending;
   }
 
   /** Release tokens; answers those that were held, in request order, each once. */
@@ -264,7 +265,9 @@ export class LockEngine {
     for (const ns of this.namespaces.values()) {
       for (const req of ns.waiting) {
         req.status = DONE;
-        if (req.pending !== null) this.onSettled(req.pending, error);
+        const pending = req.pending;
+        req.pending = null;
+        if (pending !== null) this.onSettled(pending, error);
       }
       ns.waiting.clear();
     }

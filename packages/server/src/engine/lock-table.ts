@@ -20,7 +20,7 @@ export class LockTable {
   /** Every live token, in lease-expiry order. */
   readonly leases = new LeaseQueue<LockRequestState>();
   /** Every waiting request, by deadline. */
-  readonly deadlines = new DeadlineHeap<LockRequestState>();
+  readonly deadlines = new DeadlineHeap<PendingLock>();
   /** The current time, set by the engine at the start of every operation. */
   now = 0;
   /** Descriptor holds right now (waiting all-or-none requests' partial holds included). */
@@ -70,10 +70,10 @@ export class LockTable {
         d = new DescriptorState(spec.descriptor, spec.limit);
         descriptors.set(spec.descriptor, d);
       } else if (!d.grantableNow(mode)) {
-        d.enqueue(req, mode);
+        d.enqueue(req.waiter(), mode);
         return false;
       }
-      this.take(req, d, spec, mode);
+      this.take(req, d, mode);
       req.nextIndex++;
     }
     return true;
@@ -91,19 +91,17 @@ export class LockTable {
         d = new DescriptorState(spec.descriptor, spec.limit);
         descriptors.set(spec.descriptor, d);
       } else if (!d.grantableNow(mode)) continue;
-      this.take(req, d, spec, mode);
+      this.take(req, d, mode);
     }
     return req.heldCount > 0;
   }
 
   /** Give `req` one descriptor; each grant takes the namespace's next number as its fencing token. */
-  take(req: LockRequestState, d: DescriptorState, spec: LockSpec, mode: number): void {
+  take(req: LockRequestState, d: DescriptorState, mode: number): void {
     // The number first: if the reserver must run and fails, nothing has changed yet.
     const fencingToken = req.namespace.take(1);
     d.addHolder(mode);
-    const i = req.heldCount++;
-    req.held[i] = d;
-    req.acquired[i] = { descriptor: spec.descriptor, mode: spec.mode, fencingToken };
+    req.addHold(d, fencingToken);
     req.namespace.heldLocks++;
     this.heldLocks++;
     this.grantsTotal++;
@@ -112,31 +110,30 @@ export class LockTable {
   /** Turn a request that holds everything it gets into a live token. */
   grant(req: LockRequestState): LockAcquiredResponse {
     const ns = req.namespace;
-    if (req.heldCount < req.held.length) {
-      req.held.length = req.heldCount;
-      req.acquired.length = req.heldCount;
-    }
+    req.trimHolds();
     req.status = HELD;
-    req.grantedAt = this.now;
+    req.grantedAt = Math.floor(this.now);
     const token = (req.token = this.tokens.next());
     ns.tokens.set(token, req);
     this.leases.append(req, this.now + this.leaseMs);
     if (req.requestId === undefined) req.specs = null;
-    return { status: "acquired", token, lease: this.lease, acquired: req.acquired };
+    return { status: "acquired", token, lease: this.lease, acquired: req.acquired() };
   }
 
   /** The answer of a granted request again (a requestId retry): same token, same fencing tokens. */
   answer(req: LockRequestState): LockAcquiredResponse {
-    return { status: "acquired", token: req.token, lease: this.lease, acquired: req.acquired };
+    return { status: "acquired", token: req.token, lease: this.lease, acquired: req.acquired() };
   }
 
   /** Grant a request that was waiting and tell its caller through `onSettled`. */
   grantWaiting(req: LockRequestState): void {
-    this.deadlines.remove(req);
+    const pending = req.pending as PendingLock;
+    this.deadlines.remove(pending);
     req.namespace.waiting.delete(req);
-    if (req.watching) this.unwatch(req);
+    if (pending.watching) this.unwatch(req);
     const answer = this.grant(req);
-    if (req.pending !== null) this.onSettled(req.pending, answer);
+    req.pending = null;
+    this.onSettled(pending, answer);
   }
 
   /** Make an as-many-as-possible request wait, outside every queue, for any of its descriptors. */
@@ -152,12 +149,12 @@ export class LockTable {
       }
       d.watch(req, modeCode(spec.mode));
     }
-    req.watching = true;
+    req.waiter().watching = true;
   }
 
   /** Take a watcher off every watch list, dropping descriptors only it kept in use. */
   unwatch(req: LockRequestState): void {
-    req.watching = false;
+    (req.pending as PendingLock).watching = false;
     const specs = req.specs as readonly LockSpec[];
     const descriptors = req.namespace.descriptors;
     for (let i = 0; i < specs.length; i++) {
@@ -174,10 +171,11 @@ export class LockTable {
    */
   pump(ns: NamespaceState, d: DescriptorState): void {
     for (let head = d.queueHead; head !== null && d.compatible(head.queueMode); head = d.queueHead) {
-      this.take(head, d, (head.specs as readonly LockSpec[])[head.nextIndex] as LockSpec, head.queueMode);
+      const req = head.request;
+      this.take(req, d, head.queueMode);
       d.dequeue(head);
-      head.nextIndex++;
-      if (this.advanceAllOrNone(head)) this.grantWaiting(head);
+      req.nextIndex++;
+      if (this.advanceAllOrNone(req)) this.grantWaiting(req);
     }
     // Only watchers the descriptor can be granted to are visited (WatcherLists): a release that
     // grants nobody costs O(1) however many watch. Each one found is granted (it takes at least
@@ -193,14 +191,13 @@ export class LockTable {
   /** Release every descriptor `req` holds, granting whoever can go next on each. */
   releaseHolds(req: LockRequestState): void {
     const ns = req.namespace;
-    const held = req.held;
     const n = req.heldCount;
     this.heldLocks -= n;
     ns.heldLocks -= n;
     // Free everything first, then wake waiters: a waiting as-many-as-possible claim woken by the
     // first descriptor must see all of them free ("takes what it can at that moment").
-    for (let i = 0; i < n; i++) (held[i] as DescriptorState).removeHolder();
-    for (let i = 0; i < n; i++) this.pump(ns, held[i] as DescriptorState);
+    for (let i = 0; i < n; i++) req.heldAt(i).removeHolder();
+    for (let i = 0; i < n; i++) this.pump(ns, req.heldAt(i));
   }
 
   /** End a live token (unlock or lapse): forget it, its requestId and its lease, and release its holds. */
@@ -214,20 +211,26 @@ export class LockTable {
     else this.releaseHolds(req);
   }
 
-  /** Take a waiting request out of everything (timeout, abandonment) and release what it holds. */
-  endWaiting(req: LockRequestState): void {
+  /**
+   * Take a waiting request out of everything (timeout, abandonment) and release what it holds.
+   * Answers its handle, which the caller settles; the request itself lets go of it.
+   */
+  endWaiting(req: LockRequestState): PendingLock {
     const ns = req.namespace;
+    const pending = req.pending as PendingLock;
     req.status = DONE;
-    this.deadlines.remove(req);
+    this.deadlines.remove(pending);
     ns.waiting.delete(req);
     if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
-    const queuedOn = req.queuedOn;
+    const queuedOn = pending.queuedOn;
     if (queuedOn !== null) {
-      queuedOn.dequeue(req);
+      queuedOn.dequeue(pending);
       this.pump(ns, queuedOn);
     }
-    if (req.watching) this.unwatch(req);
+    if (pending.watching) this.unwatch(req);
     this.releaseHolds(req);
+    req.pending = null;
+    return pending;
   }
 
   /**
@@ -239,7 +242,7 @@ export class LockTable {
     for (let i = 0; i < count; i++) {
       const lock = new LockRequestState(ns, null, undefined, true, 0);
       lock.startTimestamp = first + i;
-      lock.arrivedAt = lock.grantedAt = now;
+      lock.arrivedAt = lock.grantedAt = Math.floor(now);
       lock.status = HELD;
       lock.token = this.tokens.next();
       ns.tokens.set(lock.token, lock);
@@ -268,11 +271,12 @@ export class LockTable {
       this.leases.renew(req, this.now + this.leaseMs);
       return this.answer(req);
     }
-    if (deadline > req.deadline) {
-      req.deadline = deadline;
-      this.deadlines.update(req);
+    const pending = req.pending as PendingLock;
+    if (Math.ceil(deadline) > pending.deadline) {
+      pending.deadline = Math.ceil(deadline);
+      this.deadlines.update(pending);
     }
-    return req.pending as PendingLock;
+    return pending;
   }
 }
 

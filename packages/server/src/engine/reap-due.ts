@@ -1,5 +1,4 @@
 import type { LockResponse, LeaseholdError } from "@leasehold/protocol";
-import type { DescriptorState } from "./descriptor-state.js";
 import type { LeaseLapse } from "./lease-lapse.js";
 import type { LockTable } from "./lock-table.js";
 import type { PendingLock } from "./pending-lock.js";
@@ -47,7 +46,7 @@ export function reapDue(table: LockTable, now: number, tally: ReapTally, hooks: 
       const lapse: LeaseLapse = {
         fingerprint: fingerprintOf(head),
         clientDescription: head.clientDescription,
-        firstDescriptor: count > 0 ? (head.held[0] as DescriptorState).key : undefined,
+        firstDescriptor: count > 0 ? head.heldAt(0).key : undefined,
         startTimestamp: head.startTimestamp === 0 ? undefined : head.startTimestamp,
         heldForMs: Math.max(0, Math.floor(now - head.grantedAt)),
       };
@@ -57,8 +56,7 @@ export function reapDue(table: LockTable, now: number, tally: ReapTally, hooks: 
     } else {
       if (top.deadline > now) break;
       tally.timeouts++;
-      table.endWaiting(top);
-      if (top.pending !== null) hooks.onSettled(top.pending, hooks.timeout);
+      hooks.onSettled(table.endWaiting(top.request), hooks.timeout);
     }
   }
   tally.visits++;

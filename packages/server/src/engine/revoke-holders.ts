@@ -1,5 +1,4 @@
 import type { RevokedHolder, RevokeRequest } from "@leasehold/protocol";
-import type { DescriptorState } from "./descriptor-state.js";
 import { HELD, WAITING, type LockRequestState } from "./lock-request-state.js";
 import type { LockTable } from "./lock-table.js";
 import type { NamespaceState } from "./namespace-state.js";
@@ -42,7 +41,7 @@ export function findRevokeTargets(ns: NamespaceState, request: RevokeRequest): R
   const holds = (req: LockRequestState): boolean => {
     let hit = false;
     for (let i = 0; i < req.heldCount; i++) {
-      const key = (req.held[i] as DescriptorState).key;
+      const key = req.heldAt(i).key;
       if (wanted.has(key)) {
         matched.add(key);
         hit = true;
@@ -59,7 +58,7 @@ export function findRevokeTargets(ns: NamespaceState, request: RevokeRequest): R
 export function describeRevoked(req: LockRequestState, now: number): RevokedHolder {
   const acquiring = req.status === WAITING;
   const descriptors: string[] = new Array<string>(req.heldCount);
-  for (let i = 0; i < req.heldCount; i++) descriptors[i] = (req.held[i] as DescriptorState).key;
+  for (let i = 0; i < req.heldCount; i++) descriptors[i] = req.heldAt(i).key;
   const out: { -readonly [K in keyof RevokedHolder]: RevokedHolder[K] } = {
     descriptors,
     heldForMs: Math.max(0, Math.floor(now - (acquiring ? req.arrivedAt : req.grantedAt))),
@@ -89,8 +88,7 @@ export function releaseRevoked(
   for (const req of targets.acquiring) {
     if (req.status !== WAITING) continue;
     revoked.push(describeRevoked(req, now));
-    table.endWaiting(req);
-    if (req.pending !== null) settle(req.pending);
+    settle(table.endWaiting(req));
   }
   for (const req of targets.tokens) {
     if (req.status !== HELD) continue;

@@ -15,12 +15,10 @@ export function snapshotNamespace(ns: NamespaceState): LockTableSnapshot {
   const holders = new Map<DescriptorState, Holder[]>();
   const collect = (req: LockRequestState): void => {
     for (let i = 0; i < req.heldCount; i++) {
-      const d = req.held[i] as DescriptorState;
-      const a = req.acquired[i];
-      if (a === undefined) continue;
+      const d = req.heldAt(i);
       let list = holders.get(d);
       if (list === undefined) holders.set(d, (list = []));
-      list.push({ mode: a.mode, fencingToken: a.fencingToken });
+      list.push({ mode: modeName(d.holderMode), fencingToken: req.fencingAt(i) });
     }
   };
   for (const req of ns.tokens.values()) collect(req);

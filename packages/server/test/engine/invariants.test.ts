@@ -55,7 +55,7 @@ describe("engine invariants under random operations", () => {
         };
         const descriptorsOf = () =>
           (t.engine as unknown as { namespaces: Map<string, { descriptors: Map<string, DescriptorState> }> }).namespaces.get("ns")?.descriptors.values() ?? [];
-        const fenceOf = (req: LockRequestState, descriptor: string) => req.acquired.find((a) => a?.descriptor === descriptor)?.fencingToken;
+        const fenceOf = (req: LockRequestState, descriptor: string) => req.acquired().find((a) => a.descriptor === descriptor)?.fencingToken;
         const checkFifo = () => {
           // No grant of a descriptor goes to anyone but the requests queued there ahead of a request
           // that was queued when the grant happened and was not granted before it.
@@ -63,7 +63,7 @@ describe("engine invariants under random operations", () => {
             for (const q of seenQueued.get(g.descriptor) ?? []) {
               if (q.req === g.req) break; // the rest queued behind the grantee
               if (q.since >= g.fence) continue; // queued after this grant
-              const stillQueued = q.req.queuedOn?.key === g.descriptor;
+              const stillQueued = q.req.pending?.queuedOn?.key === g.descriptor;
               const grantedLater = (fenceOf(q.req, g.descriptor) ?? -1) > g.fence;
               expect(stillQueued || grantedLater, `a request overtook an earlier one queued on ${g.descriptor}`).toBe(false);
             }
@@ -74,7 +74,7 @@ describe("engine invariants under random operations", () => {
             let list = seenQueued.get(d.key);
             for (let q = d.queueHead; q !== null; q = q.queueNext) {
               if (list === undefined) seenQueued.set(d.key, (list = []));
-              if (!list.some((e) => e.req === q)) list.push({ req: q, since: highest });
+              if (!list.some((e) => e.req === q.request)) list.push({ req: q.request, since: highest });
             }
           }
         };
