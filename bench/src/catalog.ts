@@ -25,7 +25,7 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
   memory_bytes_per_held_lock: {
     section: "Lock engine (in process)",
     meaning:
-      "Heap bytes per held lock with 1,000,000 single-descriptor locks held at once (heap after a forced GC, minus the heap before, divided by the count). Includes the token, the lease-queue entry, the descriptor's state and the idempotency-free token record; where each byte goes: docs/architecture.md "Memory per held lock".",
+      "Heap bytes per held lock with 1,000,000 single-descriptor locks held at once (heap after a forced GC, minus the heap before, divided by the count). Includes the token, the lease-queue entry, the descriptor's state and the idempotency-free token record; where each byte goes: docs/architecture.md, Memory per held lock.",
     target: { op: "<=", value: 512 },
   },
   engine_pairs_per_s_100k_held: {
