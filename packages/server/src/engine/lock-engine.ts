@@ -3,7 +3,6 @@ import {
   type ImmutableTimestampResponse,
   type Lease,
   type LockRequest,
-  type LockResponse,
   type LockSpec,
   type LockTimeoutResponse,
   type NamespaceLocksQuery,
@@ -19,13 +18,19 @@ import {
   type UnlockResponse,
   type RevokeRequest,
   type RevokeResponse,
+  type TimestampLeaseMinResponse,
+  type TimestampLeaseRequest,
+  type TimestampLeaseResponse,
+  type WaitForLocksRequest,
+  type WaitForLocksResponse,
 } from "@leasehold/protocol";
 import type { LockTableSnapshot, ServiceMetrics } from "./engine-snapshots.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "./timestamp-reserver.js";
 import { DescriptorsPageBuilder, emptyPage, fingerprintSteps, inspectNamespace, pageOfNamespaces, summarizeNamespace } from "./inspect-namespace.js";
 import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
 import { tooManyWaiting } from "./too-many-waiting.js";
-import { LockTable, allGrantableNow, forgetIdle } from "./lock-table.js";
+import { LockTable, WAIT_FREE, allGrantableNow, forgetIdle, type SettledOutcome } from "./lock-table.js";
+import { leaseAnswer, retriedLease, retriedWait } from "./wait-and-lease-retries.js";
 import { NamespaceState } from "./namespace-state.js";
 import { PendingLock } from "./pending-lock.js";
 import type { ServingGate } from "./serving-gate.js";
@@ -68,7 +73,7 @@ export class LockEngine {
 
   private readonly clock: () => number;
   private readonly reserver: TimestampReserver;
-  private readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
+  private readonly onSettled: (pending: PendingLock, outcome: SettledOutcome) => void;
   private readonly onLeaseLapse: (namespace: string, descriptorCount: number, lapse: LeaseLapse) => void;
   private readonly namespaces = new Map<string, NamespaceState>();
   private readonly table: LockTable;
@@ -151,6 +156,59 @@ export class LockEngine {
     ns.waiting.add(req);
     if (requestId !== undefined) ns.requests.set(requestId, req);
     return (req.pending = new PendingLock(req));
+  }
+
+  /**
+   * Wait, without acquiring anything, until each descriptor in turn could have been granted in its
+   * mode (`wait-for-locks`): queued first-in-first-out as an all-or-none lock request would, behind
+   * everyone queued before it, passing on where it would be granted. Answers `free` or `timeout`
+   * at once when it can, otherwise a {@link PendingLock} settled through `onSettled`. A live
+   * `requestId` of a wait joins it (`REQUEST_ID_CONFLICT` for anything else holding the id).
+   */
+  waitForLocks(namespace: string, request: WaitForLocksRequest): WaitForLocksResponse | PendingLock {
+    const now = this.catchUp();
+    const ns = this.namespace(namespace);
+    const specs = sortedSpecs(request.locks as readonly LockSpec[]);
+    const timeoutMs = request.acquireTimeoutMs ?? 0;
+    const requestId = request.requestId;
+    const existing = requestId === undefined ? undefined : ns.requests.get(requestId);
+    if (existing !== undefined) return retriedWait(this.table, existing, specs, now + timeoutMs);
+    // A wait that could pass every descriptor now, or may not wait, leaves no trace.
+    if (allGrantableNow(ns, specs)) return WAIT_FREE;
+    if (timeoutMs === 0) return this.timeoutAtOnce(ns, []);
+    if (ns.waiting.size >= this.maxWaitingPerNamespace) throw tooManyWaiting(namespace, ns.waiting.size, this.maxWaitingPerNamespace);
+    const req = new LockRequestState(ns, specs, requestId, true, specs.length);
+    req.waitOnly = true;
+    req.arrivedAt = now;
+    this.table.advanceAllOrNone(req);
+    req.deadline = now + timeoutMs;
+    req.waitSerial = ++this.waitSerial;
+    this.table.deadlines.push(req);
+    ns.waiting.add(req);
+    if (requestId !== undefined) ns.requests.set(requestId, req);
+    return (req.pending = new PendingLock(req));
+  }
+
+  /**
+   * Hold a fresh timestamp under `request.name` with a new token (`timestamp-leases`), and take
+   * `request.count` fresh timestamps above it. A live `requestId` of the same lease answers it
+   * again with its lease renewed.
+   */
+  acquireTimestampLease(namespace: string, request: TimestampLeaseRequest): TimestampLeaseResponse {
+    const now = this.catchUp();
+    const ns = this.namespace(namespace);
+    const requestId = request.requestId;
+    const existing = requestId === undefined ? undefined : ns.requests.get(requestId);
+    if (existing !== undefined) return retriedLease(this.table, existing, request, now + this.leaseMs, this.lease);
+    const leased = ns.take(1 + request.count);
+    return leaseAnswer(this.table.holdLease(ns, request.name, leased, request.count, requestId, now), this.lease);
+  }
+
+  /** The smallest timestamp held under the lease name, or a fresh timestamp when none is. */
+  minLeasedTimestamp(namespace: string, name: string): TimestampLeaseMinResponse {
+    this.catchUp();
+    const ns = this.namespace(namespace);
+    return { minLeased: ns.minLeased(name) ?? ns.take(1) };
   }
 
   /** Release tokens; answers those that were held, in request order, each once. */
@@ -359,6 +417,14 @@ export class LockEngine {
   immutableFloor(namespace: string): number | undefined {
     const ns = this.namespaces.get(namespace);
     return ns === undefined ? undefined : (ns.minImmutable() ?? ns.nextValue);
+  }
+
+  /**
+   * The smallest timestamp held under any lease name of the namespace, without taking a number;
+   * `undefined` when none is held. A cluster leader records it with the immutable timestamp.
+   */
+  leaseFloor(namespace: string): number | undefined {
+    return this.namespaces.get(namespace)?.minLeasedAny();
   }
 
   /** A token-free picture of one namespace (an empty one, without creating it, if never used). */
