@@ -1,9 +1,14 @@
-import type { WaitForLocksRequest } from "@leasehold/protocol";
+import type { LockSpec, WaitForLocksRequest } from "@leasehold/protocol";
 import { describe, expect, it } from "vitest";
 import { PendingLock } from "../../src/engine/pending-lock.js";
 import { makeEngine, req, s, tokenOf, x } from "./engine-fixture.js";
 
-const wait = (locks: WaitForLocksRequest["locks"], extra: Partial<WaitForLocksRequest> = {}): WaitForLocksRequest => ({ locks, acquireTimeoutMs: 1_000, ...extra });
+/** A wait on `locks` (the fixture's exclusive and shared specs), 1 s unless `extra` says otherwise. */
+const wait = (locks: LockSpec[], extra: Partial<WaitForLocksRequest> = {}): WaitForLocksRequest => ({
+  locks: locks.map(({ descriptor, mode }) => ({ descriptor, mode: mode === "shared" ? "shared" : "exclusive" })),
+  acquireTimeoutMs: 1_000,
+  ...extra,
+});
 const pending = (attempt: unknown): PendingLock => {
   expect(attempt).toBeInstanceOf(PendingLock);
   return attempt as PendingLock;
@@ -23,7 +28,7 @@ describe("waitForLocks (PROTOCOL.md wait-for-locks)", () => {
   it("answers timeout at once with acquireTimeoutMs 0 when a descriptor is held in a conflicting mode", () => {
     const t = makeEngine();
     tokenOf(t.engine.lock("ns", req([x("d")])));
-    expect(t.engine.waitForLocks("ns", { locks: [s("d")] })).toEqual({ status: "timeout" });
+    expect(t.engine.waitForLocks("ns", { locks: [{ descriptor: "d", mode: "shared" }] })).toEqual({ status: "timeout" });
     expect(t.engine.snapshot("ns").waitingRequests).toBe(0);
   });
 
