@@ -29,8 +29,8 @@ import { createMemoryTimestampReserver, type TimestampReserver } from "./timesta
 import { DescriptorsPageBuilder, emptyPage, fingerprintSteps, inspectNamespace, pageOfNamespaces, summarizeNamespace } from "./inspect-namespace.js";
 import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
 import { tooManyWaiting } from "./too-many-waiting.js";
-import { LockTable, WAIT_FREE, allGrantableNow, forgetIdle, type SettledOutcome } from "./lock-table.js";
-import { leaseAnswer, retriedLease, retriedWait } from "./wait-and-lease-retries.js";
+import { LockTable, allGrantableNow, forgetIdle, type SettledOutcome } from "./lock-table.js";
+import { beginWait, holdTimestampLease } from "./wait-and-lease-ops.js";
 import { NamespaceState } from "./namespace-state.js";
 import { PendingLock } from "./pending-lock.js";
 import type { ServingGate } from "./serving-gate.js";
@@ -159,49 +159,21 @@ export class LockEngine {
   }
 
   /**
-   * Wait, without acquiring anything, until each descriptor in turn could have been granted in its
-   * mode (`wait-for-locks`): queued first-in-first-out as an all-or-none lock request would, behind
-   * everyone queued before it, passing on where it would be granted. Answers `free` or `timeout`
-   * at once when it can, otherwise a {@link PendingLock} settled through `onSettled`. A live
-   * `requestId` of a wait joins it (`REQUEST_ID_CONFLICT` for anything else holding the id).
+   * Wait, acquiring nothing, until each descriptor in turn could have been granted in its mode
+   * (`wait-for-locks`): queued FIFO as an all-or-none lock request, passing where it would be
+   * granted. `free`/`timeout` at once when it can, else a {@link PendingLock} settled through
+   * `onSettled`. A live `requestId` of a wait joins it (`REQUEST_ID_CONFLICT` for anything else).
    */
   waitForLocks(namespace: string, request: WaitForLocksRequest): WaitForLocksResponse | PendingLock {
     const now = this.catchUp();
-    const ns = this.namespace(namespace);
-    const specs = sortedSpecs(request.locks as readonly LockSpec[]);
-    const timeoutMs = request.acquireTimeoutMs ?? 0;
-    const requestId = request.requestId;
-    const existing = requestId === undefined ? undefined : ns.requests.get(requestId);
-    if (existing !== undefined) return retriedWait(this.table, existing, specs, now + timeoutMs);
-    // A wait that could pass every descriptor now, or may not wait, leaves no trace.
-    if (allGrantableNow(ns, specs)) return WAIT_FREE;
-    if (timeoutMs === 0) return this.timeoutAtOnce(ns, []);
-    if (ns.waiting.size >= this.maxWaitingPerNamespace) throw tooManyWaiting(namespace, ns.waiting.size, this.maxWaitingPerNamespace);
-    const req = new LockRequestState(ns, specs, requestId, true, specs.length);
-    req.waitOnly = true;
-    req.arrivedAt = now;
-    this.table.advanceAllOrNone(req);
-    req.deadline = now + timeoutMs;
-    req.waitSerial = ++this.waitSerial;
-    this.table.deadlines.push(req);
-    ns.waiting.add(req);
-    if (requestId !== undefined) ns.requests.set(requestId, req);
-    return (req.pending = new PendingLock(req));
+    const limits = { maxWaitingPerNamespace: this.maxWaitingPerNamespace, tally: this.tally, nextSerial: () => ++this.waitSerial };
+    return beginWait(this.table, this.namespace(namespace), request, now, limits);
   }
 
-  /**
-   * Hold a fresh timestamp under `request.name` with a new token (`timestamp-leases`), and take
-   * `request.count` fresh timestamps above it. A live `requestId` of the same lease answers it
-   * again with its lease renewed.
-   */
+  /** Hold a fresh timestamp under `request.name` (`timestamp-leases`); a live `requestId` of it answers it again, renewed. */
   acquireTimestampLease(namespace: string, request: TimestampLeaseRequest): TimestampLeaseResponse {
     const now = this.catchUp();
-    const ns = this.namespace(namespace);
-    const requestId = request.requestId;
-    const existing = requestId === undefined ? undefined : ns.requests.get(requestId);
-    if (existing !== undefined) return retriedLease(this.table, existing, request, now + this.leaseMs, this.lease);
-    const leased = ns.take(1 + request.count);
-    return leaseAnswer(this.table.holdLease(ns, request.name, leased, request.count, requestId, now), this.lease);
+    return holdTimestampLease(this.table, this.namespace(namespace), request, now, this.leaseMs, this.lease);
   }
 
   /** The smallest timestamp held under the lease name, or a fresh timestamp when none is. */

@@ -36,7 +36,7 @@ import { ActivityFeed } from "./activity-feed.js";
 import { logLeaseLapse, logRevoke } from "./log-admin-events.js";
 import { runLockBatch, type LockBatchRun } from "./run-lock-batch.js";
 import { serverChannels, serverMessages } from "./server-diagnostics.js";
-import { WaitingLockHandle } from "./waiting-lock-handle.js";
+import { cancelled, followSignal, WaitingLockHandle } from "./waiting-lock-handle.js";
 import { VERSION } from "../version.js";
 
 /** What a waiting request resolves with: a lock's answer or a wait's. */
@@ -121,12 +121,12 @@ export class InMemoryLockService implements EmbeddedLockService {
    * abandons the request (released, rejected `CANCELLED`) once every caller sharing its requestId has gone.
    */
   async lock(namespace: string, request: unknown, options?: CallOptions): Promise<LockResponse> {
-    return this.followSignal(options?.signal, () => requestValidators.lock.parse(request), () => this.beginLock(namespace, request), namespace);
+    return followSignal(options?.signal, () => this.validated(namespace, requestValidators.lock.parse, request), () => this.beginLock(namespace, request));
   }
 
   /** Validate and wait (`wait-for-locks`); aborting `signal` abandons this caller's wait, as for `lock`. */
   async waitForLocks(namespace: string, request: unknown, options?: CallOptions): Promise<WaitForLocksResponse> {
-    return this.followSignal(options?.signal, () => requestValidators["wait-for-locks"].parse(request), () => this.beginWaitForLocks(namespace, request), namespace);
+    return followSignal(options?.signal, () => this.validated(namespace, requestValidators["wait-for-locks"].parse, request), () => this.beginWaitForLocks(namespace, request));
   }
 
   /** {@link waitForLocks} for hosts that track cancellation themselves (see {@link beginLock}). */
@@ -157,25 +157,6 @@ export class InMemoryLockService implements EmbeddedLockService {
   /** The smallest timestamp held under any lease name, without taking a number (see `LockEngine.leaseFloor`). */
   leaseFloor(namespace: string): number | undefined {
     return this.engine.leaseFloor(namespace);
-  }
-
-  /** Begin a call that may wait and tie its wait to `signal`: an abort before the answer abandons this caller. */
-  private async followSignal<T>(signal: AbortSignal | undefined, validate: () => unknown, begin: () => T | WaitingLockHandle<T>, namespace: string): Promise<T> {
-    if (signal?.aborted === true) {
-      this.checkOpen();
-      validateNamespace(namespace);
-      validate();
-      throw cancelled();
-    }
-    const begun = begin();
-    if (!(begun instanceof WaitingLockHandle)) return begun;
-    if (signal !== undefined) {
-      const onAbort = (): void => begun.abandon();
-      signal.addEventListener("abort", onAbort, { once: true });
-      const off = (): void => signal.removeEventListener("abort", onAbort);
-      begun.answer.then(off, off);
-    }
-    return begun.answer;
   }
 
   /**
@@ -427,6 +408,13 @@ export class InMemoryLockService implements EmbeddedLockService {
     return this.closing;
   }
 
+  /** The checks a call makes before it changes anything: open, namespace, body. */
+  private validated(namespace: string, parse: (body: unknown) => unknown, request: unknown): void {
+    this.checkOpen();
+    validateNamespace(namespace);
+    parse(request);
+  }
+
   private checkOpen(): void {
     if (this.closing !== null) throw this.closedError;
   }
@@ -445,8 +433,4 @@ export class InMemoryLockService implements EmbeddedLockService {
       else caller.resolve(outcome);
     }
   }
-}
-
-function cancelled(): LeaseholdError {
-  return new LeaseholdError("CANCELLED", "the lock request was abandoned: its caller aborted or disconnected");
 }

@@ -1,4 +1,4 @@
-import type { LockResponse } from "@leasehold/protocol";
+import { LeaseholdError, type LockResponse } from "@leasehold/protocol";
 import type { WaitingLock } from "./embedded-lock-service.js";
 
 /**
@@ -15,4 +15,30 @@ export class WaitingLockHandle<T = LockResponse> implements WaitingLock<T> {
     // The host may abandon without ever awaiting: never let that become an unhandled rejection.
     answer.catch(() => undefined);
   }
+}
+
+/** The `CANCELLED` error of a wait whose caller aborted or disconnected. */
+export function cancelled(): LeaseholdError {
+  return new LeaseholdError("CANCELLED", "the lock request was abandoned: its caller aborted or disconnected");
+}
+
+/**
+ * Begin a call that may wait and tie its wait to `signal`: an abort before the answer abandons
+ * this caller (`CANCELLED`). An already aborted signal runs `validate` only (so bad input is still
+ * reported as such) and begins nothing.
+ */
+export async function followSignal<T>(signal: AbortSignal | undefined, validate: () => void, begin: () => T | WaitingLockHandle<T>): Promise<T> {
+  if (signal?.aborted === true) {
+    validate();
+    throw cancelled();
+  }
+  const begun = begin();
+  if (!(begun instanceof WaitingLockHandle)) return begun;
+  if (signal !== undefined) {
+    const onAbort = (): void => begun.abandon();
+    signal.addEventListener("abort", onAbort, { once: true });
+    const off = (): void => signal.removeEventListener("abort", onAbort);
+    begun.answer.then(off, off);
+  }
+  return begun.answer;
 }
