@@ -1,5 +1,5 @@
 import { LockEngine } from "@leasehold/server";
-import type { LockResponse, LeaseholdError } from "@leasehold/protocol";
+import type { LockResponse, LeaseholdError, WaitForLocksResponse } from "@leasehold/protocol";
 import type { Figure, Suite } from "../figures.js";
 import { nowMs, quantile, round } from "../stats.js";
 
@@ -30,7 +30,7 @@ function contended(totalPairs: number): number {
   const owner = new Map<unknown, number>();
   const engine = new LockEngine({
     leaseMs: 10_000,
-    onSettled: (pending, outcome: LockResponse | LeaseholdError) => {
+    onSettled: (pending, outcome: LockResponse | WaitForLocksResponse | LeaseholdError) => {
       if (!("status" in outcome) || outcome.status !== "acquired") throw new Error("contended lock did not succeed");
       ready.push({ requester: owner.get(pending)!, token: outcome.token });
       owner.delete(pending);

@@ -71,7 +71,8 @@ export class ClusterTransport {
    */
   call<T>(namespace: string | undefined, operation: string, path: string, body: unknown, validator: Validator<T>, options: CallOptions | undefined, first?: RoutedAnswer): Promise<T> {
     const signal = options?.signal;
-    const lock = operation === "lock" ? (body as LockRequest) : undefined;
+    // A wait (wait-for-locks) spends its own acquireTimeoutMs as a lock does, and is re-sent the same way.
+    const lock = operation === "lock" || operation === "wait-for-locks" ? (body as LockRequest) : undefined;
     const json = body === undefined ? undefined : JSON.stringify(body);
     const method = body === undefined ? "GET" : "POST";
     const { timeoutMs } = this.#options;
@@ -81,7 +82,7 @@ export class ClusterTransport {
         namespace,
         budgetMs: lock === undefined ? timeoutMs : (lock.acquireTimeoutMs ?? 0),
         signal,
-        resendAfter: resendAfter(operation, lock),
+        resendAfter: resendAfter(operation, lock, body),
         attempt: (target, remainingMs) => {
           const wait = Math.max(0, Math.ceil(remainingMs));
           // A re-sent lock waits what is left of its own deadline, under the same requestId.
@@ -214,9 +215,11 @@ export class ClusterTransport {
 }
 
 /** Which failures with no answer a call may be re-sent after: those after which re-sending cannot do a thing twice. */
-function resendAfter(operation: string, lock: LockRequest | undefined): (err: unknown) => boolean {
+function resendAfter(operation: string, lock: LockRequest | undefined, body: unknown): (err: unknown) => boolean {
   // A lock with a requestId is never granted twice; transactions/start would start more
   // transactions, and a lock without a requestId could be granted twice, unless nothing was sent.
-  const safe = operation === "transactions/start" || (lock !== undefined && lock.requestId === undefined) ? NOT_SENT : CONNECTION_ERRORS;
+  // A timestamp lease without a requestId would hold a second timestamp; a wait acquires nothing.
+  const once = operation === "transactions/start" || (operation === "timestamp-leases" && (body as { requestId?: unknown }).requestId === undefined);
+  const safe = once || (operation === "lock" && lock !== undefined && lock.requestId === undefined) ? NOT_SENT : CONNECTION_ERRORS;
   return (err) => safe.includes(errorCode(err) ?? "");
 }

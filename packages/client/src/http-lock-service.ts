@@ -23,6 +23,12 @@ import {
   type UnlockRequest,
   type UnlockResponse,
   type Validator,
+  type TimestampLeaseMinRequest,
+  type TimestampLeaseMinResponse,
+  type TimestampLeaseRequest,
+  type TimestampLeaseResponse,
+  type WaitForLocksRequest,
+  type WaitForLocksResponse,
 } from "@leasehold/protocol";
 import type { Dispatcher } from "undici";
 import { jitteredRetry } from "./jittered-retry.js";
@@ -279,6 +285,32 @@ export class HttpLockService implements LockService {
     }
     if (status === 404) throw new LeaseholdError("NOT_FOUND", "lock-batch: the server does not have lock batches (404)", { status: 404 });
     throw errorFromAnswer(status, Buffer.concat(errorBody).toString("utf8"), operation);
+  }
+
+  /**
+   * `wait-for-locks`: waits up to its `acquireTimeoutMs` (plus `requestTimeoutMs` for the answer).
+   * Re-sent after a connection failure only with a `requestId` (the re-sent wait joins the first),
+   * as `lock` is; aborting `signal` closes the request, and the server then leaves the queue.
+   */
+  waitForLocks(namespace: string, body: WaitForLocksRequest, options?: CallOptions): Promise<WaitForLocksResponse> {
+    const dispatcher = body.requestId === undefined ? this.#plain : this.#retrying;
+    const timeout = (body.acquireTimeoutMs ?? 0) + this.#timeoutMs;
+    return this.#call(namespace, "wait-for-locks", body, responseValidators["wait-for-locks"], options, dispatcher, timeout);
+  }
+
+  /**
+   * `timestamp-leases`. Without a `requestId` it is re-sent only when nothing was sent (a re-send
+   * could hold a second timestamp, as `transactions/start` could start more transactions); with
+   * one, like every idempotent call.
+   */
+  acquireTimestampLease(namespace: string, body: TimestampLeaseRequest, options?: CallOptions): Promise<TimestampLeaseResponse> {
+    const dispatcher = body.requestId === undefined ? this.#onlyWhenUnsent : this.#retrying;
+    return this.#call(namespace, "timestamp-leases", body, responseValidators["timestamp-leases"], options, dispatcher);
+  }
+
+  /** `timestamp-leases/min`: retried like every idempotent call. */
+  minLeasedTimestamp(namespace: string, body: TimestampLeaseMinRequest, options?: CallOptions): Promise<TimestampLeaseMinResponse> {
+    return this.#call(namespace, "timestamp-leases/min", body, responseValidators["timestamp-leases/min"], options);
   }
 
   /** `lock-cancel`: give up the lock request with this `requestId`; `{ cancelled }`. Retried like every idempotent call. */

@@ -5,6 +5,8 @@ export type { Logger } from "./logger.js";
 export type { LockOptions } from "./lock-options.js";
 export type { WithLockOptions, WithLockResult, WithLockWork } from "./with-lock.js";
 export { GrantedLock, LOCK_TIMEOUT } from "./lock-result.js";
+export { TimestampLease } from "./timestamp-lease.js";
+export type { WaitForLocksOptions } from "./wait-for-locks.js";
 export type { LockResult, LockTimeout } from "./lock-result.js";
 export type { LostLock, LostLockReason } from "./lost-lock.js";
 export { CLIENT_CHANNELS } from "@leasehold/protocol";
@@ -39,6 +41,10 @@ export type {
   RefreshResponse,
   TimestampsResponse,
   StartTransactionsResponse,
+  WaitSpec,
+  WaitMode,
+  WaitForLocksResponse,
+  TimestampLeaseResponse,
 } from "@leasehold/protocol";
 export { readLock, writeLock, documentDescriptor } from "./recipes/document-lock.js";
 export type { DocumentLockOptions, DocumentWork } from "./recipes/document-lock.js";

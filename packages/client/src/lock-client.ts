@@ -9,6 +9,8 @@ import {
   type RefreshResponse,
   type StartTransactionsResponse,
   type TimestampsResponse,
+  type WaitForLocksResponse,
+  type WaitSpec,
 } from "@leasehold/protocol";
 import type { Observable } from "rxjs";
 import { requestIdSource } from "./request-ids.js";
@@ -31,6 +33,8 @@ import type { LostLock } from "./lost-lock.js";
 import { Refresher } from "./refresher.js";
 import { GrantedLock, LOCK_TIMEOUT, type LockResult } from "./lock-result.js";
 import { optionsThenFn } from "./options-then-fn.js";
+import { TimestampLease } from "./timestamp-lease.js";
+import { waitForLocks, type WaitForLocksOptions } from "./wait-for-locks.js";
 import { runWithLock, type WithLockOptions, type WithLockResult, type WithLockWork } from "./with-lock.js";
 
 /** What a transport that knows leader terms offers (the HTTP one: see `HttpLockService.onVoidLeader`). */
@@ -313,6 +317,53 @@ export class LockClient implements AsyncDisposable {
   async immutableTimestamp(options: SignalOptions = {}): Promise<number> {
     this.#checkOpen();
     return (await this.#service.immutableTimestamp(this.namespace, {}, options)).immutableTimestamp;
+  }
+
+  /**
+   * Wait until each of `locks` in turn could have been granted in its mode, without acquiring
+   * anything (TimeLock's `waitForLocks`): the wait queues first-in-first-out as a lock request
+   * would, behind everyone queued before it. Resolves `{ status: "free" }`, or `{ status:
+   * "timeout" }` at `acquireTimeoutMs` (default 0); `signal` abandons it (`CANCELLED`). Use it to
+   * wait for a holder to finish (a committing writer) without blocking those behind.
+   */
+  async waitForLocks(locks: readonly WaitSpec[], options: WaitForLocksOptions = {}): Promise<WaitForLocksResponse> {
+    this.#checkOpen();
+    return waitForLocks(this.#service, this.namespace, locks, options, this.#now, this.#newRequestId());
+  }
+
+  /**
+   * Hold a fresh timestamp under `name` (`timestamp-leases`) and take `count` (0..10,000, default 0)
+   * fresh timestamps above it. The refresher keeps the lease alive like a lock until you release
+   * it (`await using`, `release()`, `unlock`/`tryUnlock` of its token). While it is held,
+   * {@link minLeasedTimestamp} of `name`, from any client, answers no more than its `leased`.
+   */
+  async acquireTimestampLease(name: string, count = 0, options: SignalOptions = {}): Promise<TimestampLease> {
+    this.#checkOpen();
+    const service = this.#service;
+    if (service.acquireTimestampLease === undefined) throw new LeaseholdError("NOT_FOUND", "acquireTimestampLease: this LockService does not offer timestamp-leases", {});
+    const sentAt = this.#now();
+    // A requestId makes a re-sent request answer the same lease instead of holding a second one.
+    const answer = await service.acquireTimestampLease(this.namespace, { requestId: this.#newRequestId(), name, count }, options);
+    this.#keepLease(answer.token, answer.lease, sentAt);
+    return new TimestampLease(answer, this.#disposeGrant);
+  }
+
+  /** The smallest timestamp held under `name` in the namespace, or a fresh timestamp when none is. */
+  async minLeasedTimestamp(name: string, options: SignalOptions = {}): Promise<number> {
+    this.#checkOpen();
+    const service = this.#service;
+    if (service.minLeasedTimestamp === undefined) throw new LeaseholdError("NOT_FOUND", "minLeasedTimestamp: this LockService does not offer timestamp-leases", {});
+    return (await service.minLeasedTimestamp(this.namespace, { name }, options)).minLeased;
+  }
+
+  /** Refresh a token this client was granted, unless the client closed meanwhile: then give it back. */
+  #keepLease(token: string, lease: Lease, sentAt: number): void {
+    if (this.#closed !== undefined) {
+      this.tryUnlock([token]);
+      throw new LeaseholdError("UNAVAILABLE", "the LockClient was closed while the lease was being acquired; it was released");
+    }
+    this.#refresher.track(token, lease, sentAt);
+    this.#refreshIfVoid(lease);
   }
 
   /**

@@ -6,6 +6,8 @@ export type { LockService, CallOptions, LockBatchResultListener } from "./lock-s
 export { LIMITS, NAMESPACE_PATTERN, PROTOCOL_VERSION } from "./limits.js";
 export { OPERATIONS, BATCH_OPERATIONS, isOperation, isBatchOperation, operationPath } from "./operations.js";
 export type { Operation, BatchOperation, AnyOperation } from "./operations.js";
+export { WAIT_AND_LEASE_OPERATIONS, isWaitAndLeaseOperation } from "./wait-and-lease-operations.js";
+export type { WaitAndLeaseOperation } from "./wait-and-lease-operations.js";
 export {
   requestValidators,
   responseValidators,
@@ -20,6 +22,7 @@ export { onAbort } from "./on-abort.js";
 export { fnv1a32, shardOf } from "./shards.js";
 export { CompactLineWriter, CompactLineReader } from "./compact-lines.js";
 export * from "./schemas.js";
+export * from "./wait-and-lease-schemas.js";
 export * from "./inspection-schemas.js";
 export * from "./activity-schemas.js";
 export {
@@ -102,4 +105,12 @@ export type {
   LockBatchWireLine,
   LockCancelRequest,
   LockCancelResponse,
+  WaitMode,
+  WaitSpec,
+  WaitForLocksRequest,
+  WaitForLocksResponse,
+  TimestampLeaseRequest,
+  TimestampLeaseResponse,
+  TimestampLeaseMinRequest,
+  TimestampLeaseMinResponse,
 } from "./types.js";

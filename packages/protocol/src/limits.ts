@@ -21,6 +21,8 @@ export const LIMITS = {
   maxDescriptorBytes: 1024,
   /** Longest `requestId`, in characters. */
   maxRequestIdLength: 128,
+  /** Longest name of a timestamp lease (`timestamp-leases`), in characters. */
+  maxLeaseNameLength: 128,
   /** Longest `clientDescription`, in characters. */
   maxClientDescriptionLength: 256,
   /** Longest token string accepted in a request (real tokens are far shorter). */

@@ -16,6 +16,12 @@ import type {
   TimestampsResponse,
   UnlockRequest,
   UnlockResponse,
+  TimestampLeaseMinRequest,
+  TimestampLeaseMinResponse,
+  TimestampLeaseRequest,
+  TimestampLeaseResponse,
+  WaitForLocksRequest,
+  WaitForLocksResponse,
 } from "./types.js";
 
 /** Options every call takes. */
@@ -82,6 +88,21 @@ export interface LockService {
    * one is released. `{ cancelled: false }` when no live request has that id.
    */
   cancelLock?(namespace: string, request: LockCancelRequest, options?: CallOptions): Promise<LockCancelResponse>;
+  /**
+   * Optional (an addition to v1): wait until each descriptor, in turn, could have been granted in
+   * its mode, queueing first-in-first-out as a lock request would, without acquiring anything
+   * (TimeLock's `waitForLocks`; see `wait-for-locks` in docs/protocol.md). `{ status: "free" }` or
+   * `{ status: "timeout" }`; a `requestId` repeated while the wait runs joins it, and `lock-cancel`
+   * with it ends the wait with `timeout`. Aborting `signal` abandons this caller's wait.
+   */
+  waitForLocks?(namespace: string, request: WaitForLocksRequest, options?: CallOptions): Promise<WaitForLocksResponse>;
+  /**
+   * Optional (an addition to v1): hold a fresh timestamp under `name` by a token that refreshes,
+   * unlocks and lapses like a lock, and take `count` more fresh timestamps (see `timestamp-leases`).
+   */
+  acquireTimestampLease?(namespace: string, request: TimestampLeaseRequest, options?: CallOptions): Promise<TimestampLeaseResponse>;
+  /** Optional (an addition to v1): the smallest timestamp held under `name`, or a fresh one. */
+  minLeasedTimestamp?(namespace: string, request: TimestampLeaseMinRequest, options?: CallOptions): Promise<TimestampLeaseMinResponse>;
   /** Liveness and the current `leaderId`. */
   health(options?: CallOptions): Promise<HealthResponse>;
 }

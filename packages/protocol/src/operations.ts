@@ -1,3 +1,5 @@
+import type { WaitAndLeaseOperation } from "./wait-and-lease-operations.js";
+
 /**
  * The operations of protocol v1 as first published, as they appear in routes:
  * `POST /v1/namespaces/{namespace}/{operation}`. Kept exactly as it was: clients map each of these
@@ -26,8 +28,8 @@ export const BATCH_OPERATIONS = ["lock-batch", "lock-cancel"] as const;
 /** One of {@link BATCH_OPERATIONS}. */
 export type BatchOperation = (typeof BATCH_OPERATIONS)[number];
 
-/** Every operation a v1 route can name: {@link Operation} or {@link BatchOperation}. */
-export type AnyOperation = Operation | BatchOperation;
+/** Every operation a v1 route can name: {@link Operation}, {@link BatchOperation} or {@link WaitAndLeaseOperation}. */
+export type AnyOperation = Operation | BatchOperation | WaitAndLeaseOperation;
 
 /** True when `value` names one of the original {@link OPERATIONS}. */
 export function isOperation(value: string): value is Operation {

@@ -1,6 +1,7 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { OptionalUndefined } from "./optional-undefined.js";
 import type * as S from "./schemas.js";
+import type * as W from "./wait-and-lease-schemas.js";
 
 /** The type a schema describes, optional fields accepting `undefined` (see {@link OptionalUndefined}). */
 type Wire<T extends TSchema> = OptionalUndefined<Static<T>>;
@@ -67,3 +68,19 @@ export type LockBatchWireLine = LockBatchLine | LockBatchLeaseLine | LockBatchGr
 export type LockCancelRequest = Wire<typeof S.LockCancelRequestSchema>;
 /** Answer of `lock-cancel`. */
 export type LockCancelResponse = Wire<typeof S.LockCancelResponseSchema>;
+/** A wait's mode: `exclusive` or `shared`. */
+export type WaitMode = Wire<typeof W.WaitModeSchema>;
+/** One entry of a `wait-for-locks` request's `locks`. */
+export type WaitSpec = Wire<typeof W.WaitSpecSchema>;
+/** Body of `wait-for-locks`. */
+export type WaitForLocksRequest = Wire<typeof W.WaitForLocksRequestSchema>;
+/** Answer of `wait-for-locks`: `free` or `timeout`. */
+export type WaitForLocksResponse = Wire<typeof W.WaitForLocksResponseSchema>;
+/** Body of `timestamp-leases`. */
+export type TimestampLeaseRequest = Wire<typeof W.TimestampLeaseRequestSchema>;
+/** Answer of `timestamp-leases`. */
+export type TimestampLeaseResponse = Wire<typeof W.TimestampLeaseResponseSchema>;
+/** Body of `timestamp-leases/min`. */
+export type TimestampLeaseMinRequest = Wire<typeof W.TimestampLeaseMinRequestSchema>;
+/** Answer of `timestamp-leases/min`. */
+export type TimestampLeaseMinResponse = Wire<typeof W.TimestampLeaseMinResponseSchema>;

@@ -6,8 +6,9 @@ import { LIMITS, NAMESPACE_PATTERN } from "./limits.js";
 import * as A from "./activity-schemas.js";
 import * as I from "./inspection-schemas.js";
 import * as S from "./schemas.js";
+import * as W from "./wait-and-lease-schemas.js";
 import type { RevokeRequest } from "./inspection-types.js";
-import type { LockRequest } from "./types.js";
+import type { LockRequest, WaitForLocksRequest } from "./types.js";
 import { utf8ByteLength } from "./utf8.js";
 
 /** One problem found in a request: where (`locks[2].mode`, or `(body)`) and what. */
@@ -178,6 +179,21 @@ function lockRequestProblems(request: LockRequest): ValidationProblem[] {
   return problems;
 }
 
+/** A wait's descriptors: well-formed, unique within the request (the rules of `lock`). */
+function waitRequestProblems(request: WaitForLocksRequest): ValidationProblem[] {
+  const problems: ValidationProblem[] = [];
+  const seen = new Map<string, number>();
+  request.locks.forEach((spec, i) => {
+    const bad = descriptorProblem(spec.descriptor);
+    if (bad) problems.push({ path: `locks[${i}].descriptor`, message: bad });
+    const first = seen.get(spec.descriptor);
+    if (first !== undefined) {
+      problems.push({ path: `locks[${i}].descriptor`, message: `repeats the descriptor of locks[${first}]; descriptors must be unique within a request` });
+    } else seen.set(spec.descriptor, i);
+  });
+  return problems;
+}
+
 function revokeRequestProblems(request: RevokeRequest): ValidationProblem[] {
   const problems: ValidationProblem[] = [];
   const given = (request.fingerprints !== undefined ? 1 : 0) + (request.descriptors !== undefined ? 1 : 0);
@@ -202,6 +218,9 @@ export const requestValidators = {
   // The envelope only: each entry is checked with `lock` on its own, so its problems stay on its line.
   "lock-batch": compile("lock-batch request", S.LockBatchEnvelopeSchema),
   "lock-cancel": compile("lock-cancel request", S.LockCancelRequestSchema),
+  "wait-for-locks": compile("wait-for-locks request", W.WaitForLocksRequestSchema, waitRequestProblems),
+  "timestamp-leases": compile("timestamp-leases request", W.TimestampLeaseRequestSchema),
+  "timestamp-leases/min": compile("timestamp-leases/min request", W.TimestampLeaseMinRequestSchema),
   /** Body of `POST /v1/namespaces/{namespace}/revoke` (an admin route, not a `LockService` operation). */
   revoke: compile("revoke request", I.RevokeRequestSchema, revokeRequestProblems),
 } as const;
@@ -217,6 +236,9 @@ export const responseValidators = {
   /** One NDJSON line of the answer (the answer is a stream of them, not one body). */
   "lock-batch": compile("lock-batch line", S.LockBatchLineSchema),
   "lock-cancel": compile("lock-cancel answer", S.LockCancelResponseSchema),
+  "wait-for-locks": compile("wait-for-locks answer", W.WaitForLocksResponseSchema),
+  "timestamp-leases": compile("timestamp-leases answer", W.TimestampLeaseResponseSchema),
+  "timestamp-leases/min": compile("timestamp-leases/min answer", W.TimestampLeaseMinResponseSchema),
   health: compile("health answer", S.HealthResponseSchema),
   cluster: compile("cluster answer", S.ClusterResponseSchema),
   error: compile("error body", S.ErrorBodySchema),

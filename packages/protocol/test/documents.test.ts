@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import * as activitySchemas from "../src/activity-schemas.js";
 import * as inspectionSchemas from "../src/inspection-schemas.js";
 import * as schemas from "../src/schemas.js";
+import * as waitAndLeaseSchemas from "../src/wait-and-lease-schemas.js";
 import { openApiDocument, PROTOCOL_BODIES, protocolJsonSchemas } from "../src/index.js";
 
 const root = join(import.meta.dirname, "..");
@@ -50,7 +51,7 @@ describe("generated JSON Schemas and OpenAPI document", () => {
       inCatalog.add(body.schema);
       for (const member of (body.schema as { anyOf?: unknown[] }).anyOf ?? []) inCatalog.add(member);
     }
-    const bodies = Object.entries({ ...schemas, ...inspectionSchemas, ...activitySchemas }).filter(([name]) => /(Request|Response|Line)Schema$/.test(name));
+    const bodies = Object.entries({ ...schemas, ...inspectionSchemas, ...activitySchemas, ...waitAndLeaseSchemas }).filter(([name]) => /(Request|Response|Line)Schema$/.test(name));
     expect(bodies.length).toBeGreaterThan(20);
     // The additions to v1 (inspection, revoke, the activity feed) are bodies too.
     const names = bodies.map(([name]) => name);
@@ -83,6 +84,11 @@ describe("generated JSON Schemas and OpenAPI document", () => {
     expect(check("lock.request.schema.json", lock({ tiemout: 1 })), "unknown field").toBe(false);
     expect(check("lock.request.schema.json", { locks: [] })).toBe(false);
     expect(check("timestamps.request.schema.json", { count: 1.5 })).toBe(false);
+    expect(check("wait-for-locks.request.schema.json", { locks: [{ descriptor: "d", mode: "exclusive" }] })).toBe(true);
+    expect(check("wait-for-locks.request.schema.json", { locks: [{ descriptor: "d", mode: "permit", limit: 2 }] }), "a wait has no permit mode").toBe(false);
+    expect(check("timestamp-leases.request.schema.json", { name: "n", count: 0 })).toBe(true);
+    expect(check("timestamp-leases.request.schema.json", { name: "", count: 0 }), "a name has at least one character").toBe(false);
+    expect(check("timestamp-leases.request.schema.json", { name: "n" }), "count is required").toBe(false);
     expect(check("lock-batch.response.schema.json", { index: 0 })).toBe(false);
     expect(check("lock-batch.response.schema.json", { index: 0, token: "t", fencingTokens: [] })).toBe(false);
     expect(check("error.response.schema.json", { error: { code: "X", message: "m" } }), "details is required").toBe(false);
@@ -102,7 +108,7 @@ describe("generated JSON Schemas and OpenAPI document", () => {
     expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
     expect(result.valid).toBe(true);
     expect(doc.openapi).toBe("3.1.0");
-    const operations = ["lock", "unlock", "refresh", "timestamps", "transactions/start", "immutable-timestamp", "lock-batch", "lock-cancel"];
+    const operations = ["lock", "unlock", "refresh", "timestamps", "transactions/start", "immutable-timestamp", "lock-batch", "lock-cancel", "wait-for-locks", "timestamp-leases", "timestamp-leases/min"];
     const additions = ["/v1/namespaces", "/v1/namespaces/{namespace}/locks", "/v1/namespaces/{namespace}/revoke", "/v1/events", "/ui", "/ui/{file}"];
     expect(Object.keys(doc.paths).sort()).toEqual([...operations.map((op) => `/v1/namespaces/{namespace}/${op}`), "/metrics", "/v1/cluster", "/v1/health", ...additions].sort());
     for (const op of operations) {

@@ -37,11 +37,14 @@ const operationOf: Record<string, AnyOperation | "health" | "cluster" | "error" 
   locks: "locks",
   revoke: "revoke",
   events: "events",
+  "wait-for-locks": "wait-for-locks",
+  "timestamp-leases": "timestamp-leases",
+  "timestamp-leases-min": "timestamp-leases/min",
 };
 
 describe("golden fixtures", () => {
   it("cover a request and an answer for every operation", () => {
-    for (const op of ["lock", "unlock", "refresh", "timestamps", "transactions-start", "immutable-timestamp", "lock-batch", "lock-cancel"]) {
+    for (const op of ["lock", "unlock", "refresh", "timestamps", "transactions-start", "immutable-timestamp", "lock-batch", "lock-cancel", "wait-for-locks", "timestamp-leases", "timestamp-leases-min"]) {
       expect(files).toContain(`${op}.request.json`);
       expect(files.some((f) => f.startsWith(`${op}.response`))).toBe(true);
     }

@@ -112,3 +112,51 @@ describe("messages about hostile values", () => {
     expect(err.message.length).toBeLessThan(300);
   });
 });
+
+describe("wait-for-locks and timestamp-leases validation", () => {
+  const wait = (body: unknown) => requestValidators["wait-for-locks"].parse(body);
+
+  it("accepts a wait in exclusive and shared modes, leaving defaults absent", () => {
+    const body = { locks: [{ descriptor: "a", mode: "exclusive" }, { descriptor: "b", mode: "shared" }] };
+    expect(wait(body)).toEqual(body);
+  });
+
+  it.each([
+    [{ locks: [{ descriptor: "a", mode: "permit" }] }, "locks[0].mode", /one of exclusive, shared \(got "permit"\)/],
+    [{ locks: [{ descriptor: "a", mode: "exclusive", limit: 2 }] }, "locks[0].limit", /not a known field/],
+    [{ locks: [] }, "locks", /at least 1/],
+    [{ locks: [{ descriptor: "a", mode: "shared" }, { descriptor: "a", mode: "shared" }] }, "locks[1].descriptor", /repeats the descriptor of locks\[0\]/],
+    [{ locks: [{ descriptor: "\ud800", mode: "shared" }] }, "locks[0].descriptor", /lone surrogate/],
+    [{ locks: [{ descriptor: "a", mode: "shared" }], acquireTimeoutMs: 60_001 }, "acquireTimeoutMs", /between 0 and 60000/],
+    [{ locks: [{ descriptor: "a", mode: "shared" }], acquireTimeoutMs: null }, "acquireTimeoutMs", /must not be null/],
+    [{ locks: [{ descriptor: "a", mode: "shared" }], behavior: "all-or-none" }, "behavior", /not a known field/],
+    [{ locks: [{ descriptor: "a", mode: "shared" }], requestId: "" }, "requestId", /at least 1/],
+  ])("wait-for-locks refuses %j at %s", (body, path, message) => {
+    const err = errorOf(() => wait(body));
+    expect(err.code).toBe("INVALID_ARGUMENT");
+    expect(err.details.path).toBe(path);
+    expect(err.message).toContain(path);
+    expect(err.message).toMatch(message);
+  });
+
+  it.each([
+    [{ name: "n", count: 10_001 }, "count", /between 0 and 10000/],
+    [{ name: "n", count: -1 }, "count", /between 0 and 10000/],
+    [{ name: "n" }, "count", /required/],
+    [{ count: 1 }, "name", /required/],
+    [{ name: "", count: 1 }, "name", /at least 1/],
+    [{ name: "x".repeat(129), count: 1 }, "name", /at most 128/],
+    [{ name: "n", count: 1, ttl: 5 }, "ttl", /not a known field/],
+    [{ name: null, count: 1 }, "name", /must not be null/],
+  ])("timestamp-leases refuses %j at %s", (body, path, message) => {
+    const err = errorOf(() => requestValidators["timestamp-leases"].parse(body));
+    expect(err.details.path).toBe(path);
+    expect(err.message).toMatch(message);
+  });
+
+  it("timestamp-leases/min needs a name and nothing else", () => {
+    expect(requestValidators["timestamp-leases/min"].parse({ name: "n" })).toEqual({ name: "n" });
+    expect(errorOf(() => requestValidators["timestamp-leases/min"].parse({})).details.path).toBe("name");
+    expect(errorOf(() => requestValidators["timestamp-leases/min"].parse({ name: "n", count: 1 })).details.path).toBe("count");
+  });
+});

@@ -14,7 +14,7 @@ export interface SnapshotReaderDeps {
 
 /** How to treat a version whose writer has neither committed nor been rolled back. */
 export type UnknownWriterPolicy =
-  /** Wait for the writer's own row lock (it holds it for its whole commit), then roll it back if it left no entry. */
+  /** Wait for the writer's own row lock (it holds it for its whole commit) with `waitForLocks`, then roll it back if it left no entry. */
   | "wait"
   /**
    * Answer it at once without waiting: the serializable re-read uses this, because two committers
@@ -28,8 +28,8 @@ export type VisibleRead = { readonly version: Version | undefined } | { readonly
 /**
  * Decides which version of a cell a reader at timestamp `t` sees: the newest version whose writer
  * committed before `t`. Versions of writers that are still committing are resolved the AtlasDB
- * way: wait until the writer releases the lock on its own row of the transactions table, then,
- * if it left no entry, roll it back (`putUnlessExists(start → aborted)`) so it can never commit
+ * way: wait (`waitForLocks`, acquiring nothing) until the writer releases the lock on its own row
+ * of the transactions table, then, if it left no entry, roll it back (`putUnlessExists(start → aborted)`) so it can never commit
  * a value that a reader already judged absent.
  */
 export class SnapshotReader {
@@ -61,17 +61,17 @@ export class SnapshotReader {
     const { transactions, client, lockAcquireTimeoutMs } = this.#deps;
     const status = await transactions.status(writer);
     if (status.state !== "unknown" || policy === "report") return status;
-    const waited = await client.lock([{ descriptor: transactionRowLock(writer), mode: "exclusive" }], { acquireTimeoutMs: lockAcquireTimeoutMs });
-    if (waited.status !== "acquired") {
+    // AtlasDB's commit-timestamp loader: wait for the writer's commit lock without taking it, so
+    // the reader neither aborts a writer that is still committing nor spins, and holds nothing
+    // that would delay the writers queued behind it.
+    const waited = await client.waitForLocks([{ descriptor: transactionRowLock(writer), mode: "exclusive" }], { acquireTimeoutMs: lockAcquireTimeoutMs });
+    if (waited.status !== "free") {
       throw new TransactionLockTimeoutError(
-        `a value's writer (started at ${writer}) was still committing after ${lockAcquireTimeoutMs} ms; try again`,
+        `a value's writer (started at ${writer}) still held its commit lock after ${lockAcquireTimeoutMs} ms (lockAcquireTimeoutMs): it may still be committing, so its value can be neither read nor skipped; try again`,
       );
     }
-    try {
-      // The writer has finished or died; if it left no entry it never will commit.
-      return await transactions.rollBack(writer);
-    } finally {
-      client.tryUnlock([waited.token]);
-    }
+    // The writer has finished or died (it takes its commit lock before it writes a version, and
+    // holds it until after its commit point); if it left no entry it never will commit.
+    return transactions.rollBack(writer);
   }
 }

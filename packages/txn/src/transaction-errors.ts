@@ -61,7 +61,8 @@ export class TransactionLocksLostError extends TransactionError {
 
 /**
  * A lock the transaction needed was not granted within `lockAcquireTimeoutMs`: its commit locks,
- * or the lock a reader waits on while another transaction finishes committing a value it must see.
+ * or, for a read, the commit lock of a writer still committing a value the read must judge did not
+ * become free (`waitForLocks` answered `timeout`): the value can then be neither read nor skipped.
  */
 export class TransactionLockTimeoutError extends TransactionError {
   constructor(message: string) {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { rowLock, type LockClient, type LostLock } from "../../src/index.js";
 import type { Harness, HarnessFactory } from "./harness.js";
+import { waitsAndLeasesSuite } from "./waits-and-leases-suite.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -19,6 +20,7 @@ async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
 
 /** The LockClient contract, written once, run against every backend. */
 export function clientSuite(name: string, factory: HarnessFactory): void {
+  waitsAndLeasesSuite(name, factory);
   describe(`LockClient contract (${name})`, () => {
     let h: Harness;
     let a: LockClient;

@@ -2,6 +2,7 @@ import type { TSchema } from "@sinclair/typebox";
 import * as A from "../activity-schemas.js";
 import * as I from "../inspection-schemas.js";
 import * as S from "../schemas.js";
+import * as W from "../wait-and-lease-schemas.js";
 
 /** JSON Schema dialect of every generated schema (OpenAPI 3.1 speaks the same one). */
 export const JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
@@ -45,6 +46,12 @@ export const PROTOCOL_BODIES: readonly ProtocolBody[] = [
   { name: "lock-batch.response", component: "LockBatchLine", schema: LINE_OF_LOCK_BATCH as unknown as TSchema, description: "One line of the application/x-ndjson answer of lock-batch: { index, result } or { index, error } for an entry, and with compact: true also { lease } lease lines and { index, token, fencingTokens } grant lines." },
   { name: "lock-cancel.request", component: "LockCancelRequest", schema: S.LockCancelRequestSchema, description: "Body of lock-cancel: the requestId of the lock request to give up." },
   { name: "lock-cancel.response", component: "LockCancelResponse", schema: S.LockCancelResponseSchema, description: "200 answer of lock-cancel: whether a waiting or held request with that id was found." },
+  { name: "wait-for-locks.request", component: "WaitForLocksRequest", schema: W.WaitForLocksRequestSchema, description: "Body of wait-for-locks: the descriptors to wait for (modes exclusive or shared), with the rules of lock for locks, requestId and acquireTimeoutMs." },
+  { name: "wait-for-locks.response", component: "WaitForLocksResponse", schema: W.WaitForLocksResponseSchema, description: "200 answer of wait-for-locks: free (each descriptor in turn could have been granted after the request arrived; nothing was acquired) or timeout." },
+  { name: "timestamp-leases.request", component: "TimestampLeaseRequest", schema: W.TimestampLeaseRequestSchema, description: "Body of timestamp-leases: the lease name and how many more fresh timestamps to take (0..10,000)." },
+  { name: "timestamp-leases.response", component: "TimestampLeaseResponse", schema: W.TimestampLeaseResponseSchema, description: "200 answer of timestamp-leases: the token holding leased under the name, its lease, the smallest timestamp held under the name, and count fresh timestamps above leased." },
+  { name: "timestamp-leases-min.request", component: "TimestampLeaseMinRequest", schema: W.TimestampLeaseMinRequestSchema, description: "Body of timestamp-leases/min: the lease name." },
+  { name: "timestamp-leases-min.response", component: "TimestampLeaseMinResponse", schema: W.TimestampLeaseMinResponseSchema, description: "200 answer of timestamp-leases/min: the smallest timestamp held under the name, or a fresh timestamp when none is held." },
   { name: "health.response", component: "HealthResponse", schema: S.HealthResponseSchema, description: "200 answer of GET /v1/health." },
   { name: "cluster.response", component: "ClusterResponse", schema: S.ClusterResponseSchema, description: "200 answer of GET /v1/cluster: one entry per shard, in shard order." },
   { name: "namespaces.response", component: "NamespacesResponse", schema: I.NamespacesResponseSchema, description: "200 answer of GET /v1/namespaces: per namespace used since the server started, its counts, in ascending order of name; nextCursor when more may follow." },

@@ -20,6 +20,9 @@ const OPERATION_ROUTES: readonly Route[] = [
   { operation: "transactions/start", summary: "Start transactions, each holding an immutable-timestamp lock at its start timestamp.", request: "StartTransactionsRequest", response: "StartTransactionsResponse" },
   { operation: "immutable-timestamp", summary: "The smallest start timestamp held by an immutable-timestamp lock, or a fresh timestamp.", request: "ImmutableTimestampRequest", response: "ImmutableTimestampResponse", optionalBody: true },
   { operation: "lock-cancel", summary: "Give up the lock request with this requestId: a waiting one leaves every queue, a held one is released.", request: "LockCancelRequest", response: "LockCancelResponse" },
+  { operation: "wait-for-locks", summary: "Wait, first in first out as a lock request in that mode would, until each descriptor in turn could have been granted; acquires nothing. A timeout is a 200 answer.", request: "WaitForLocksRequest", response: "WaitForLocksResponse", codes: ["REQUEST_ID_CONFLICT", "CANCELLED", "NOT_FOUND"] },
+  { operation: "timestamp-leases", summary: "Hold a fresh timestamp under a name with a token (refreshed, unlocked and lapsing like a lock) and take count fresh timestamps above it.", request: "TimestampLeaseRequest", response: "TimestampLeaseResponse", codes: ["REQUEST_ID_CONFLICT", "NOT_FOUND"] },
+  { operation: "timestamp-leases/min", summary: "The smallest timestamp held under a name, or a fresh timestamp when none is held.", request: "TimestampLeaseMinRequest", response: "TimestampLeaseMinResponse", codes: ["NOT_FOUND"] },
 ];
 
 

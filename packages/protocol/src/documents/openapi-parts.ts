@@ -19,7 +19,7 @@ const WHEN: Record<ErrorCode, string> = {
   INVALID_ARGUMENT: "A query parameter is unknown, repeated or malformed (details.path = query.<name>), or the body is not JSON, or breaks a rule of the protocol (unknown field, value out of range, null, duplicate descriptors, bad namespace, …); details.path names the first offending field and details.problems lists up to ten.",
   UNAUTHENTICATED: "Authentication is configured and the request lacks a valid bearer token for the namespace (www-authenticate: Bearer).",
   PERMISSION_DENIED: "The credential is valid but lacks the scope the route needs (revoke needs the admin scope), or the server refuses admin routes because no authentication is configured.",
-  NOT_FOUND: "No such route (a server without lock batches answers this on lock-batch and lock-cancel, one without an activity feed on /v1/events), or no such file of the status page.",
+  NOT_FOUND: "No such route (a server without lock batches answers this on lock-batch and lock-cancel, one without waits or timestamp leases on wait-for-locks and timestamp-leases, one without an activity feed on /v1/events), or no such file of the status page.",
   METHOD_NOT_ALLOWED: "Wrong method on a known route; the allow header names the right one.",
   REQUEST_ID_CONFLICT: "The requestId names a live request with different locks, behavior or max.",
   PAYLOAD_TOO_LARGE: `The body is over ${LIMITS.maxBodyBytes} bytes.`,

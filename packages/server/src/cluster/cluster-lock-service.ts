@@ -21,6 +21,9 @@ import {
   type StartTransactionsResponse,
   type TimestampsResponse,
   type UnlockResponse,
+  type TimestampLeaseMinResponse,
+  type TimestampLeaseResponse,
+  type WaitForLocksResponse,
 } from "@leasehold/protocol";
 import type { LockTableSnapshot, ServiceMetrics } from "../engine/engine-snapshots.js";
 import type { EmbeddedLockService, RevokeContext } from "../service/embedded-lock-service.js";
@@ -66,16 +69,41 @@ export class ClusterLockService implements EmbeddedLockService {
   }
 
   async lock(namespace: string, request: unknown, options?: CallOptions): Promise<LockResponse> {
-    const begun = this.beginLock(namespace, request);
-    if (!(begun instanceof WaitingLockHandle)) return begun;
-    const signal = options?.signal;
-    if (signal !== undefined) {
-      if (signal.aborted) begun.abandon();
-      // onAbort, not addEventListener: one signal may be shared by many waiting calls.
-      const off = onAbort(signal, () => begun.abandon());
-      begun.answer.then(off, off);
-    }
-    return begun.answer;
+    return followAbort(this.beginLock(namespace, request), options?.signal);
+  }
+
+  /** `wait-for-locks` on the namespace's leader, held back like a lock during a takeover's lease-wait. */
+  async waitForLocks(namespace: string, request: unknown, options?: CallOptions): Promise<WaitForLocksResponse> {
+    return followAbort(this.beginWaitForLocks(namespace, request), options?.signal);
+  }
+
+  beginWaitForLocks(namespace: string, request: unknown): WaitForLocksResponse | WaitingLockHandle<WaitForLocksResponse> {
+    const ns = this.checked(namespace);
+    return this.route(ns).beginWaitForLocks(ns, request);
+  }
+
+  /**
+   * `timestamp-leases`, served at once like `transactions/start`; during the lease-wait its
+   * `minLeased` is capped as the immutable timestamp is (PROTOCOL.md "Leases across failover").
+   */
+  async acquireTimestampLease(namespace: string, request: unknown): Promise<TimestampLeaseResponse> {
+    const ns = this.checked(namespace);
+    const term = this.route(ns);
+    const loading = term.prepare(ns);
+    if (loading !== null) await loading;
+    const answer = await term.service.acquireTimestampLease(ns, request);
+    const capped = term.capImmutable(ns, answer.minLeased);
+    return capped === answer.minLeased ? answer : { ...answer, minLeased: capped };
+  }
+
+  /** `timestamp-leases/min`, capped during the lease-wait as the immutable timestamp is. */
+  async minLeasedTimestamp(namespace: string, request: unknown): Promise<TimestampLeaseMinResponse> {
+    const ns = this.checked(namespace);
+    const term = this.route(ns);
+    const loading = term.prepare(ns);
+    if (loading !== null) await loading;
+    const answer = await term.service.minLeasedTimestamp(ns, request);
+    return { minLeased: term.capImmutable(ns, answer.minLeased) };
   }
 
   beginLock(namespace: string, request: unknown): LockResponse | WaitingLockHandle {
@@ -276,4 +304,16 @@ export class ClusterLockService implements EmbeddedLockService {
     const why = down === null ? "a server is taking it over" : `this server cannot reach the cluster's PostgreSQL (${down}), so it cannot lead or route it`;
     throw unavailable(`shard ${shard} (namespace ${JSON.stringify(namespace)}) has no leader right now: ${why}; retry shortly`, this.runtime.retryAfterMs, { shard });
   }
+}
+
+/** The answer of a call that may wait, abandoning the wait if `signal` aborts first. */
+function followAbort<T>(begun: T | WaitingLockHandle<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!(begun instanceof WaitingLockHandle)) return Promise.resolve(begun);
+  if (signal !== undefined) {
+    if (signal.aborted) begun.abandon();
+    // onAbort, not addEventListener: one signal may be shared by many waiting calls.
+    const off = onAbort(signal, () => begun.abandon());
+    begun.answer.then(off, off);
+  }
+  return begun.answer;
 }

@@ -1,63 +1,78 @@
-import { LeaseholdError, type LockResponse, type requestValidators } from "@leasehold/protocol";
+import { LeaseholdError, type LockResponse } from "@leasehold/protocol";
 import { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 
-/** A lock request as the protocol's validator returns it. */
-type LockRequest = ReturnType<(typeof requestValidators)["lock"]["parse"]>;
+/** What a held-back request needs of its (validated) body: a `lock` or a `wait-for-locks`. */
+interface HeldBackRequest {
+  readonly requestId?: string | undefined;
+  readonly acquireTimeoutMs?: number | undefined;
+}
 
-const TIMEOUT: LockResponse = Object.freeze({ status: "timeout" });
+/** A held-back request of either kind, as its term's line keeps it. */
+export interface HeldBack {
+  readonly request: HeldBackRequest;
+  readonly handle: { abandon(): void };
+  start(now: number): void;
+  fail(error: LeaseholdError): void;
+  cancel(): void;
+}
+
+const TIMEOUT = Object.freeze({ status: "timeout" as const });
 const noop = (): void => undefined;
 
 /**
  * A lock request a new leader holds back until it may grant (its lease-wait is over and the
  * namespace's bound is loaded). It keeps its place in its namespace's first-in-first-out line and
  * is answered `timeout` at its own deadline if it is still held back then (PROTOCOL.md "Leases
- * across failover").
+ * across failover"). A `wait-for-locks` is held back the same way, in the same line (`A` is then
+ * its answer), since an earlier leader's locks may still be held.
  */
-export class QueuedLock {
+export class QueuedLock<A extends { readonly status: string } = LockResponse> implements HeldBack {
   /** What the caller holds: settles with the eventual answer. */
-  readonly handle: WaitingLockHandle;
+  readonly handle: WaitingLockHandle<A>;
   /** True once answered, abandoned or handed to the engine. */
   done = false;
-  private resolve: (answer: LockResponse) => void = noop;
+  private resolve: (answer: A) => void = noop;
   private reject: (error: LeaseholdError) => void = noop;
-  private inner: WaitingLockHandle | null = null;
+  private inner: WaitingLockHandle<A> | null = null;
   private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(
-    readonly request: LockRequest,
+    readonly request: HeldBackRequest,
     /** Monotonic deadline: when it was queued plus its `acquireTimeoutMs`. */
     readonly deadline: number,
     now: number,
-    private readonly onLeave: (lock: QueuedLock) => void,
+    private readonly onLeave: (lock: HeldBack) => void,
     /**
      * Answer `timeout` at the deadline while still held back. True during the lease-wait (the
      * protocol's "answered timeout at its own deadline"); false when only the namespace's bound is
      * loading, which takes one round trip and must not turn a grantable request into a timeout.
      */
     armDeadline: boolean,
+    /** The service's `beginLock` (or `beginWaitForLocks`): its answer (or wait) becomes this request's. */
+    private readonly begin: (request: unknown) => A | WaitingLockHandle<A>,
+    /** What `lock-cancel` answers it with (a wait: `timeout`); undefined: it fails `CANCELLED`, as a lock does. */
+    private readonly cancelledAs?: A | undefined,
   ) {
-    const answer = new Promise<LockResponse>((resolve, reject) => {
+    const answer = new Promise<A>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
     });
-    this.handle = new WaitingLockHandle(answer, () => this.abandon());
+    this.handle = new WaitingLockHandle<A>(answer, () => this.abandon());
     if (armDeadline) {
-      this.timer = setTimeout(() => this.settle(TIMEOUT), Math.max(0, Math.ceil(deadline - now)));
+      // Both a lock and a wait answer `{ status: "timeout" }` at their deadline.
+      this.timer = setTimeout(() => this.settle(TIMEOUT as unknown as A), Math.max(0, Math.ceil(deadline - now)));
       this.timer.unref();
     }
   }
 
-  /**
-   * Hand the request to the engine now, with what is left of its wait. `begin` is the service's
-   * `beginLock`; its answer (or wait) becomes this request's.
-   */
-  start(now: number, begin: (request: unknown) => LockResponse | WaitingLockHandle): void {
+  /** Hand the request to the engine now, with what is left of its wait. */
+  start(now: number): void {
     if (this.done) return;
     this.done = true;
     clearTimeout(this.timer);
-    let begun: LockResponse | WaitingLockHandle;
+    let begun: A | WaitingLockHandle<A>;
     try {
-      begun = begin({ ...this.request, acquireTimeoutMs: Math.max(0, Math.floor(this.deadline - now)) });
+      begun = this.begin({ ...this.request, acquireTimeoutMs: Math.max(0, Math.floor(this.deadline - now)) });
     } catch (err) {
       this.reject(err instanceof LeaseholdError ? err : new LeaseholdError("INTERNAL", String(err)));
       return;
@@ -75,7 +90,13 @@ export class QueuedLock {
     this.reject(error);
   }
 
-  private settle(answer: LockResponse): void {
+  /** `lock-cancel` of a held-back request: a lock is abandoned (`CANCELLED`), a wait ends with its `cancelledAs`. */
+  cancel(): void {
+    if (this.cancelledAs === undefined) this.abandon();
+    else this.settle(this.cancelledAs);
+  }
+
+  private settle(answer: A): void {
     if (this.done) return;
     this.done = true;
     this.onLeave(this);

@@ -1,12 +1,15 @@
-import { requestValidators, type LeaseholdError, type LockResponse } from "@leasehold/protocol";
+import { requestValidators, type LeaseholdError, type LockResponse, type WaitForLocksResponse } from "@leasehold/protocol";
 import type { Logger } from "pino";
 import type { ServingGate } from "../engine/serving-gate.js";
 import { InMemoryLockService } from "../service/in-memory-lock-service.js";
 import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { coordinatorUnavailable, unavailable } from "./cluster-errors.js";
 import type { Coordinator, HeldTerm, ImmutableRecord } from "./coordinator.js";
-import { QueuedLock } from "./queued-lock.js";
+import { QueuedLock, type HeldBack } from "./queued-lock.js";
 import { ShardReserver } from "./shard-reserver.js";
+
+/** How `lock-cancel` ends a held-back wait (PROTOCOL.md "wait-for-locks"). */
+const WAIT_TIMEOUT: WaitForLocksResponse = Object.freeze({ status: "timeout" });
 
 /** What a term is made with. */
 export interface ShardTermOptions {
@@ -54,7 +57,8 @@ export class ShardTerm implements ServingGate {
   private gateTimer: NodeJS.Timeout | null = null;
   private waitOver: boolean;
   private waitTimer: NodeJS.Timeout | null = null;
-  private readonly queues = new Map<string, QueuedLock[]>();
+  /** Held-back locks and waits per namespace, in arrival order (their answer types differ). */
+  private readonly queues = new Map<string, HeldBack[]>();
   private readonly recorded = new Map<string, number>();
   private ended: LeaseholdError | null = null;
 
@@ -122,13 +126,33 @@ export class ShardTerm implements ServingGate {
     if (this.queues.get(namespace) === undefined && !this.waiting && this.reserver.isPrepared(namespace)) {
       return this.service.beginLock(namespace, body);
     }
+    return this.holdBack(namespace, requestValidators.lock.parse(body), (request) => this.service.beginLock(namespace, request));
+  }
+
+  /**
+   * `beginWaitForLocks` of this term: held back in the same FIFO line as locks while the term may
+   * not grant yet, since locks an earlier leader granted may still be held: a wait must not pass them.
+   */
+  beginWaitForLocks(namespace: string, body: unknown): WaitForLocksResponse | WaitingLockHandle<WaitForLocksResponse> {
+    if (this.queues.get(namespace) === undefined && !this.waiting && this.reserver.isPrepared(namespace)) {
+      return this.service.beginWaitForLocks(namespace, body);
+    }
+    const request = requestValidators["wait-for-locks"].parse(body);
+    return this.holdBack(namespace, request, (r) => this.service.beginWaitForLocks(namespace, r), WAIT_TIMEOUT);
+  }
+
+  private holdBack<A extends { readonly status: string }>(
+    namespace: string,
+    request: { readonly requestId?: string | undefined; readonly acquireTimeoutMs?: number | undefined },
+    begin: (request: unknown) => A | WaitingLockHandle<A>,
+    cancelledAs?: A,
+  ): WaitingLockHandle<A> {
     if (this.ended !== null) throw this.ended;
-    const request = requestValidators.lock.parse(body);
     const now = this.options.clock();
     let queue = this.queues.get(namespace);
     if (queue === undefined) this.queues.set(namespace, (queue = []));
     const line = queue;
-    const queued = new QueuedLock(
+    const queued = new QueuedLock<A>(
       request,
       now + (request.acquireTimeoutMs ?? 0),
       now,
@@ -137,6 +161,8 @@ export class ShardTerm implements ServingGate {
         if (i >= 0) line.splice(i, 1);
       },
       this.waiting,
+      begin,
+      cancelledAs,
     );
     line.push(queued);
     if (!this.reserver.isPrepared(namespace)) {
@@ -156,7 +182,7 @@ export class ShardTerm implements ServingGate {
     for (const queued of [...queue]) {
       if (queued.request.requestId !== requestId) continue;
       found = true;
-      queued.handle.abandon();
+      queued.cancel();
     }
     return found;
   }
@@ -180,7 +206,10 @@ export class ShardTerm implements ServingGate {
     if (this.ended !== null) return out;
     const term = { shard: this.shard, epoch: this.epoch };
     for (const namespace of this.reserver.namespaces()) {
-      const floor = this.service.immutableFloor(namespace) ?? this.reserver.floor(namespace) + 1;
+      // Timestamp leases keep the same promise through the same record: the lowest of the two.
+      const immutable = this.service.immutableFloor(namespace) ?? this.reserver.floor(namespace) + 1;
+      const leased = this.service.leaseFloor(namespace);
+      const floor = leased === undefined ? immutable : Math.min(immutable, leased);
       const value = this.capImmutable(namespace, floor);
       if (this.recorded.get(namespace) !== value) out.push({ namespace, term, immutable: value });
     }
@@ -235,7 +264,7 @@ export class ShardTerm implements ServingGate {
     if (queue === undefined) return;
     this.queues.delete(namespace);
     const now = this.options.clock();
-    for (const queued of queue) queued.start(now, (request) => this.service.beginLock(namespace, request));
+    for (const queued of queue) queued.start(now);
   }
 
   private failQueue(namespace: string, error: LeaseholdError): void {

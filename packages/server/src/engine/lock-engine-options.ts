@@ -1,6 +1,7 @@
-import type { LockResponse, LeaseholdError, NamespaceLocksResponse } from "@leasehold/protocol";
+import type { LockResponse, NamespaceLocksResponse } from "@leasehold/protocol";
 import type { LeaseLapse } from "./lease-lapse.js";
 import type { PendingLock } from "./pending-lock.js";
+import type { SettledOutcome } from "./lock-table.js";
 import type { ServingGate } from "./serving-gate.js";
 import type { TimestampReserver } from "./timestamp-reserver.js";
 import type { TokenSource } from "./token-source.js";
@@ -27,7 +28,7 @@ export interface LockEngineOptions {
    * `LockEngine.close`. Never called for an abandoned request (its caller is gone).
    * Default: nothing. The hook must not call back into the engine.
    */
-  readonly onSettled?: ((pending: PendingLock, outcome: LockResponse | LeaseholdError) => void) | undefined;
+  readonly onSettled?: ((pending: PendingLock, outcome: SettledOutcome) => void) | undefined;
   /**
    * Called, synchronously, for each token released because its lease lapsed, with how many
    * descriptors it held (0 for an immutable-timestamp lock) and who it was (fingerprint,

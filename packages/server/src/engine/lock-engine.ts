@@ -3,7 +3,6 @@ import {
   type ImmutableTimestampResponse,
   type Lease,
   type LockRequest,
-  type LockResponse,
   type LockSpec,
   type LockTimeoutResponse,
   type NamespaceLocksQuery,
@@ -19,13 +18,19 @@ import {
   type UnlockResponse,
   type RevokeRequest,
   type RevokeResponse,
+  type TimestampLeaseMinResponse,
+  type TimestampLeaseRequest,
+  type TimestampLeaseResponse,
+  type WaitForLocksRequest,
+  type WaitForLocksResponse,
 } from "@leasehold/protocol";
 import type { LockTableSnapshot, ServiceMetrics } from "./engine-snapshots.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "./timestamp-reserver.js";
 import { DescriptorsPageBuilder, emptyPage, fingerprintSteps, inspectNamespace, pageOfNamespaces, summarizeNamespace } from "./inspect-namespace.js";
 import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
 import { tooManyWaiting } from "./too-many-waiting.js";
-import { LockTable, allGrantableNow, forgetIdle } from "./lock-table.js";
+import { LockTable, allGrantableNow, forgetIdle, type SettledOutcome } from "./lock-table.js";
+import { beginWait, holdTimestampLease } from "./wait-and-lease-ops.js";
 import { NamespaceState } from "./namespace-state.js";
 import { PendingLock } from "./pending-lock.js";
 import type { ServingGate } from "./serving-gate.js";
@@ -68,7 +73,7 @@ export class LockEngine {
 
   private readonly clock: () => number;
   private readonly reserver: TimestampReserver;
-  private readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
+  private readonly onSettled: (pending: PendingLock, outcome: SettledOutcome) => void;
   private readonly onLeaseLapse: (namespace: string, descriptorCount: number, lapse: LeaseLapse) => void;
   private readonly namespaces = new Map<string, NamespaceState>();
   private readonly table: LockTable;
@@ -152,6 +157,31 @@ export class LockEngine {
     ns.waiting.add(req);
     if (requestId !== undefined) ns.requests.set(requestId, req);
     return pending;
+  }
+
+  /**
+   * Wait, acquiring nothing, until each descriptor in turn could have been granted in its mode
+   * (`wait-for-locks`): queued FIFO as an all-or-none lock request, passing where it would be
+   * granted. `free`/`timeout` at once when it can, else a {@link PendingLock} settled through
+   * `onSettled`. A live `requestId` of a wait joins it (`REQUEST_ID_CONFLICT` for anything else).
+   */
+  waitForLocks(namespace: string, request: WaitForLocksRequest): WaitForLocksResponse | PendingLock {
+    const now = this.catchUp();
+    const limits = { maxWaitingPerNamespace: this.maxWaitingPerNamespace, tally: this.tally, nextSerial: () => ++this.waitSerial };
+    return beginWait(this.table, this.namespace(namespace), request, now, limits);
+  }
+
+  /** Hold a fresh timestamp under `request.name` (`timestamp-leases`); a live `requestId` of it answers it again, renewed. */
+  acquireTimestampLease(namespace: string, request: TimestampLeaseRequest): TimestampLeaseResponse {
+    const now = this.catchUp();
+    return holdTimestampLease(this.table, this.namespace(namespace), request, now, this.leaseMs, this.lease);
+  }
+
+  /** The smallest timestamp held under the lease name, or a fresh timestamp when none is. */
+  minLeasedTimestamp(namespace: string, name: string): TimestampLeaseMinResponse {
+    this.catchUp();
+    const ns = this.namespace(namespace);
+    return { minLeased: ns.minLeased(name) ?? ns.take(1) };
   }
 
   /** Release tokens; answers those that were held, in request order, each once. */
@@ -362,6 +392,14 @@ export class LockEngine {
   immutableFloor(namespace: string): number | undefined {
     const ns = this.namespaces.get(namespace);
     return ns === undefined ? undefined : (ns.minImmutable() ?? ns.nextValue);
+  }
+
+  /**
+   * The smallest timestamp held under any lease name of the namespace, without taking a number;
+   * `undefined` when none is held. A cluster leader records it with the immutable timestamp.
+   */
+  leaseFloor(namespace: string): number | undefined {
+    return this.namespaces.get(namespace)?.minLeasedAny();
   }
 
   /** A token-free picture of one namespace (an empty one, without creating it, if never used). */

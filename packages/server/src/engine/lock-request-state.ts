@@ -71,6 +71,16 @@ export class LockRequestState implements LeaseEntry<LockRequestState> {
   grantedAt = 0;
   /** The token's fingerprint once something asked for it (see `tokenFingerprint`); "" until then. */
   fingerprint = "";
+  /**
+   * True for a `wait-for-locks` request: it queues as an all-or-none lock request would, but when
+   * it reaches a descriptor it passes on to the next instead of taking it, and ends `free` once
+   * past the last (see `LockTable.advanceAllOrNone`). It never holds anything and never gets a token.
+   */
+  waitOnly = false;
+  /** The name of a timestamp lease (`timestamp-leases`); undefined for every other request. */
+  leaseName: string | undefined = undefined;
+  /** The timestamp a timestamp lease holds; 0 for every other request. */
+  leased = 0;
 
   constructor(
     readonly namespace: NamespaceState,

@@ -1,4 +1,4 @@
-import { LeaseholdError, type Lease, type LockAcquiredResponse, type LockResponse, type LockSpec, type StartedTransaction } from "@leasehold/protocol";
+import { LeaseholdError, type Lease, type LockAcquiredResponse, type LockResponse, type LockSpec, type StartedTransaction, type WaitForLocksResponse } from "@leasehold/protocol";
 import type { LockAttempt } from "./lock-engine-options.js";
 import { DeadlineHeap } from "./deadline-heap.js";
 import { DescriptorState } from "./descriptor-state.js";
@@ -9,6 +9,12 @@ import type { NamespaceState } from "./namespace-state.js";
 import type { PendingLock } from "./pending-lock.js";
 import { sameIdentity } from "./request-identity.js";
 import type { TokenSource } from "./token-source.js";
+
+/** What a wait that passed every descriptor answers. */
+export const WAIT_FREE: WaitForLocksResponse = Object.freeze({ status: "free" });
+
+/** What a request that waited settles with: a lock's answer, a wait's, or an error. */
+export type SettledOutcome = LockResponse | WaitForLocksResponse | LeaseholdError;
 
 /**
  * The grant machinery behind {@link LockEngine}: taking descriptors, queueing, watching, granting
@@ -32,7 +38,7 @@ export class LockTable {
     private readonly tokens: TokenSource,
     private readonly lease: Lease,
     private readonly leaseMs: number,
-    private readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void,
+    private readonly onSettled: (pending: PendingLock, outcome: SettledOutcome) => void,
   ) {}
 
   /**
@@ -67,13 +73,18 @@ export class LockTable {
       const mode = modeCode(spec.mode);
       let d = descriptors.get(spec.descriptor);
       if (d === undefined) {
+        // A wait passes a descriptor nobody uses without bringing it into use.
+        if (req.waitOnly) {
+          req.nextIndex++;
+          continue;
+        }
         d = new DescriptorState(spec.descriptor, spec.limit);
         descriptors.set(spec.descriptor, d);
       } else if (!d.grantableNow(mode)) {
         d.enqueue(req.waiter(), mode);
         return false;
       }
-      this.take(req, d, mode);
+      if (!req.waitOnly) this.take(req, d, mode);
       req.nextIndex++;
     }
     return true;
@@ -125,12 +136,20 @@ export class LockTable {
     return { status: "acquired", token: req.token, lease: this.lease, acquired: req.acquired() };
   }
 
-  /** Grant a request that was waiting and tell its caller through `onSettled`. */
+  /** Grant a request that was waiting (a wait: end it `free`) and tell its caller through `onSettled`. */
   grantWaiting(req: LockRequestState): void {
+    const ns = req.namespace;
     const pending = req.pending as PendingLock;
     this.deadlines.remove(pending);
-    req.namespace.waiting.delete(req);
+    ns.waiting.delete(req);
     if (pending.watching) this.unwatch(req);
+    if (req.waitOnly) {
+      req.status = DONE;
+      if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
+      req.pending = null;
+      this.onSettled(pending, WAIT_FREE);
+      return;
+    }
     const answer = this.grant(req);
     req.pending = null;
     this.onSettled(pending, answer);
@@ -172,7 +191,8 @@ export class LockTable {
   pump(ns: NamespaceState, d: DescriptorState): void {
     for (let head = d.queueHead; head !== null && d.compatible(head.queueMode); head = d.queueHead) {
       const req = head.request;
-      this.take(req, d, head.queueMode);
+      // A wait at the head passes on without taking: the next in line is then looked at as if it were not there.
+      if (!req.waitOnly) this.take(req, d, head.queueMode);
       d.dequeue(head);
       req.nextIndex++;
       if (this.advanceAllOrNone(req)) this.grantWaiting(req);
@@ -207,7 +227,8 @@ export class LockTable {
     ns.tokens.delete(req.token);
     this.leases.remove(req);
     if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
-    if (req.startTimestamp !== 0) ns.releasedImmutable();
+    if (req.leaseName !== undefined) ns.releasedLease(req);
+    else if (req.startTimestamp !== 0) ns.releasedImmutable();
     else this.releaseHolds(req);
   }
 
@@ -254,12 +275,31 @@ export class LockTable {
   }
 
   /**
+   * Hold `leased` under the lease name `name` with a new token and lease (`timestamp-leases`); the
+   * request keeps `count` (as `max`) so a retry with its `requestId` can be checked against it.
+   */
+  holdLease(ns: NamespaceState, name: string, leased: number, count: number, requestId: string | undefined, now: number): LockRequestState {
+    const lease = new LockRequestState(ns, null, requestId, true, count);
+    lease.leaseName = name;
+    lease.leased = leased;
+    lease.arrivedAt = lease.grantedAt = Math.floor(now);
+    lease.status = HELD;
+    lease.token = this.tokens.next();
+    ns.tokens.set(lease.token, lease);
+    ns.addLease(lease);
+    if (requestId !== undefined) ns.requests.set(requestId, lease);
+    this.leases.append(lease, now + this.leaseMs);
+    return lease;
+  }
+
+  /**
    * A lock request re-sent with a live `requestId`: the same request again answers what the first
    * is (its grant, with the lease renewed, or its pending wait, with the later deadline); a
    * different one is `REQUEST_ID_CONFLICT`.
    */
   retry(req: LockRequestState, specs: readonly LockSpec[], allOrNone: boolean, max: number, deadline: number): LockAttempt {
-    if (!sameIdentity(req, specs, allOrNone, max)) {
+    // A wait or a timestamp lease holding the id is never the same as a lock request.
+    if (req.waitOnly || req.leaseName !== undefined || !sameIdentity(req, specs, allOrNone, max)) {
       throw new LeaseholdError(
         "REQUEST_ID_CONFLICT",
         `requestId ${JSON.stringify(req.requestId)} is in use by a request with different locks, behavior or max`,

@@ -2,6 +2,7 @@ import { LeaseholdError } from "@leasehold/protocol";
 import type { TimestampReserver } from "./timestamp-reserver.js";
 import type { DescriptorState } from "./descriptor-state.js";
 import { HELD, type LockRequestState } from "./lock-request-state.js";
+import { LeasedTimestamps } from "./leased-timestamps.js";
 
 /**
  * How many idle descriptors a namespace keeps in its map before evicting the oldest. 8,192 × about
@@ -38,6 +39,8 @@ export class NamespaceState {
   private immutableHead = 0;
   /** Live immutable-timestamp locks. */
   immutableCount = 0;
+  /** Timestamp leases by name; a name is dropped once nothing is held under it. */
+  readonly leases = new Map<string, LeasedTimestamps>();
   /** Descriptor holds in this namespace (waiting all-or-none requests' partial holds included). */
   heldLocks = 0;
   /** The next counter value. */
@@ -124,6 +127,38 @@ export class NamespaceState {
       this.immutables = this.immutables.filter((lock) => lock.status === HELD);
       this.immutableHead = 0;
     }
+  }
+
+  /** Record a new timestamp lease under its name. */
+  addLease(lease: LockRequestState): void {
+    const name = lease.leaseName as string;
+    let held = this.leases.get(name);
+    if (held === undefined) this.leases.set(name, (held = new LeasedTimestamps()));
+    held.add(lease);
+  }
+
+  /** Note that a timestamp lease was released; forget its name once nothing is held under it. */
+  releasedLease(lease: LockRequestState): void {
+    const name = lease.leaseName as string;
+    const held = this.leases.get(name);
+    if (held === undefined) return;
+    held.released();
+    if (held.live === 0) this.leases.delete(name);
+  }
+
+  /** The smallest timestamp held under `name`, or undefined. */
+  minLeased(name: string): number | undefined {
+    return this.leases.get(name)?.min();
+  }
+
+  /** The smallest timestamp held under any lease name, or undefined (O(names)). */
+  minLeasedAny(): number | undefined {
+    let min: number | undefined;
+    for (const held of this.leases.values()) {
+      const m = held.min();
+      if (m !== undefined && (min === undefined || m < min)) min = m;
+    }
+    return min;
   }
 
   /** The smallest start timestamp held by an immutable-timestamp lock, or undefined. */

@@ -1,7 +1,8 @@
-import type { LockResponse, LeaseholdError } from "@leasehold/protocol";
+import type { LockResponse } from "@leasehold/protocol";
 import type { LeaseLapse } from "./lease-lapse.js";
 import type { LockTable } from "./lock-table.js";
 import type { PendingLock } from "./pending-lock.js";
+import type { SettledOutcome } from "./lock-table.js";
 import { fingerprintOf } from "./token-fingerprint.js";
 
 /** What reaping has done since the engine started (the engine's metrics read it). */
@@ -17,7 +18,7 @@ export interface ReapTally {
 /** Where reaping reports what it ended. */
 export interface ReapHooks {
   /** A waiter reached its deadline: its caller gets `timeout`. */
-  readonly onSettled: (pending: PendingLock, outcome: LockResponse | LeaseholdError) => void;
+  readonly onSettled: (pending: PendingLock, outcome: SettledOutcome) => void;
   /** A token's lease ran out and it was released (for the log line and metrics). */
   readonly onLeaseLapse: (namespace: string, descriptorCount: number, lapse: LeaseLapse) => void;
   /** The answer a waiter gets at its deadline. */

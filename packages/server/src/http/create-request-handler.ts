@@ -140,8 +140,10 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     }
     let answer: unknown;
     if (operation === "lock-cancel") answer = await service.cancelLock(namespace, body);
-    else if (operation === "lock") {
-      const begun = service.beginLock(namespace, body);
+    else if (operation === "timestamp-leases") answer = await service.acquireTimestampLease(namespace, body);
+    else if (operation === "timestamp-leases/min") answer = await service.minLeasedTimestamp(namespace, body);
+    else if (operation === "lock" || operation === "wait-for-locks") {
+      const begun = operation === "lock" ? service.beginLock(namespace, body) : service.beginWaitForLocks(namespace, body);
       if ("abandon" in begun) {
         // Only a waiting lock listens for the client leaving: it then leaves every queue.
         exchange.onGone = begun.abandon;

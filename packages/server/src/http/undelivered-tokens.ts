@@ -1,4 +1,4 @@
-import type { AnyOperation, LockResponse, StartTransactionsResponse } from "@leasehold/protocol";
+import type { AnyOperation, LockResponse, StartTransactionsResponse, TimestampLeaseResponse } from "@leasehold/protocol";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
@@ -6,7 +6,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * The tokens an answer hands out that nobody could ever release if the answer is not delivered:
- * a granted `lock` without a `requestId`, and every transaction of `transactions/start`.
+ * a granted `lock` or `timestamp-leases` without a `requestId`, and every transaction of
+ * `transactions/start`.
  *
  * (A `lock-batch` entry is judged as the `lock` it is, line by line, by the batch's own handler.)
  *
@@ -19,6 +20,10 @@ export function undeliveredTokens(operation: AnyOperation, request: unknown, ans
     if (isRecord(request) && request.requestId !== undefined) return [];
     const lock = answer as LockResponse;
     return lock.status === "acquired" ? [lock.token] : [];
+  }
+  if (operation === "timestamp-leases") {
+    if (isRecord(request) && request.requestId !== undefined) return [];
+    return [(answer as TimestampLeaseResponse).token];
   }
   if (operation === "transactions/start") {
     return (answer as StartTransactionsResponse).transactions.map((t) => t.token);

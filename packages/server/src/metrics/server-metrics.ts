@@ -9,8 +9,8 @@ import { DEFAULT_TOP_NAMESPACES, namespaceMetrics } from "./namespace-metrics.js
 import { runtimeRegistry } from "./runtime-metrics.js";
 
 /**
- * The `operation` label of request metrics: the protocol operations (the six of v1 and the batch
- * additions `lock-batch` and `lock-cancel`) plus the two GET routes,
+ * The `operation` label of request metrics: the protocol operations (the six of v1, the batch
+ * additions `lock-batch` and `lock-cancel`, and `wait-for-locks` and `timestamp-leases`) plus the GET routes,
  * and `unmatched` for every other path. Fixed in code so a client can never mint new series.
  */
 export type RouteLabel =
@@ -22,6 +22,9 @@ export type RouteLabel =
   | "immutable-timestamp"
   | "lock-batch"
   | "lock-cancel"
+  | "wait-for-locks"
+  | "timestamp-leases"
+  | "timestamp-leases/min"
   | "namespaces"
   | "locks"
   | "revoke"

@@ -11,6 +11,9 @@ import type {
   NamespacesResponse,
   NamespaceSummary,
   RevokeResponse,
+  TimestampLeaseMinResponse,
+  TimestampLeaseResponse,
+  WaitForLocksResponse,
 } from "@leasehold/protocol";
 import type { Logger } from "pino";
 import type { LockTableSnapshot, ServiceMetrics } from "../engine/engine-snapshots.js";
@@ -93,8 +96,8 @@ export interface RevokeContext {
  * `requestId`) has abandoned it, it leaves every queue and releases what it had acquired.
  * Abandoning after the answer settled does nothing.
  */
-export interface WaitingLock {
-  readonly answer: Promise<LockResponse>;
+export interface WaitingLock<T = LockResponse> {
+  readonly answer: Promise<T>;
   abandon(): void;
 }
 
@@ -135,6 +138,21 @@ export interface EmbeddedLockService extends LockService {
    * docs/protocol.md): abandoned if waiting, released if granted; `{ cancelled: false }` otherwise.
    */
   cancelLock(namespace: string, request: LockCancelRequest | unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<LockCancelResponse>;
+  /**
+   * `wait-for-locks` (see docs/protocol.md): wait until each descriptor in turn could have been
+   * granted, acquiring nothing; `{ status: "free" }` or `{ status: "timeout" }`. Aborting
+   * `options.signal` abandons this caller's wait (`CANCELLED`). Validation errors reject.
+   */
+  waitForLocks(namespace: string, request: unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<WaitForLocksResponse>;
+  /**
+   * {@link waitForLocks} for hosts that track cancellation themselves, as {@link beginLock} is:
+   * the answer at once when there is one, otherwise a {@link WaitingLock} of the wait's answer.
+   */
+  beginWaitForLocks(namespace: string, request: unknown): WaitForLocksResponse | WaitingLock<WaitForLocksResponse>;
+  /** `timestamp-leases`: hold a fresh timestamp under a name with a token (see docs/protocol.md). */
+  acquireTimestampLease(namespace: string, request: unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<TimestampLeaseResponse>;
+  /** `timestamp-leases/min`: the smallest timestamp held under a name, or a fresh one. */
+  minLeasedTimestamp(namespace: string, request: unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<TimestampLeaseMinResponse>;
   /** Current counters and gauges. */
   metrics(): ServiceMetrics;
   /**

@@ -21,10 +21,14 @@ import {
   type StartTransactionsResponse,
   type TimestampsResponse,
   type UnlockResponse,
+  type TimestampLeaseMinResponse,
+  type TimestampLeaseResponse,
+  type WaitForLocksResponse,
 } from "@leasehold/protocol";
 import { pino, type Logger } from "pino";
 import { LockEngine } from "../engine/lock-engine.js";
-import type { PendingLock } from "../engine/pending-lock.js";
+import { PendingLock } from "../engine/pending-lock.js";
+import type { SettledOutcome } from "../engine/lock-table.js";
 import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserver.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import { DeadlineTimer } from "./deadline-timer.js";
@@ -33,16 +37,20 @@ import { ActivityFeed } from "./activity-feed.js";
 import { logLeaseLapse, logRevoke } from "./log-admin-events.js";
 import { runLockBatch, type LockBatchRun } from "./run-lock-batch.js";
 import { serverChannels, serverMessages } from "./server-diagnostics.js";
-import { WaitingLockHandle } from "./waiting-lock-handle.js";
+import { cancelled, followSignal, WaitingLockHandle } from "./waiting-lock-handle.js";
 import { VERSION } from "../version.js";
+
+/** What a waiting request resolves with: a lock's answer or a wait's. */
+type WaitAnswer = LockResponse | WaitForLocksResponse;
 
 /** One caller attached to a waiting request (a retry with the same requestId adds another). */
 interface Caller {
-  readonly resolve: (answer: LockResponse) => void;
+  readonly resolve: (answer: WaitAnswer) => void;
   readonly reject: (error: LeaseholdError) => void;
 }
 
 const noop = (): void => undefined;
+const WAIT_TIMEOUT: WaitForLocksResponse = Object.freeze({ status: "timeout" });
 
 /**
  * Entries an inspection walks between two turns of the event loop: about 2 ms of work on the
@@ -114,21 +122,42 @@ export class InMemoryLockService implements EmbeddedLockService {
    * abandons the request (released, rejected `CANCELLED`) once every caller sharing its requestId has gone.
    */
   async lock(namespace: string, request: unknown, options?: CallOptions): Promise<LockResponse> {
-    const signal = options?.signal;
-    if (signal?.aborted === true) {
-      this.checkOpen();
-      validateNamespace(namespace);
-      requestValidators.lock.parse(request);
-      throw cancelled();
-    }
-    const begun = this.beginLock(namespace, request);
-    if (!(begun instanceof WaitingLockHandle)) return begun;
-    if (signal !== undefined) {
-      // onAbort, not addEventListener: one signal may be shared by many waiting calls.
-      const off = onAbort(signal, () => begun.abandon());
-      begun.answer.then(off, off);
-    }
-    return begun.answer;
+    return followSignal(options?.signal, () => this.validated(namespace, requestValidators.lock.parse, request), () => this.beginLock(namespace, request));
+  }
+
+  /** Validate and wait (`wait-for-locks`); aborting `signal` abandons this caller's wait, as for `lock`. */
+  async waitForLocks(namespace: string, request: unknown, options?: CallOptions): Promise<WaitForLocksResponse> {
+    return followSignal(options?.signal, () => this.validated(namespace, requestValidators["wait-for-locks"].parse, request), () => this.beginWaitForLocks(namespace, request));
+  }
+
+  /** {@link waitForLocks} for hosts that track cancellation themselves (see {@link beginLock}). */
+  beginWaitForLocks(namespace: string, request: unknown): WaitForLocksResponse | WaitingLockHandle<WaitForLocksResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    const attempt = this.engine.waitForLocks(ns, requestValidators["wait-for-locks"].parse(request));
+    this.timer.arm(this.engine.nextDeadline());
+    return attempt instanceof PendingLock ? this.join<WaitForLocksResponse>(attempt) : attempt;
+  }
+
+  /** Validate and hold a timestamp under a lease name (`timestamp-leases`). */
+  async acquireTimestampLease(namespace: string, request: unknown, _options?: CallOptions): Promise<TimestampLeaseResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    const answer = this.engine.acquireTimestampLease(ns, requestValidators["timestamp-leases"].parse(request));
+    this.timer.arm(this.engine.nextDeadline());
+    return answer;
+  }
+
+  /** Validate and answer the smallest timestamp held under a lease name (`timestamp-leases/min`). */
+  async minLeasedTimestamp(namespace: string, request: unknown, _options?: CallOptions): Promise<TimestampLeaseMinResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    return this.engine.minLeasedTimestamp(ns, requestValidators["timestamp-leases/min"].parse(request).name);
+  }
+
+  /** The smallest timestamp held under any lease name, without taking a number (see `LockEngine.leaseFloor`). */
+  leaseFloor(namespace: string): number | undefined {
+    return this.engine.leaseFloor(namespace);
   }
 
   /**
@@ -149,15 +178,23 @@ export class InMemoryLockService implements EmbeddedLockService {
       }
       return attempt;
     }
+    return this.join<LockResponse>(attempt);
+  }
+
+  /**
+   * Attach one more caller to a waiting request: its answer, and an abandon that leaves the
+   * queues once every caller sharing the request (its requestId retries) has gone.
+   */
+  private join<T extends WaitAnswer>(attempt: PendingLock): WaitingLockHandle<T> {
     let callers = this.waiting.get(attempt);
     if (callers === undefined) this.waiting.set(attempt, (callers = new Set()));
     const group = callers;
     let caller: Caller = { resolve: noop, reject: noop };
-    const answer = new Promise<LockResponse>((resolve, reject) => {
-      caller = { resolve, reject };
+    const answer = new Promise<T>((resolve, reject) => {
+      caller = { resolve: resolve as (answer: WaitAnswer) => void, reject };
     });
     group.add(caller);
-    return new WaitingLockHandle(answer, () => {
+    return new WaitingLockHandle<T>(answer, () => {
       if (!group.delete(caller)) return;
       caller.reject(cancelled());
       if (group.size === 0 && this.waiting.get(attempt) === group) {
@@ -225,7 +262,9 @@ export class InMemoryLockService implements EmbeddedLockService {
     this.timer.arm(this.engine.nextDeadline());
     const error = new LeaseholdError("CANCELLED", "the lock request was cancelled by lock-cancel", { requestId });
     if (callers !== undefined) {
-      for (const caller of callers) caller.reject(error);
+      // A cancelled wait (`wait-for-locks`) ends as a timeout, as the protocol says; a lock fails.
+      for (const caller of callers) if (live.request.waitOnly) caller.resolve(WAIT_TIMEOUT);
+      else caller.reject(error);
       // Emptied so a caller's own later abandon finds nothing left to do.
       callers.clear();
     }
@@ -369,11 +408,18 @@ export class InMemoryLockService implements EmbeddedLockService {
     return this.closing;
   }
 
+  /** The checks a call makes before it changes anything: open, namespace, body. */
+  private validated(namespace: string, parse: (body: unknown) => unknown, request: unknown): void {
+    this.checkOpen();
+    validateNamespace(namespace);
+    parse(request);
+  }
+
   private checkOpen(): void {
     if (this.closing !== null) throw this.closedError;
   }
 
-  private settle(pending: PendingLock, outcome: LockResponse | LeaseholdError): void {
+  private settle(pending: PendingLock, outcome: SettledOutcome): void {
     const callers = this.waiting.get(pending);
     if (serverChannels.lockGrant.hasSubscribers && !(outcome instanceof LeaseholdError) && outcome.status === "acquired") {
       const req = pending.request;
@@ -387,8 +433,4 @@ export class InMemoryLockService implements EmbeddedLockService {
       else caller.resolve(outcome);
     }
   }
-}
-
-function cancelled(): LeaseholdError {
-  return new LeaseholdError("CANCELLED", "the lock request was abandoned: its caller aborted or disconnected");
 }

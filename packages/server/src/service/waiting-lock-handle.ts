@@ -1,15 +1,43 @@
-import type { LockResponse } from "@leasehold/protocol";
+import { LeaseholdError, onAbort, type LockResponse } from "@leasehold/protocol";
 import type { WaitingLock } from "./embedded-lock-service.js";
 
-/** The service's {@link WaitingLock}: a class so callers can tell it from an immediate answer. */
-export class WaitingLockHandle implements WaitingLock {
-  readonly answer: Promise<LockResponse>;
+/**
+ * The service's {@link WaitingLock}: a class so callers can tell it from an immediate answer.
+ * `T` is what the wait settles with: a lock's answer (the default), or a `wait-for-locks` answer.
+ */
+export class WaitingLockHandle<T = LockResponse> implements WaitingLock<T> {
+  readonly answer: Promise<T>;
   readonly abandon: () => void;
 
-  constructor(answer: Promise<LockResponse>, abandon: () => void) {
+  constructor(answer: Promise<T>, abandon: () => void) {
     this.answer = answer;
     this.abandon = abandon;
     // The host may abandon without ever awaiting: never let that become an unhandled rejection.
     answer.catch(() => undefined);
   }
+}
+
+/** The `CANCELLED` error of a wait whose caller aborted or disconnected. */
+export function cancelled(): LeaseholdError {
+  return new LeaseholdError("CANCELLED", "the lock request was abandoned: its caller aborted or disconnected");
+}
+
+/**
+ * Begin a call that may wait and tie its wait to `signal`: an abort before the answer abandons
+ * this caller (`CANCELLED`). An already aborted signal runs `validate` only (so bad input is still
+ * reported as such) and begins nothing.
+ */
+export async function followSignal<T>(signal: AbortSignal | undefined, validate: () => void, begin: () => T | WaitingLockHandle<T>): Promise<T> {
+  if (signal?.aborted === true) {
+    validate();
+    throw cancelled();
+  }
+  const begun = begin();
+  if (!(begun instanceof WaitingLockHandle)) return begun;
+  if (signal !== undefined) {
+    // onAbort, not addEventListener: one signal may be shared by many waiting calls.
+    const off = onAbort(signal, () => begun.abandon());
+    begun.answer.then(off, off);
+  }
+  return begun.answer;
 }

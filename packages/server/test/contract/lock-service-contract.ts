@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { locksContract } from "./locks-contract.js";
 import { tokensContract } from "./tokens-contract.js";
 import { timestampsContract } from "./timestamps-contract.js";
+import { waitsAndLeasesContract } from "./waits-and-leases-contract.js";
 import type { ContractFactory, ContractTarget } from "./contract-target.js";
 
 /**
@@ -25,5 +26,6 @@ export function lockServiceContract(name: string, factory: ContractFactory): voi
     locksContract(get);
     tokensContract(get, factory);
     timestampsContract(get);
+    waitsAndLeasesContract(get, factory);
   });
 }

@@ -1,12 +1,15 @@
-import type { LeaseholdError, LockRequest, LockResponse, LockSpec } from "@leasehold/protocol";
+import type { LockRequest, LockSpec } from "@leasehold/protocol";
 import { LockEngine, type LockAttempt, type LockEngineOptions } from "../../src/engine/lock-engine.js";
-import type { PendingLock } from "../../src/engine/pending-lock.js";
+import type { SettledOutcome } from "../../src/engine/lock-table.js";
+import { PendingLock } from "../../src/engine/pending-lock.js";
 import { createCountingTokenSource } from "../../src/engine/token-source.js";
 
 /** A LockEngine on a fake clock with predictable tokens, recording every settlement and lapse. */
 export function makeEngine(options: LockEngineOptions = {}) {
   let now = 1_000;
-  const outcomes = new Map<PendingLock, LockResponse | LeaseholdError>();
+  const outcomes = new Map<PendingLock, SettledOutcome>();
+  /** Every settled pending request, in the order the engine settled them. */
+  const settledOrder: PendingLock[] = [];
   const lapses: { namespace: string; descriptors: number }[] = [];
   const engine = new LockEngine({
     clock: () => now,
@@ -16,6 +19,7 @@ export function makeEngine(options: LockEngineOptions = {}) {
     onSettled: (pending, outcome) => {
       if (outcomes.has(pending)) throw new Error("settled twice");
       outcomes.set(pending, outcome);
+      settledOrder.push(pending);
     },
     onLeaseLapse: (namespace, descriptors) => lapses.push({ namespace, descriptors }),
     ...options,
@@ -23,6 +27,7 @@ export function makeEngine(options: LockEngineOptions = {}) {
   return {
     engine,
     lapses,
+    settledOrder,
     /** Move the fake clock and let the engine reap. */
     tick(ms: number): void {
       now += ms;
@@ -30,8 +35,8 @@ export function makeEngine(options: LockEngineOptions = {}) {
     },
     now: () => now,
     /** What a pending request settled with, or undefined while it waits. */
-    outcome(attempt: LockAttempt): LockResponse | LeaseholdError | undefined {
-      if (attempt.status !== "waiting") throw new Error(`not pending: ${attempt.status}`);
+    outcome(attempt: LockAttempt | PendingLock | { readonly status: string }): SettledOutcome | undefined {
+      if (!(attempt instanceof PendingLock)) throw new Error(`not pending: ${attempt.status}`);
       return outcomes.get(attempt);
     },
   };
@@ -47,7 +52,7 @@ export function req(locks: LockSpec[], extra: Partial<LockRequest> = {}): LockRe
 }
 
 /** The token of an acquired answer (fails the test otherwise). */
-export function tokenOf(answer: LockAttempt | LockResponse | LeaseholdError | undefined): string {
+export function tokenOf(answer: LockAttempt | SettledOutcome | undefined): string {
   if (answer === undefined || answer instanceof Error || answer.status !== "acquired") {
     throw new Error(`expected acquired, got ${answer instanceof Error ? answer.message : JSON.stringify(answer)}`);
   }
@@ -55,7 +60,7 @@ export function tokenOf(answer: LockAttempt | LockResponse | LeaseholdError | un
 }
 
 /** Descriptors of an acquired answer, in answer order. */
-export function descriptorsOf(answer: LockAttempt | LockResponse | LeaseholdError | undefined): string[] {
+export function descriptorsOf(answer: LockAttempt | SettledOutcome | undefined): string[] {
   if (answer === undefined || answer instanceof Error || answer.status !== "acquired") return [];
   return answer.acquired.map((a) => a.descriptor);
 }

@@ -106,7 +106,7 @@ describe("engine invariants under random operations", () => {
             const outcome = t.outcome(p);
             if (outcome === undefined || recorded.has(p)) continue;
             recorded.add(p);
-            if (!(outcome instanceof Error)) record(outcome, (p as PendingLock).request);
+            if (!(outcome instanceof Error)) record(outcome as LockResponse, (p as PendingLock).request);
           }
           checkFifo();
           const snap = t.engine.snapshot("ns");

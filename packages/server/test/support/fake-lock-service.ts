@@ -45,6 +45,18 @@ export class FakeLockService implements EmbeddedLockService {
   lockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener): Promise<void> {
     return this.beginLockBatch(namespace, request, onResult).done;
   }
+  async waitForLocks() {
+    return { status: "timeout" as const };
+  }
+  beginWaitForLocks() {
+    return { status: "timeout" as const };
+  }
+  async acquireTimestampLease(): Promise<never> {
+    throw new Error("FakeLockService has no timestamp leases");
+  }
+  async minLeasedTimestamp() {
+    return { minLeased: 1 };
+  }
   async cancelLock() {
     return { cancelled: false };
   }

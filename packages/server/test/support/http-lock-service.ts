@@ -9,7 +9,15 @@ import {
   type LockRequest,
   type LockResponse,
   type LockService,
-  type Operation,
+  type AnyOperation,
+  type LockCancelRequest,
+  type LockCancelResponse,
+  type TimestampLeaseMinRequest,
+  type TimestampLeaseMinResponse,
+  type TimestampLeaseRequest,
+  type TimestampLeaseResponse,
+  type WaitForLocksRequest,
+  type WaitForLocksResponse,
   type RefreshRequest,
   type RefreshResponse,
   type StartTransactionsRequest,
@@ -51,7 +59,7 @@ export class HttpLockService implements LockService {
     throw new LeaseholdError(code, typeof error?.message === "string" ? error.message : `HTTP ${res.status}`, { ...details, httpStatus: res.status });
   }
 
-  private post<T>(namespace: string, operation: Operation, body: unknown, options?: CallOptions): Promise<T> {
+  private post<T>(namespace: string, operation: AnyOperation, body: unknown, options?: CallOptions): Promise<T> {
     return this.call<T>("POST", operationPath(namespace, operation), body, options);
   }
 
@@ -72,6 +80,18 @@ export class HttpLockService implements LockService {
   }
   immutableTimestamp(namespace: string, request: ImmutableTimestampRequest, options?: CallOptions): Promise<ImmutableTimestampResponse> {
     return this.post(namespace, "immutable-timestamp", request, options);
+  }
+  waitForLocks(namespace: string, request: WaitForLocksRequest, options?: CallOptions): Promise<WaitForLocksResponse> {
+    return this.post(namespace, "wait-for-locks", request, options);
+  }
+  cancelLock(namespace: string, request: LockCancelRequest, options?: CallOptions): Promise<LockCancelResponse> {
+    return this.post(namespace, "lock-cancel", request, options);
+  }
+  acquireTimestampLease(namespace: string, request: TimestampLeaseRequest, options?: CallOptions): Promise<TimestampLeaseResponse> {
+    return this.post(namespace, "timestamp-leases", request, options);
+  }
+  minLeasedTimestamp(namespace: string, request: TimestampLeaseMinRequest, options?: CallOptions): Promise<TimestampLeaseMinResponse> {
+    return this.post(namespace, "timestamp-leases/min", request, options);
   }
   health(options?: CallOptions): Promise<HealthResponse> {
     return this.call("GET", "/v1/health", undefined, options);

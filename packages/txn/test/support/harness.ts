@@ -1,9 +1,11 @@
 import { LockClient, type LockClientOptions } from "@leasehold/client";
-import { startServer, type StartServerOptions } from "@leasehold/server";
+import { startServer, type EmbeddedLockService, type StartServerOptions } from "@leasehold/server";
 
 /** A lock server over HTTP on loopback and the clients made for it, closed together. */
 export interface Backend {
   readonly url: string;
+  /** The server's lock table, to observe (how many requests wait), never to act. */
+  readonly service: EmbeddedLockService;
   client(options?: Partial<LockClientOptions>): LockClient;
   close(): Promise<void>;
 }
@@ -13,6 +15,7 @@ export async function httpBackend(options: StartServerOptions = {}): Promise<Bac
   const clients: LockClient[] = [];
   return {
     url: server.url,
+    service: server.service,
     client: (o = {}) => {
       const c = LockClient.http({
         baseUrl: server.url,
