@@ -4,9 +4,13 @@ import { unavailable } from "./cluster-errors.js";
 import type { ClusterMetrics, LossReason } from "./cluster-metrics.js";
 import type { Coordinator, HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
+import { LeaseRenewer } from "./lease-renewer.js";
 import { observeRows, planShards, type Seen } from "./plan-shards.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
 import type { TestBreak } from "./test-breaks.js";
+
+/** Acquisitions in flight at once (of a statement pool of 4, leaving room for reads and bound loads). */
+const ACQUIRE_LANES = 3;
 
 /** What the runtime is made with (see `ClusterOptions` for the defaults and their reasons). */
 export interface ClusterRuntimeOptions {
@@ -22,17 +26,25 @@ export interface ClusterRuntimeOptions {
   readonly reserveBlock: number;
   readonly logger: Logger;
   readonly metrics: ClusterMetrics;
+  /** Monotonic clock (ms). Default `performance.now()`. */
   readonly clock?: (() => number) | undefined;
+  /**
+   * Wall clock (ms since the epoch). Default `Date.now()`. The serving gate closes when either
+   * clock passes its deadline: a paused VM's monotonic clock stands still while the guest is
+   * stopped (tests inject both to play the pause).
+   */
+  readonly wallClock?: (() => number) | undefined;
   /** TEST ONLY: safety rules switched off for the reliability suite's negative controls (test-breaks.ts). Default none. */
   readonly breaks?: ReadonlySet<TestBreak> | undefined;
 }
 
 /**
- * The leadership loop of one server (DESIGN.md "Cluster mode"): every third of the leader lease it
- * renews all its shards in one statement, heartbeats, reads the lease rows, records immutable
+ * The leadership loop of one server (DESIGN.md "Cluster mode"): every third of the leader lease,
+ * on a timer of its own ({@link LeaseRenewer}), it renews all its shards in one statement and
+ * heartbeats; and every third of the leader lease a pass reads the lease rows, records immutable
  * timestamps, then takes shards that are free (released at once; expired only after their row was
  * seen unchanged for a whole leader lease) and gives up surplus ones, one at a time. A released
- * shard's `NOTIFY` runs the same pass at once.
+ * shard's `NOTIFY` runs a pass at once. No pass ever delays a renewal.
  *
  * Before all that it joins: it creates the tables if needed and checks the shard count
  * ({@link ClusterRuntime.join}). An unreachable database does not stop the server: it listens,
@@ -53,7 +65,8 @@ export class ClusterRuntime {
   private startedAt: number | null = null;
   private listening = false;
   private joining: JoinRetry | null = null;
-  private heartbeating: Promise<unknown> | null = null;
+  private readonly renewer: LeaseRenewer;
+  private readonly wallClock: () => number;
   private readonly margin: number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
@@ -71,9 +84,23 @@ export class ClusterRuntime {
     this.members = [{ serverId: options.serverId, ready: false }];
     this.url = options.url;
     this.clock = options.clock ?? (() => performance.now());
+    this.wallClock = options.wallClock ?? (() => Date.now());
     // The gate closes this long before a taker could act: it absorbs clock-rate differences (10% of
     // the lease) and the time between reading the clock and sending the renewal.
     this.margin = Math.max(20, Math.floor(options.leaderLeaseMs / 10));
+    this.renewer = new LeaseRenewer({
+      coordinator: options.coordinator,
+      serverId: options.serverId,
+      leaderLeaseMs: options.leaderLeaseMs,
+      margin: this.margin,
+      clock: this.clock,
+      wallClock: this.wallClock,
+      held: () => this.terms.filter((t): t is ShardTerm => t !== null),
+      member: () => ({ serverId: options.serverId, url: this.url, ready: this.ready }),
+      onUnmatched: (term) => this.lose(term, "renewal", "the renewal matched nothing: another server may lead it"),
+      onMembers: (members) => (this.members = members),
+      onError: (err, msg) => this.warn(err, msg),
+    });
   }
 
   /** Shards led now. */
@@ -143,7 +170,8 @@ export class ClusterRuntime {
     // A joining server waits a leader lease from here before taking anything.
     this.startedAt = this.clock();
     await this.listen();
-    await this.pass(true);
+    this.renewer.start();
+    await this.pass();
     this.schedule();
   }
 
@@ -161,6 +189,7 @@ export class ClusterRuntime {
     this.stopping = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.joining?.cancel();
+    void this.renewer.stop();
     // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
     // statement, and an acquisition that lands after this point releases itself.
     const held: HeldTerm[] = [];
@@ -175,7 +204,7 @@ export class ClusterRuntime {
       // Leave the member list before releasing, so the servers that hear the release compute their
       // shares without this one and take the shards at once. A heartbeat in flight would put the
       // row back after the delete: wait for it first (bounded by the statement timeout).
-      await this.heartbeating?.catch(() => undefined);
+      await this.renewer.stop();
       await coordinator.leave(serverId);
       await coordinator.release(serverId, held);
     } catch (err) {
@@ -221,6 +250,8 @@ export class ClusterRuntime {
     // whole leader lease, rather than up to a third of a lease later (failover time).
     let delay = cadence;
     const now = this.clock();
+    // The first pass that may take shards runs right when the join wait ends.
+    if (this.startedAt !== null && !this.ready) delay = Math.min(delay, Math.max(1, this.startedAt + this.options.leaderLeaseMs - now));
     for (const row of this.leases) {
       const since = this.seen[row.shard];
       if (row.holder === null || row.holder === this.options.serverId || since === null || since === undefined) continue;
@@ -229,7 +260,7 @@ export class ClusterRuntime {
       if (due > 0) delay = Math.min(delay, due);
     }
     this.timer = setTimeout(() => {
-      void this.pass(true).finally(() => this.schedule());
+      void this.pass().finally(() => this.schedule());
     }, Math.ceil(delay));
     this.timer.unref();
   }
@@ -242,62 +273,48 @@ export class ClusterRuntime {
       setTimeout(() => void this.listen(), this.retryAfterMs).unref();
     };
     try {
-      await coordinator.watch(() => void this.pass(false), rewatch);
+      await coordinator.watch(() => void this.pass(), rewatch);
     } catch (err) {
       rewatch(err instanceof Error ? err : new Error(String(err)));
     }
   }
 
-  /** One pass, never two at once: a pass asked for while one runs runs right after it. */
-  private pass(renew: boolean): Promise<void> {
+  /**
+   * One pass, never two at once: a pass asked for while one runs runs once right after it (it
+   * must see rows changed meanwhile, such as a shard released by `NOTIFY`). Renewals are not part
+   * of a pass, so nothing here can delay one.
+   */
+  private pass(): Promise<void> {
     if (this.running !== null) {
-      // A renewal pass asked for meanwhile is covered by the running one; a NOTIFY pass is not.
-      if (!renew) this.again = true;
+      this.again = true;
       return this.running;
     }
-    this.running = this.runPass(renew)
+    this.running = this.runPass()
       .catch((err: unknown) => this.warn(err, "cluster pass failed"))
       .finally(() => {
         this.running = null;
         if (this.again && !this.stopping) {
           this.again = false;
-          void this.pass(false);
+          void this.pass();
         }
       });
     return this.running;
   }
 
-  private async runPass(renew: boolean): Promise<void> {
+  private async runPass(): Promise<void> {
     if (this.stopping) return;
-    const { coordinator, serverId, leaderLeaseMs } = this.options;
-    const url = this.url;
-    const held = this.terms.filter((t): t is ShardTerm => t !== null);
-    const sentAt = this.clock();
-    const heartbeat = coordinator.heartbeat({ serverId, url, ready: this.ready }, leaderLeaseMs * 2);
-    this.heartbeating = heartbeat;
-    const [renewed, members, leases] = await Promise.allSettled([
-      renew ? coordinator.renew(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })), leaderLeaseMs) : Promise.resolve(null),
-      heartbeat,
-      coordinator.readLeases(),
-    ]);
-    if (this.heartbeating === heartbeat) this.heartbeating = null;
-    if (renewed.status === "fulfilled" && renewed.value !== null) {
-      const ok = new Set(renewed.value);
-      for (const term of held) {
-        if (ok.has(term.shard)) term.extendGate(sentAt + leaderLeaseMs - this.margin);
-        else this.lose(term, "renewal", "the renewal matched nothing: another server may lead it");
-      }
-    } else if (renewed.status === "rejected") this.warn(renewed.reason, "lease renewal failed; serving continues until the gate closes");
-    if (members.status === "fulfilled") this.members = members.value;
     // Test mode (--log-level debug): every pass reports each term's serve interval so far, so a
     // checker has them even for a server killed with SIGKILL.
-    for (const term of held) this.logServeInterval(term);
-    if (leases.status === "rejected") {
-      this.coordinatorDown = leases.reason instanceof Error ? leases.reason.message : String(leases.reason);
-      return this.warn(leases.reason, "could not read the lease rows from PostgreSQL; leaders keep serving until their gates close");
+    for (const term of this.terms) if (term !== null) this.logServeInterval(term);
+    let leases: ShardLease[];
+    try {
+      leases = await this.options.coordinator.readLeases();
+    } catch (err) {
+      this.coordinatorDown = err instanceof Error ? err.message : String(err);
+      return this.warn(err, "could not read the lease rows from PostgreSQL; leaders keep serving until their gates close");
     }
     this.coordinatorDown = null;
-    this.observe(leases.value);
+    this.observe(leases);
     await recordImmutables(this.terms, this.options.coordinator).catch((err: unknown) => this.warn(err, "could not record immutable timestamps; will retry next round"));
     await this.decide();
   }
@@ -324,7 +341,14 @@ export class ClusterRuntime {
       joining: this.members.filter((m) => !m.ready).map((m) => m.serverId),
       led: this.terms.map((t) => t !== null),
     });
-    await Promise.all(plan.take.map((shard) => this.acquire(shard)));
+    // A few at a time: more would queue for the statement pool, and one that waits there past the
+    // connect timeout fails unsent, leaving its shard unled until the next pass (seen at cold
+    // starts on a loaded machine: acquisitions trickling in for 10 s and more).
+    const queue = [...plan.take];
+    const lane = async (): Promise<void> => {
+      for (let shard = queue.shift(); shard !== undefined; shard = queue.shift()) await this.acquire(shard);
+    };
+    await Promise.all(Array.from({ length: Math.min(ACQUIRE_LANES, queue.length) }, lane));
     if (plan.release !== null) {
       const term = this.terms[plan.release];
       if (term === null || term === undefined) return;
@@ -340,6 +364,7 @@ export class ClusterRuntime {
     const url = this.url;
     const leaderId = randomUUID();
     const sentAt = this.clock();
+    const sentWall = this.wallClock();
     let got;
     try {
       got = await coordinator.acquire(shard, row.version, { serverId, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs });
@@ -358,7 +383,8 @@ export class ClusterRuntime {
       coordinator,
       logger,
       clock: this.clock,
-      gateUntil: sentAt + leaderLeaseMs - this.margin,
+      wallClock: this.wallClock,
+      gateUntil: { monotonic: sentAt + leaderLeaseMs - this.margin, wall: sentWall + leaderLeaseMs - this.margin },
       grantsFrom: this.clock() + (this.options.breaks?.has("lease-wait") === true ? 0 : got.lockDelayMs),
       gateless: this.options.breaks?.has("gate") === true,
       leaseMs,
