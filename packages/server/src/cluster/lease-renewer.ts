@@ -62,10 +62,16 @@ export class LeaseRenewer {
     this.timer.unref();
   }
 
-  /** One renewal of every led term, sent now even if an earlier one is still in flight. */
-  renew(): void {
+  /**
+   * One renewal of `terms` (default: every led term), sent now even if an earlier one is still in
+   * flight. The runtime also calls it for a term whose acquisition answered late (it waited for a
+   * pooled connection behind bound loads), whose gate would otherwise close before the next tick's
+   * renewal could answer.
+   */
+  renew(terms?: readonly ShardTerm[]): void {
+    if (this.stopped) return;
     const { coordinator, serverId, leaderLeaseMs, margin } = this.options;
-    const held = [...this.options.held()];
+    const held = [...(terms ?? this.options.held())];
     if (held.length === 0) return;
     // Read just before sending: the gate counts from here, never from when the answer arrives.
     const sent: GateDeadline = { monotonic: this.options.clock(), wall: this.options.wallClock() };
