@@ -399,7 +399,7 @@ export class ClusterRuntime {
     this.leases[shard] = { ...row, holder: serverId, url, leaderId, epoch: got.epoch, expired: false };
     // Counted from when it was sent, the gate may close before the next tick's renewal answers
     // when the acquisition waited long for a connection: renew this term at once then.
-    if (this.clock() - sentAt > leaderLeaseMs / 3 - this.margin) this.renewer.renew([term]);
+    if (this.clock() - sentAt > leaderLeaseMs / 3 - this.margin) this.renewer.renewSoon();
     const reason = row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
     metrics.transitions.inc({ event: "acquired" });
     logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs }, "shard acquired");

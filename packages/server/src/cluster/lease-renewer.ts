@@ -37,6 +37,8 @@ export class LeaseRenewer {
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<unknown> | null = null;
   private stopped = false;
+  private extra: Promise<void> | null = null;
+  private extraAgain = false;
 
   constructor(private readonly options: LeaseRenewerOptions) {}
 
@@ -56,27 +58,43 @@ export class LeaseRenewer {
 
   private tick(): void {
     if (this.stopped) return;
-    this.renew();
+    void this.renew();
     this.heartbeat();
     this.timer = setTimeout(() => this.tick(), Math.max(1, Math.floor(this.options.leaderLeaseMs / 3)));
     this.timer.unref();
   }
 
   /**
-   * One renewal of `terms` (default: every led term), sent now even if an earlier one is still in
-   * flight. The runtime also calls it for a term whose acquisition answered late (it waited for a
-   * pooled connection behind bound loads), whose gate would otherwise close before the next tick's
-   * renewal could answer.
+   * An extra renewal of every led term, outside the ticks: for a term whose acquisition answered
+   * late (it waited for a pooled connection behind bound loads; its gate counts from when it was
+   * asked for), whose gate could otherwise close before the next tick's renewal answers.
+   * Coalesced: at most one extra renewal in flight, and one more after it when asked meanwhile,
+   * so a burst of takeovers costs two statements, not one per shard.
    */
-  renew(terms?: readonly ShardTerm[]): void {
+  renewSoon(): void {
     if (this.stopped) return;
+    if (this.extra !== null) {
+      this.extraAgain = true;
+      return;
+    }
+    this.extra = this.renew().finally(() => {
+      this.extra = null;
+      if (!this.extraAgain) return;
+      this.extraAgain = false;
+      this.renewSoon();
+    });
+  }
+
+  /** One renewal of every led term, sent now even if an earlier one is still in flight; settles when applied. */
+  renew(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     const { coordinator, serverId, leaderLeaseMs, margin } = this.options;
-    const held = [...(terms ?? this.options.held())];
-    if (held.length === 0) return;
+    const held = [...this.options.held()];
+    if (held.length === 0) return Promise.resolve();
     // Read just before sending: the gate counts from here, never from when the answer arrives.
     const sent: GateDeadline = { monotonic: this.options.clock(), wall: this.options.wallClock() };
     const until: GateDeadline = { monotonic: sent.monotonic + leaderLeaseMs - margin, wall: sent.wall + leaderLeaseMs - margin };
-    coordinator.renew(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })), leaderLeaseMs).then(
+    return coordinator.renew(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })), leaderLeaseMs).then(
       (shards) => {
         const ok = new Set(shards);
         for (const term of held) {

@@ -114,7 +114,7 @@ describe("serving gate: closed when either the monotonic or the wall clock passe
     mono += 500;
     wall += 500;
     const sent: GateDeadline = { monotonic: mono, wall };
-    renewer.renew();
+    void renewer.renew();
     // The answer arrives 300 ms after it was sent (committed at once, held back on the way).
     mono += 300;
     wall += 300;

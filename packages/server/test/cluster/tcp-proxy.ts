@@ -1,18 +1,9 @@
 import { createServer, connect, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 
-/**
- * A TCP proxy to PostgreSQL that a test can cut and restore, to play "the database is unreachable",
- * or slow down, to play "every statement takes 400 ms".
- */
+/** A TCP proxy to PostgreSQL that a test can cut and restore, to play "the database is unreachable". */
 export interface TcpProxy {
   readonly port: number;
-  /**
-   * Hold every chunk `ms` in each direction from now on, on connections old and new (order kept:
-   * one fixed delay never reorders). A statement's round trip grows by `2 × ms`. 0 (the default)
-   * forwards at once.
-   */
-  setLatency(ms: number): void;
   /** Cut every connection and refuse new ones until {@link restore}. */
   cut(): void;
   restore(): void;
@@ -26,13 +17,6 @@ export interface TcpProxy {
 export async function startTcpProxy(targetPort: number, listenPort = 0): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let cut = false;
-  let latencyMs = 0;
-  const forward = (from: Socket, to: Socket): void => {
-    from.on("data", (chunk: Buffer) => {
-      if (latencyMs <= 0) to.write(chunk);
-      else setTimeout(() => to.write(chunk), latencyMs);
-    });
-  };
   const server: Server = createServer((client) => {
     if (cut) return void client.destroy();
     const upstream = connect(targetPort, "127.0.0.1");
@@ -41,17 +25,13 @@ export async function startTcpProxy(targetPort: number, listenPort = 0): Promise
       s.on("close", () => sockets.delete(s));
       s.on("error", () => undefined);
     }
-    forward(client, upstream);
-    forward(upstream, client);
+    client.pipe(upstream).pipe(client);
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
   await new Promise<void>((resolve) => server.listen(listenPort, "127.0.0.1", resolve));
   return {
     port: (server.address() as AddressInfo).port,
-    setLatency(ms) {
-      latencyMs = ms;
-    },
     cut() {
       cut = true;
       for (const s of sockets) s.destroy();
