@@ -44,13 +44,16 @@ describe("cluster CLI: 400 ms statements, a SIGTERM hand-over of ~20 shards and 
     // Servers and proxies in processes of their own (the proxies' delays and the servers' timers
     // never wait for this process's 2,000 requests).
     proxies = await startLatencyProxies(3);
-    const servers = await Promise.all(
+    const started = await Promise.allSettled(
       proxies.ports.map((port) => {
         const connectionString = schema.connectionString.replace("127.0.0.1:5432", `127.0.0.1:${port}`);
         return startCli(["--port", "0", "--cluster", connectionString, "--leader-lease-ms", String(LEADER_LEASE_MS), "--lease-ms", "2000", "--log-level", "info"]);
       }),
     );
-    running.push(...servers);
+    // Every one that started is stopped after the test, even when another failed to.
+    for (const s of started) if (s.status === "fulfilled") running.push(s.value);
+    for (const s of started) if (s.status === "rejected") throw s.reason;
+    const servers = [...running];
     const urls = servers.map((s) => s.url);
     // Settled and balanced (21-22 of the 64 shards each) before the database slows down.
     const map = await settled(urls, 90_000, (m) => urls.every((u) => ledBy(m, u) >= 21));
