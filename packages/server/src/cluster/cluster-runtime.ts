@@ -1,42 +1,17 @@
 import { randomUUID } from "node:crypto";
-import type { Logger } from "pino";
 import { unavailable } from "./cluster-errors.js";
-import type { ClusterMetrics, LossReason } from "./cluster-metrics.js";
-import type { Coordinator, HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
+import type { LossReason } from "./cluster-metrics.js";
+import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
+import type { HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { LeaseRenewer } from "./lease-renewer.js";
 import { observeRows, planShards, type Seen } from "./plan-shards.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
-import type { TestBreak } from "./test-breaks.js";
+
+export type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
 
 /** Acquisitions in flight at once (of a statement pool of 4, leaving room for reads and bound loads). */
 const ACQUIRE_LANES = 3;
-
-/** What the runtime is made with (see `ClusterOptions` for the defaults and their reasons). */
-export interface ClusterRuntimeOptions {
-  readonly coordinator: Coordinator;
-  /** `--shards`: the count of a new cluster; undefined adopts the existing cluster's (or 64). */
-  readonly shards?: number | undefined;
-  readonly serverId: string;
-  readonly url: string;
-  readonly leaderLeaseMs: number;
-  readonly leaseMs: number;
-  readonly validForMs?: number | undefined;
-  readonly maxWaitingPerNamespace?: number | undefined;
-  readonly reserveBlock: number;
-  readonly logger: Logger;
-  readonly metrics: ClusterMetrics;
-  /** Monotonic clock (ms). Default `performance.now()`. */
-  readonly clock?: (() => number) | undefined;
-  /**
-   * Wall clock (ms since the epoch). Default `Date.now()`. The serving gate closes when either
-   * clock passes its deadline: a paused VM's monotonic clock stands still while the guest is
-   * stopped (tests inject both to play the pause).
-   */
-  readonly wallClock?: (() => number) | undefined;
-  /** TEST ONLY: safety rules switched off for the reliability suite's negative controls (test-breaks.ts). Default none. */
-  readonly breaks?: ReadonlySet<TestBreak> | undefined;
-}
 
 /**
  * The leadership loop of one server (DESIGN.md "Cluster mode"): every third of the leader lease,
