@@ -1,40 +1,27 @@
 import { randomUUID } from "node:crypto";
-import type { Logger } from "pino";
 import { unavailable } from "./cluster-errors.js";
-import type { ClusterMetrics, LossReason } from "./cluster-metrics.js";
-import type { Coordinator, HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
+import type { LossReason } from "./cluster-metrics.js";
+import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
+import type { HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
+import { LeaseRenewer } from "./lease-renewer.js";
 import { observeRows, planShards, type Seen } from "./plan-shards.js";
 import { gateMargin, leaseWaitEnd } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
-import type { TestBreak } from "./test-breaks.js";
 
-/** What the runtime is made with (see `ClusterOptions` for the defaults and their reasons). */
-export interface ClusterRuntimeOptions {
-  readonly coordinator: Coordinator;
-  /** `--shards`: the count of a new cluster; undefined adopts the existing cluster's (or 64). */
-  readonly shards?: number | undefined;
-  readonly serverId: string;
-  readonly url: string;
-  readonly leaderLeaseMs: number;
-  readonly leaseMs: number;
-  readonly validForMs?: number | undefined;
-  readonly maxWaitingPerNamespace?: number | undefined;
-  readonly reserveBlock: number;
-  readonly logger: Logger;
-  readonly metrics: ClusterMetrics;
-  readonly clock?: (() => number) | undefined;
-  /** TEST ONLY: safety rules switched off for the reliability suite's negative controls (test-breaks.ts). Default none. */
-  readonly breaks?: ReadonlySet<TestBreak> | undefined;
-}
+export type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
+
+/** Acquisitions in flight at once (of a statement pool of 4, leaving room for reads and bound loads). */
+const ACQUIRE_LANES = 3;
 
 /**
- * The leadership loop of one server (DESIGN.md "Cluster mode"): every third of the leader lease it
- * renews all its shards in one statement, heartbeats, reads the lease rows, records immutable
+ * The leadership loop of one server (DESIGN.md "Cluster mode"): every third of the leader lease,
+ * on a timer of its own ({@link LeaseRenewer}), it renews all its shards in one statement and
+ * heartbeats; and every third of the leader lease a pass reads the lease rows, records immutable
  * timestamps, then takes shards that are free (released at once; expired only after their row was
  * seen unchanged for a whole leader lease) and gives up surplus ones, one at a time. A released
- * shard's `NOTIFY` runs the same pass at once.
+ * shard's `NOTIFY` runs a pass at once. No pass ever delays a renewal.
  *
  * Before all that it joins: it creates the tables if needed and checks the shard count
  * ({@link ClusterRuntime.join}). An unreachable database does not stop the server: it listens,
@@ -59,7 +46,8 @@ export class ClusterRuntime {
   readonly identity: MemberIdentityWatch;
   private listening = false;
   private joining: JoinRetry | null = null;
-  private heartbeating: Promise<unknown> | null = null;
+  private readonly renewer: LeaseRenewer;
+  private readonly wallClock: () => number;
   private readonly margin: number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
@@ -78,9 +66,23 @@ export class ClusterRuntime {
     this.identity = new MemberIdentityWatch(options.serverId, options.logger);
     this.url = options.url;
     this.clock = options.clock ?? (() => performance.now());
+    this.wallClock = options.wallClock ?? (() => Date.now());
     // The gate closes this long before a taker could act: it absorbs clock-rate differences (10% of
     // the lease) and the time between reading the clock and sending the renewal.
     this.margin = gateMargin(options.leaderLeaseMs);
+    this.renewer = new LeaseRenewer({
+      coordinator: options.coordinator,
+      serverId: options.serverId,
+      leaderLeaseMs: options.leaderLeaseMs,
+      margin: this.margin,
+      clock: this.clock,
+      wallClock: this.wallClock,
+      held: () => this.terms.filter((t): t is ShardTerm => t !== null),
+      member: () => ({ serverId: options.serverId, incarnation: this.identity.incarnation, url: this.url, ready: this.ready }),
+      onUnmatched: (term) => this.lose(term, "renewal", "the renewal matched nothing: another server may lead it"),
+      onMembers: (members, sentAt) => this.heardMembers(members, sentAt),
+      onError: (err, msg) => this.warn(err, msg),
+    });
   }
 
   /** Shards led now. */
@@ -159,7 +161,8 @@ export class ClusterRuntime {
     // A joining server waits a leader lease from here before taking anything.
     this.startedAt = this.clock();
     await this.listen();
-    await this.pass(true);
+    this.renewer.start();
+    await this.pass();
     this.schedule();
   }
 
@@ -178,6 +181,7 @@ export class ClusterRuntime {
     this.stopping = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.joining?.cancel();
+    void this.renewer.stop();
     // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
     // statement, and an acquisition that lands after this point releases itself.
     const held: HeldTerm[] = [];
@@ -192,7 +196,7 @@ export class ClusterRuntime {
       // Leave the member list before releasing, so the servers that hear the release compute their
       // shares without this one and take the shards at once. A heartbeat in flight would put the
       // row back after the delete: wait for it first (bounded by the statement timeout).
-      await this.heartbeating?.catch(() => undefined);
+      await this.renewer.stop();
       await coordinator.leave(this.identity);
       await coordinator.release(serverId, held);
     } catch (err) {
@@ -207,6 +211,15 @@ export class ClusterRuntime {
     if (kind === "gate" && this.terms[term.shard] === term) this.options.metrics.gateClosures.inc({});
     this.lose(term, kind, reason);
   };
+
+  /** A heartbeat sent at `sentAt` answered the live members. */
+  private heardMembers(members: LiveMember[], sentAt: number): void {
+    this.members = members;
+    // Another live process took this server id over (this one was paused): lead nothing.
+    if (this.identity.observe(members, sentAt) === "lost") {
+      for (const term of this.terms) if (term !== null) this.lose(term, "duplicate", `another live process runs with --server-id ${this.options.serverId}`);
+    }
+  }
 
   private lose(term: ShardTerm, kind: LossReason, reason: string): void {
     if (this.terms[term.shard] !== term) return;
@@ -238,6 +251,10 @@ export class ClusterRuntime {
     // whole leader lease, rather than up to a third of a lease later (failover time).
     let delay = cadence;
     const now = this.clock();
+    // The first pass that may take shards runs right when the join wait ends.
+    // (The wait counts from this process's first heartbeat that held its member row.)
+    const claimedAt = this.identity.claimedAt;
+    if (this.startedAt !== null && claimedAt !== null && !this.ready) delay = Math.min(delay, Math.max(1, claimedAt + this.options.leaderLeaseMs - now));
     for (const row of this.leases) {
       const since = this.seen[row.shard];
       if (row.holder === null || this.identity.isOwn(row) || since === null || since === undefined) continue;
@@ -246,7 +263,7 @@ export class ClusterRuntime {
       if (due > 0) delay = Math.min(delay, due);
     }
     this.timer = setTimeout(() => {
-      void this.pass(true).finally(() => this.schedule());
+      void this.pass().finally(() => this.schedule());
     }, Math.ceil(delay));
     this.timer.unref();
   }
@@ -259,68 +276,49 @@ export class ClusterRuntime {
       setTimeout(() => void this.listen(), this.retryAfterMs).unref();
     };
     try {
-      await coordinator.watch(() => void this.pass(false), rewatch);
+      await coordinator.watch(() => void this.pass(), rewatch);
     } catch (err) {
       rewatch(err instanceof Error ? err : new Error(String(err)));
     }
   }
 
-  /** One pass, never two at once: a pass asked for while one runs runs right after it. */
-  private pass(renew: boolean): Promise<void> {
+  /**
+   * One pass, never two at once: a pass asked for while one runs runs once right after it (it
+   * must see rows changed meanwhile, such as a shard released by `NOTIFY`). Renewals are not part
+   * of a pass, so nothing here can delay one.
+   */
+  private pass(): Promise<void> {
     if (this.running !== null) {
-      // A renewal pass asked for meanwhile is covered by the running one; a NOTIFY pass is not.
-      if (!renew) this.again = true;
+      this.again = true;
       return this.running;
     }
-    this.running = this.runPass(renew)
+    this.running = this.runPass()
       .catch((err: unknown) => this.warn(err, "cluster pass failed"))
       .finally(() => {
         this.running = null;
         if (this.again && !this.stopping) {
           this.again = false;
-          void this.pass(false);
+          void this.pass();
         }
       });
     return this.running;
   }
 
-  private async runPass(renew: boolean): Promise<void> {
+  private async runPass(): Promise<void> {
     if (this.stopping) return;
-    const { coordinator, serverId, leaderLeaseMs } = this.options;
-    const url = this.url;
-    const held = this.terms.filter((t): t is ShardTerm => t !== null);
-    const sentAt = this.clock();
-    const heartbeat = coordinator.heartbeat({ serverId, incarnation: this.identity.incarnation, url, ready: this.ready }, leaderLeaseMs * 2);
-    this.heartbeating = heartbeat;
-    const [renewed, members, leases] = await Promise.allSettled([
-      renew ? coordinator.renew(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })), leaderLeaseMs) : Promise.resolve(null),
-      heartbeat,
-      coordinator.readLeases(),
-    ]);
-    if (this.heartbeating === heartbeat) this.heartbeating = null;
-    if (renewed.status === "fulfilled" && renewed.value !== null) {
-      const ok = new Set(renewed.value);
-      for (const term of held) {
-        if (ok.has(term.shard)) term.extendGate(sentAt + leaderLeaseMs - this.margin);
-        else this.lose(term, "renewal", "the renewal matched nothing: another server may lead it");
-      }
-    } else if (renewed.status === "rejected") this.warn(renewed.reason, "lease renewal failed; serving continues until the gate closes");
-    if (members.status === "fulfilled") {
-      this.members = members.value;
-      // Another live process took this server id over (this one was paused): lead nothing.
-      if (this.identity.observe(members.value, sentAt) === "lost") {
-        for (const term of this.terms) if (term !== null) this.lose(term, "duplicate", `another live process runs with --server-id ${serverId}`);
-      }
-    }
     // Test mode (--log-level debug): every pass reports each term's serve interval so far, so a
     // checker has them even for a server killed with SIGKILL.
-    for (const term of held) this.logServeInterval(term);
-    if (leases.status === "rejected") {
-      this.coordinatorDown = leases.reason instanceof Error ? leases.reason.message : String(leases.reason);
-      return this.warn(leases.reason, "could not read the lease rows from PostgreSQL; leaders keep serving until their gates close");
+    for (const term of this.terms) if (term !== null) this.logServeInterval(term);
+    let leases: ShardLease[];
+    const sentAt = this.clock();
+    try {
+      leases = await this.options.coordinator.readLeases();
+    } catch (err) {
+      this.coordinatorDown = err instanceof Error ? err.message : String(err);
+      return this.warn(err, "could not read the lease rows from PostgreSQL; leaders keep serving until their gates close");
     }
     this.coordinatorDown = null;
-    this.observe(leases.value, sentAt);
+    this.observe(leases, sentAt);
     await recordImmutables(this.terms, this.options.coordinator).catch((err: unknown) => this.warn(err, "could not record immutable timestamps; will retry next round"));
     await this.decide();
   }
@@ -349,7 +347,14 @@ export class ClusterRuntime {
       joining: this.members.filter((m) => !m.ready).map((m) => m.serverId),
       led: this.terms.map((t) => t !== null),
     });
-    await Promise.all(plan.take.map((shard) => this.acquire(shard)));
+    // A few at a time: more would queue for the statement pool, and one that waits there past the
+    // connect timeout fails unsent, leaving its shard unled until the next pass (seen at cold
+    // starts on a loaded machine: acquisitions trickling in for 10 s and more).
+    const queue = [...plan.take];
+    const lane = async (): Promise<void> => {
+      for (let shard = queue.shift(); shard !== undefined; shard = queue.shift()) await this.acquire(shard);
+    };
+    await Promise.all(Array.from({ length: Math.min(ACQUIRE_LANES, queue.length) }, lane));
     if (plan.release !== null) {
       const term = this.terms[plan.release];
       if (term === null || term === undefined) return;
@@ -365,6 +370,7 @@ export class ClusterRuntime {
     const url = this.url;
     const leaderId = randomUUID();
     const sentAt = this.clock();
+    const sentWall = this.wallClock();
     let got;
     try {
       got = await coordinator.acquire(shard, row.version, { serverId, incarnation: this.identity.incarnation, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs });
@@ -383,7 +389,8 @@ export class ClusterRuntime {
       coordinator,
       logger,
       clock: this.clock,
-      gateUntil: sentAt + leaderLeaseMs - this.margin,
+      wallClock: this.wallClock,
+      gateUntil: { monotonic: sentAt + leaderLeaseMs - this.margin, wall: sentWall + leaderLeaseMs - this.margin },
       grantsFrom: this.options.breaks?.has("lease-wait") === true ? this.clock() : leaseWaitEnd(this.clock(), got.lockDelayMs, this.options.leaderLeaseMs),
       gateless: this.options.breaks?.has("gate") === true,
       leaseMs,
@@ -396,6 +403,9 @@ export class ClusterRuntime {
     });
     this.terms[shard] = term;
     this.leases[shard] = { ...row, holder: serverId, url, leaderId, incarnation: this.identity.incarnation, epoch: got.epoch, expired: false };
+    // Counted from when it was sent, the gate may close before the next tick's renewal answers
+    // when the acquisition waited long for a connection: renew this term at once then.
+    if (this.clock() - sentAt > leaderLeaseMs / 3 - this.margin) this.renewer.renewSoon();
     const reason = row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
     metrics.transitions.inc({ event: "acquired" });
     logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs }, "shard acquired");

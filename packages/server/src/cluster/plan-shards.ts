@@ -70,6 +70,13 @@ export interface Plan {
  * order, where the members are the live ones past their join wait), so servers do not grab each
  * other's hand-overs, and a joiner (which takes nothing yet) never makes them decline one; one
  * still free after a whole leader lease is taken whatever the shares say, like an expired one.
+ * A never-led row (a cluster's cold start) is taken only while this server leads less than its
+ * share among *all* live members, joiners included: servers started together end their join waits
+ * moments apart, and the first one ready must not take every shard (the others would then collide
+ * with it row by row, and balance would hand most back one at a time, each after a lease-wait).
+ * Free rows are tried from where this server's share would start if every live member took its
+ * share in id order (wrapping), so servers taking at once try different rows first instead of
+ * all contending for shard 0, 1, 2, ….
  * Surplus is given up one shard per pass,
  * and only while another live member leads less than its own share (hysteresis: a member at its
  * share never triggers a move, and the released shard goes to the one short of its share, never
@@ -86,11 +93,18 @@ export function planShards(input: PlanInput): Plan {
   const n = Math.max(1, members.length);
   const index = members.indexOf(serverId);
   const share = Math.floor(count / n) + (index >= 0 && index < count % n ? 1 : 0);
+  // Every live member, joiners included: the shares of a cold start and where to start looking.
+  const all = [...new Set([...input.members, serverId])].sort();
+  const allIndex = all.indexOf(serverId);
+  const coldShare = Math.min(share, Math.floor(count / all.length) + (allIndex < count % all.length ? 1 : 0));
+  // Where this member's share starts if every member takes its share in id order.
+  const offset = allIndex * Math.floor(count / all.length) + Math.min(allIndex, count % all.length);
   let leading = 0;
   for (let s = 0; s < count; s++) if (led[s] === true) leading++;
   const take: number[] = [];
   let free = 0;
-  for (const row of leases) {
+  for (let k = 0; k < count; k++) {
+    const row = leases[(offset + k) % count]!;
     if (led[row.shard] === true || (row.holder === serverId && row.incarnation === incarnation)) continue;
     const since = seen[row.shard];
     const unchangedForALease = since !== null && since !== undefined && since.version === row.version && now - since.at >= leaderLeaseMs;
@@ -99,9 +113,9 @@ export function planShards(input: PlanInput): Plan {
       // Below its share, at once; otherwise only once nobody took it for a whole leader lease (the
       // servers short of their share are gone: a member killed moments ago still counts in the
       // shares until its heartbeat ages out), so a released shard never waits longer than a crash.
-      // Never-led rows (epoch 0, a cluster's cold start) go by the shares alone: taking them all
-      // would only make balance hand them back one by one, each after a lease-wait.
-      if (leading + take.length < share || (unchangedForALease && row.epoch > 0)) take.push(row.shard);
+      // Never-led rows (epoch 0, a cluster's cold start) go by the shares alone, joiners counted:
+      // taking them all would only make balance hand them back one by one, each after a lease-wait.
+      if (row.epoch === 0 ? leading + take.length < coldShare : leading + take.length < share || unchangedForALease) take.push(row.shard);
       continue;
     }
     if (row.expired && unchangedForALease) {

@@ -30,7 +30,11 @@ export interface PostgresCoordinatorOptions {
   readonly onStatement?: ((name: string, seconds: number, ok: boolean) => void) | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=epoch-fence`, see test-breaks.ts): bound extensions without the epoch condition. Default false. */
   readonly unfencedBoundExtensions?: boolean | undefined;
-  /** Size of the statement pool. Default 4: the runtime runs at most a few statements at once. */
+  /**
+   * Size of the statement pool (passes, acquisitions, bound loads and extensions). Default 4: the
+   * runtime runs at most a few statements at once. Renewals and heartbeats never use it: they have
+   * two connections of their own, so a burst of bound loads never holds a renewal back.
+   */
   readonly poolSize?: number | undefined;
   /**
    * TEST ONLY (the server sets it at `--log-level debug`): hears every shard acquisition and bound
@@ -65,7 +69,9 @@ export const DEFAULT_SHARDS = 64;
 const SETUP_LOCK_KEY = 0x6c_68_73_74; // "lhst": serialises CREATE TABLE of servers starting together
 
 /**
- * The {@link Coordinator} over PostgreSQL (node-postgres). One pool for statements, one dedicated
+ * The {@link Coordinator} over PostgreSQL (node-postgres). One pool for statements, two connections
+ * of their own for renewals and heartbeats (a renewal never waits for a free connection behind
+ * request-driven bound loads: the serving gate counts from when it was sent), one dedicated
  * connection for `LISTEN`. Leadership is rows, never advisory locks (ADR 0008): a row carries an
  * epoch and an expiry on the database clock, and works behind PgBouncer.
  */
@@ -84,9 +90,13 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
     ...(placement.options === undefined ? {} : { options: placement.options }),
   };
   const pool = new pg.Pool(config);
+  // Renewals and heartbeats: one connection each when both run at once. Kept open between them
+  // (a renewal every third of the leader lease), so a renewal does not pay a new connection either.
+  const leasePool = new pg.Pool({ ...config, max: 2 });
   // An idle connection that breaks (the database restarted) must not crash the process: the next
   // statement gets a fresh connection.
   pool.on("error", () => undefined);
+  leasePool.on("error", () => undefined);
   const channel = `leasehold_released_${fnv1a32(placement.schema).toString(16)}`;
   const onStatement = options.onStatement;
   const onCommitted = options.onCommitted;
@@ -95,10 +105,10 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
   const setups = new Set<pg.Client>();
   let closed = false;
 
-  async function run<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[] = []): Promise<R[]> {
+  async function run<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[] = [], on: pg.Pool = pool): Promise<R[]> {
     const started = performance.now();
     try {
-      const result = await pool.query<R>(text, values);
+      const result = await on.query<R>(text, values);
       onStatement?.(name, (performance.now() - started) / 1000, true);
       return result.rows;
     } catch (err) {
@@ -164,6 +174,7 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
          SELECT server_id, ready FROM members WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $3::float8 / 1000) AND server_id <> $1
          UNION ALL SELECT server_id, ready FROM hb`,
         [member.serverId, member.url, withinMs, member.ready, member.incarnation],
+        leasePool,
       );
       return rows.map((r): LiveMember => ({ serverId: r.server_id, ready: r.ready })).sort((x, y) => (x.serverId < y.serverId ? -1 : x.serverId > y.serverId ? 1 : 0));
     },
@@ -229,6 +240,7 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
            AND (shard, epoch) IN (SELECT * FROM unnest($2::int[], $3::bigint[]))
          RETURNING shard`,
         [serverId, shards, epochs, leaderLeaseMs],
+        leasePool,
       );
       return rows.map((r) => r.shard);
     },
@@ -351,7 +363,7 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
       closed = true;
       const l = listener;
       listener = null;
-      await Promise.allSettled([l?.end(), pool.end(), ...[...setups].map((c) => c.end())]);
+      await Promise.allSettled([l?.end(), pool.end(), leasePool.end(), ...[...setups].map((c) => c.end())]);
     },
   };
 }

@@ -20,8 +20,13 @@ export interface ShardTermOptions {
   readonly logger: Logger;
   /** Monotonic clock (ms). */
   readonly clock: () => number;
-  /** Monotonic time the gate first closes (`t_sent + leaderLease − margin` of the acquisition). */
-  readonly gateUntil: number;
+  /**
+   * Wall clock (ms since the epoch). The gate also closes by it: a paused VM's monotonic clock
+   * does not advance while the guest is stopped, its wall clock is set forward on resume.
+   */
+  readonly wallClock: () => number;
+  /** When the gate first closes: `t_sent + leaderLease − margin` of the acquisition, on both clocks. */
+  readonly gateUntil: GateDeadline;
   /** Monotonic time from which locks may be granted (the previous leaders' leases have run out). */
   readonly grantsFrom: number;
   readonly leaseMs: number;
@@ -39,6 +44,18 @@ export interface ShardTermOptions {
 }
 
 /**
+ * When a serving gate closes, on each of two clocks: `t_sent + leaderLease − margin`, where
+ * `t_sent` was read from that clock just before the renewal (or acquisition) was sent. The gate is
+ * closed once *either* clock reaches its deadline.
+ */
+export interface GateDeadline {
+  /** On the monotonic clock (`performance.now()`, ms). */
+  readonly monotonic: number;
+  /** On the wall clock (`Date.now()`, ms). */
+  readonly wall: number;
+}
+
+/**
  * One term of one shard's leadership on this server: its own lock table (an
  * {@link InMemoryLockService} with the term's leader id, so tokens of any other term are void),
  * its serving gate, its bound reserver and the lock requests held back during the lease-wait.
@@ -53,7 +70,7 @@ export class ShardTerm implements ServingGate {
   /** Monotonic times of the first and last operation served (for the serve-interval log). */
   firstServedAt = -1;
   lastServedAt = -1;
-  private gateUntil: number;
+  private gateUntil: GateDeadline;
   private gateTimer: NodeJS.Timeout | null = null;
   private waitOver: boolean;
   private waitTimer: NodeJS.Timeout | null = null;
@@ -93,9 +110,14 @@ export class ShardTerm implements ServingGate {
     this.armGate();
   }
 
-  /** The engine's gate: open while the term lives and its last renewal is recent enough. */
+  /**
+   * The engine's gate: open while the term lives and its last renewal is recent enough on *both*
+   * clocks. The monotonic clock alone misses a paused VM (CLOCK_MONOTONIC stops while the guest is
+   * suspended, so on resume it reads as if no time passed while the other servers' clocks ran);
+   * the wall clock alone misses a wall clock stepped back. Each covers the other's fault.
+   */
   isOpen(now: number): boolean {
-    if (this.ended !== null || (now >= this.gateUntil && this.options.gateless !== true)) return false;
+    if (this.ended !== null || (this.options.gateless !== true && this.pastDeadline(now))) return false;
     if (this.firstServedAt < 0) this.firstServedAt = now;
     this.lastServedAt = now;
     return true;
@@ -114,11 +136,21 @@ export class ShardTerm implements ServingGate {
     return !this.waitOver;
   }
 
-  /** A renewal sent at monotonic time `sentAt` succeeded: keep serving until `sentAt + lease − margin`. */
-  extendGate(until: number): void {
-    if (this.ended !== null || until <= this.gateUntil) return;
+  /**
+   * A renewal sent at `t_sent` (on both clocks) succeeded: keep serving until `t_sent + lease −
+   * margin`. The deadline is the latest-sent renewal's, on both clocks (an older renewal answering
+   * late changes nothing; the wall deadline is never taken from a renewal other than the monotonic
+   * one's, so a wall clock stepped back between two renewals cannot stretch it).
+   */
+  extendGate(until: GateDeadline): void {
+    if (this.ended !== null || until.monotonic <= this.gateUntil.monotonic) return;
     this.gateUntil = until;
     this.armGate();
+  }
+
+  /** True once either clock has reached the gate's deadline. */
+  private pastDeadline(now: number): boolean {
+    return now >= this.gateUntil.monotonic || this.options.wallClock() >= this.gateUntil.wall;
   }
 
   /** `beginLock` of this term: held back in FIFO order while the term may not grant yet. */
@@ -244,10 +276,13 @@ export class ShardTerm implements ServingGate {
   private armGate(): void {
     if (this.options.gateless === true) return;
     if (this.gateTimer !== null) clearTimeout(this.gateTimer);
+    // Node's timers run on the monotonic clock: after a pause this fires late, so isOpen checks
+    // both clocks on every operation as well.
+    const left = Math.min(this.gateUntil.monotonic - this.options.clock(), this.gateUntil.wall - this.options.wallClock());
     this.gateTimer = setTimeout(() => {
-      if (this.options.clock() >= this.gateUntil) this.options.onFailed(this, "serving gate closed");
+      if (this.pastDeadline(this.options.clock())) this.options.onFailed(this, "serving gate closed");
       else this.armGate();
-    }, Math.max(0, Math.ceil(this.gateUntil - this.options.clock())) + 1);
+    }, Math.max(0, Math.ceil(left)) + 1);
     this.gateTimer.unref();
   }
 

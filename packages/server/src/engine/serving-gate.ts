@@ -2,8 +2,10 @@ import type { LeaseholdError } from "@leasehold/protocol";
 
 /**
  * The engine's port for "may I still serve?". A cluster leader may serve a shard only until its
- * gate closes (`t_sent + leaderLease − margin` on the monotonic clock, DESIGN.md "Cluster mode"),
- * so every grant, refresh and timestamp asks the gate first, with the engine's own clock reading.
+ * gate closes (`t_sent + leaderLease − margin`, DESIGN.md "Cluster mode"; the cluster's gate
+ * checks the monotonic clock and the wall clock, closing when either passes, since a paused VM's
+ * monotonic clock stands still), so every grant, refresh and timestamp asks the gate first, with
+ * the engine's own clock reading.
  * A single server has no gate (always open). Implementations live outside the engine (the cluster
  * runtime) and are injected.
  */

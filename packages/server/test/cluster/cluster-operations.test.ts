@@ -50,7 +50,15 @@ describe("cluster operations: PostgreSQL outages, metrics, SIGTERM, shard count,
       }
       expect(back.status).toBe(200);
       expect((back.json as TimestampsResponse).start).toBeGreaterThan(before.start + before.count - 1);
-      const metrics = (await rawRequest(server.url, "/metrics", { method: "GET" })).text;
+      // Both shards are taken in one pass, but "outage"'s may be served before the other's
+      // acquisition answers (each lane of acquisitions opens its own pooled connection after the
+      // outage; renewals no longer warm that pool): read the metrics once both are led again.
+      let metrics = (await rawRequest(server.url, "/metrics", { method: "GET" })).text;
+      const ledBy = Date.now() + 5_000;
+      while (!/leasehold_cluster_shards_led 2/.test(metrics) && Date.now() < ledBy) {
+        await sleep(20);
+        metrics = (await rawRequest(server.url, "/metrics", { method: "GET" })).text;
+      }
       expect(metrics).toMatch(/leasehold_cluster_shards_lost_total\{reason="(gate|renewal)"\} [1-9]/);
       expect(metrics).toMatch(/leasehold_cluster_leadership_transitions_total\{event="acquired"\} [3-9]/);
       expect(metrics).toMatch(/leasehold_cluster_shards_led 2/);

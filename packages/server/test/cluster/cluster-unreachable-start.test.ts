@@ -73,7 +73,13 @@ describe("cluster: PostgreSQL unreachable at start", () => {
     proxies.push(await startTcpProxy(5432, port));
     expect((await timestampOnceJoined(server.url, "early")).status).toBe(200);
     expect(server.lines.some((l) => l.msg === "joined the cluster" && l.shards === 2)).toBe(true);
-    const joined = await clusterOf(server.url);
+    // Both shards are taken in one pass, but "early"'s may be served before the other's acquisition
+    // answers (each lane of acquisitions opens its own pooled connection): read the map until both are led.
+    let joined = await clusterOf(server.url);
+    for (const until = Date.now() + 5_000; !joined.leaders.every((l) => l.leaderUrl === server.url) && Date.now() < until; ) {
+      await sleep(20);
+      joined = await clusterOf(server.url);
+    }
     expect(joined.leaders.every((l) => l.leaderUrl === server.url)).toBe(true);
     expect((await rawRequest(server.url, "/metrics", { method: "GET" })).text).toMatch(/leasehold_cluster_coordinator_reachable 1/);
     server.child.kill("SIGTERM");

@@ -33,7 +33,26 @@ describe("planShards", () => {
   it("takes released shards only up to its share (⌊S/n⌋, one more for the first S mod n members)", () => {
     const leases = [0, 1, 2, 3, 4].map((s) => row(s, null));
     expect(planShards(input(leases))).toMatchObject({ take: [0, 1, 2], share: 3, release: null });
-    expect(planShards(input(leases, { serverId: "b", led: leases.map(() => false) }))).toMatchObject({ take: [0, 1], share: 2 });
+    // b starts looking where its share would start (after a's 3), so a and b taking at once try different rows first.
+    expect(planShards(input(leases, { serverId: "b", led: leases.map(() => false) }))).toMatchObject({ take: [3, 4], share: 2 });
+  });
+
+  it("cold start: never-led rows go by the share among all live members, joiners counted, each server from its own offset", () => {
+    const leases = Array.from({ length: 64 }, (_, s) => row(s, null, { epoch: 0 }));
+    const members = ["a", "b", "c"];
+    // a's join wait ended first; b and c, started with it, are still in theirs. Counting them only
+    // as takers of released shards, a took all 64 and they collided with it row by row.
+    const a = planShards(input(leases, { members, joining: ["b", "c"] }));
+    expect(a.take).toEqual(Array.from({ length: 22 }, (_, i) => i));
+    const b = planShards(input(leases, { serverId: "b", members, joining: ["c"], led: leases.map(() => false) }));
+    expect(b.take).toEqual(Array.from({ length: 21 }, (_, i) => 22 + i));
+    const c = planShards(input(leases, { serverId: "c", members, led: leases.map(() => false) }));
+    expect(c.take).toEqual(Array.from({ length: 21 }, (_, i) => 43 + i));
+    // Disjoint, and together every shard.
+    expect(new Set([...a.take, ...b.take, ...c.take]).size).toBe(64);
+    // A released row (a shard led before) still goes by the ready members' share: a takes it at once.
+    const released = leases.map((l) => (l.shard === 5 ? row(5, null, { epoch: 3 }) : row(l.shard, "b")));
+    expect(planShards(input(released, { members, joining: ["c"], led: released.map(() => false) })).take).toEqual([5]);
   });
 
   it("takes a released shard whatever its share once nobody took it for a whole leader lease (the member short of its share is gone)", () => {

@@ -125,7 +125,8 @@ describe("PostgresCoordinator", () => {
     const a = coordinator();
     await a.start(4);
     await a.acquire(0, 0, claim("a", 60_000));
-    await a.acquire(1, 0, claim("a", 150));
+    // Long enough to be alive at the first renewal, which opens the renewal connections first.
+    await a.acquire(1, 0, claim("a", 5_000));
     await a.acquire(2, 0, claim("b", 60_000));
     expect((await a.renew("a", [{ shard: 0, epoch: 1 }, { shard: 1, epoch: 1 }], 60_000)).sort()).toEqual([0, 1]);
     // Wrong epoch or another holder's shard: not renewed.

@@ -25,7 +25,11 @@ export function startCli(args: readonly string[]): Promise<CliProcess> {
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line within 15 s; stderr: ${stderr}`)), 15_000);
+    const timer = setTimeout(() => {
+      // Never left running: the caller has no handle on a process that did not start.
+      child.kill("SIGKILL");
+      reject(new Error(`no listening line within 15 s; stderr: ${stderr}`));
+    }, 15_000);
     void exited.then(({ code }) => reject(new Error(`CLI exited with ${code} before listening; stderr: ${stderr}`)));
     createInterface({ input: child.stdout }).on("line", (line) => {
       let entry: Record<string, unknown>;

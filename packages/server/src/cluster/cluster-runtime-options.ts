@@ -1,0 +1,30 @@
+import type { Logger } from "pino";
+import type { ClusterMetrics } from "./cluster-metrics.js";
+import type { Coordinator } from "./coordinator.js";
+import type { TestBreak } from "./test-breaks.js";
+
+/** What the runtime is made with (see `ClusterOptions` for the defaults and their reasons). */
+export interface ClusterRuntimeOptions {
+  readonly coordinator: Coordinator;
+  /** `--shards`: the count of a new cluster; undefined adopts the existing cluster's (or 64). */
+  readonly shards?: number | undefined;
+  readonly serverId: string;
+  readonly url: string;
+  readonly leaderLeaseMs: number;
+  readonly leaseMs: number;
+  readonly validForMs?: number | undefined;
+  readonly maxWaitingPerNamespace?: number | undefined;
+  readonly reserveBlock: number;
+  readonly logger: Logger;
+  readonly metrics: ClusterMetrics;
+  /** Monotonic clock (ms). Default `performance.now()`. */
+  readonly clock?: (() => number) | undefined;
+  /**
+   * Wall clock (ms since the epoch). Default `Date.now()`. The serving gate closes when either
+   * clock passes its deadline: a paused VM's monotonic clock stands still while the guest is
+   * stopped (tests inject both to play the pause).
+   */
+  readonly wallClock?: (() => number) | undefined;
+  /** TEST ONLY: safety rules switched off for the reliability suite's negative controls (test-breaks.ts). Default none. */
+  readonly breaks?: ReadonlySet<TestBreak> | undefined;
+}

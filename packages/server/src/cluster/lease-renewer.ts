@@ -1,0 +1,124 @@
+import type { Coordinator, LiveMember, MemberInfo } from "./coordinator.js";
+import type { GateDeadline, ShardTerm } from "./shard-term.js";
+
+/** What a {@link LeaseRenewer} is made with. */
+export interface LeaseRenewerOptions {
+  readonly coordinator: Coordinator;
+  readonly serverId: string;
+  readonly leaderLeaseMs: number;
+  /** How long before `t_sent + leaderLeaseMs` a renewed gate closes (the runtime's margin). */
+  readonly margin: number;
+  /** Monotonic clock (ms). */
+  readonly clock: () => number;
+  /** Wall clock (ms since the epoch). */
+  readonly wallClock: () => number;
+  /** The terms this server leads now (each renewal sends these). */
+  readonly held: () => readonly ShardTerm[];
+  /** This server as its next heartbeat registers it. */
+  readonly member: () => MemberInfo;
+  /** A renewal matched nothing for `term`: another server may lead its shard (the runtime ends it). */
+  readonly onUnmatched: (term: ShardTerm) => void;
+  /** A heartbeat sent at `sentAt` (monotonic ms) answered the live members. */
+  readonly onMembers: (members: LiveMember[], sentAt: number) => void;
+  /** A statement failed (the runtime logs it, rate-limited). */
+  readonly onError: (err: unknown, msg: string) => void;
+}
+
+/**
+ * The lease loop of one server, on its own timer: every third of the leader lease it sends one
+ * renewal of every shard it leads and one heartbeat, whatever else runs (a pass reading the rows,
+ * acquisitions, NOTIFY passes, bound loads). A due renewal is never skipped or held back, and its
+ * answer is applied the moment it arrives, on its own: each renewed term's gate moves to
+ * `t_sent + leaderLease − margin` (both clocks read just before sending), a term the renewal did
+ * not match ends. The PostgreSQL coordinator runs both statements on connections of their own, so
+ * they never queue behind request-driven statements.
+ */
+export class LeaseRenewer {
+  private timer: NodeJS.Timeout | null = null;
+  private beating: Promise<unknown> | null = null;
+  private stopped = false;
+  private extra: Promise<void> | null = null;
+  private extraAgain = false;
+
+  constructor(private readonly options: LeaseRenewerOptions) {}
+
+  /** Renew and heartbeat now, then every third of the leader lease until {@link stop}. */
+  start(): void {
+    if (this.stopped || this.timer !== null) return;
+    this.tick();
+  }
+
+  /** Stop ticking; resolves once a heartbeat in flight settled (so a later `leave` is not undone by it). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    await this.beating?.catch(() => undefined);
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    void this.renew();
+    this.heartbeat();
+    this.timer = setTimeout(() => this.tick(), Math.max(1, Math.floor(this.options.leaderLeaseMs / 3)));
+    this.timer.unref();
+  }
+
+  /**
+   * An extra renewal of every led term, outside the ticks: for a term whose acquisition answered
+   * late (it waited for a pooled connection behind bound loads; its gate counts from when it was
+   * asked for), whose gate could otherwise close before the next tick's renewal answers.
+   * Coalesced: at most one extra renewal in flight, and one more after it when asked meanwhile,
+   * so a burst of takeovers costs two statements, not one per shard.
+   */
+  renewSoon(): void {
+    if (this.stopped) return;
+    if (this.extra !== null) {
+      this.extraAgain = true;
+      return;
+    }
+    this.extra = this.renew().finally(() => {
+      this.extra = null;
+      if (!this.extraAgain) return;
+      this.extraAgain = false;
+      this.renewSoon();
+    });
+  }
+
+  /** One renewal of every led term, sent now even if an earlier one is still in flight; settles when applied. */
+  renew(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const { coordinator, serverId, leaderLeaseMs, margin } = this.options;
+    const held = [...this.options.held()];
+    if (held.length === 0) return Promise.resolve();
+    // Read just before sending: the gate counts from here, never from when the answer arrives.
+    const sent: GateDeadline = { monotonic: this.options.clock(), wall: this.options.wallClock() };
+    const until: GateDeadline = { monotonic: sent.monotonic + leaderLeaseMs - margin, wall: sent.wall + leaderLeaseMs - margin };
+    return coordinator.renew(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })), leaderLeaseMs).then(
+      (shards) => {
+        const ok = new Set(shards);
+        for (const term of held) {
+          if (ok.has(term.shard)) term.extendGate(until);
+          else if (!term.isEnded) this.options.onUnmatched(term);
+        }
+      },
+      (err: unknown) => this.options.onError(err, "lease renewal failed; serving continues until the gate closes"),
+    );
+  }
+
+  private heartbeat(): void {
+    // A heartbeat still in flight is as good as a new one (it only keeps the member row fresh).
+    if (this.beating !== null) return;
+    const sentAt = this.options.clock();
+    const beat = this.options.coordinator.heartbeat(this.options.member(), this.options.leaderLeaseMs * 2);
+    this.beating = beat;
+    beat.then(
+      (members) => {
+        if (!this.stopped) this.options.onMembers(members, sentAt);
+      },
+      (err: unknown) => this.options.onError(err, "heartbeat failed; other servers count this one live for two leader leases after its last"),
+    ).finally(() => {
+      if (this.beating === beat) this.beating = null;
+    });
+  }
+}
