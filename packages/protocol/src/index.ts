@@ -6,6 +6,20 @@ export type { LockService, CallOptions, LockBatchResultListener } from "./lock-s
 export { LIMITS, NAMESPACE_PATTERN, PROTOCOL_VERSION } from "./limits.js";
 export { OPERATIONS, BATCH_OPERATIONS, isOperation, isBatchOperation, operationPath } from "./operations.js";
 export type { Operation, BatchOperation, AnyOperation } from "./operations.js";
+export { WATCH_OPERATIONS, isWatchOperation } from "./operations.js";
+export type { WatchOperation } from "./operations.js";
+export * from "./lock-watch-schemas.js";
+export type {
+  LockWatchesRequest,
+  LockWatchesResponse,
+  LockWatchSince,
+  LockEventsRequest,
+  WatchedLock,
+  LockEvent,
+  LockEventsUpdate,
+  LockSnapshotUpdate,
+  LockWatchUpdate,
+} from "./lock-watch-types.js";
 export {
   requestValidators,
   responseValidators,

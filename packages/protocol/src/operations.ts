@@ -26,8 +26,22 @@ export const BATCH_OPERATIONS = ["lock-batch", "lock-cancel"] as const;
 /** One of {@link BATCH_OPERATIONS}. */
 export type BatchOperation = (typeof BATCH_OPERATIONS)[number];
 
-/** Every operation a v1 route can name: {@link Operation} or {@link BatchOperation}. */
-export type AnyOperation = Operation | BatchOperation;
+/**
+ * Operations added to v1 for lock watches (PROTOCOL.md "Lock watches"): register prefixes, and
+ * read (or long-poll) the namespace's lock-event log.
+ */
+export const WATCH_OPERATIONS = ["lock-watches", "lock-events"] as const;
+
+/** One of {@link WATCH_OPERATIONS}. */
+export type WatchOperation = (typeof WATCH_OPERATIONS)[number];
+
+/** Every operation a v1 route can name. */
+export type AnyOperation = Operation | BatchOperation | WatchOperation;
+
+/** True when `value` names one of {@link WATCH_OPERATIONS}. */
+export function isWatchOperation(value: string): value is WatchOperation {
+  return value === "lock-watches" || value === "lock-events";
+}
 
 /** True when `value` names one of the original {@link OPERATIONS}. */
 export function isOperation(value: string): value is Operation {

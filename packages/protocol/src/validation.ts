@@ -6,6 +6,7 @@ import { LIMITS, NAMESPACE_PATTERN } from "./limits.js";
 import * as A from "./activity-schemas.js";
 import * as I from "./inspection-schemas.js";
 import * as S from "./schemas.js";
+import * as W from "./lock-watch-schemas.js";
 import type { RevokeRequest } from "./inspection-types.js";
 import type { LockRequest } from "./types.js";
 import { utf8ByteLength } from "./utf8.js";
@@ -191,6 +192,16 @@ function revokeRequestProblems(request: RevokeRequest): ValidationProblem[] {
   return problems;
 }
 
+function lockWatchesProblems(request: { readonly prefixes: readonly string[] }): ValidationProblem[] {
+  const problems: ValidationProblem[] = [];
+  request.prefixes.forEach((prefix, i) => {
+    const bytes = utf8ByteLength(prefix);
+    if (bytes < 0) problems.push({ path: `prefixes[${i}]`, message: "must be well-formed Unicode (it holds a lone surrogate)" });
+    else if (bytes > LIMITS.maxDescriptorBytes) problems.push({ path: `prefixes[${i}]`, message: `must be at most ${LIMITS.maxDescriptorBytes} UTF-8 bytes (got ${bytes})` });
+  });
+  return problems;
+}
+
 /** Validators of every request body, by operation. */
 export const requestValidators = {
   lock: compile("lock request", S.LockRequestSchema, lockRequestProblems),
@@ -202,6 +213,8 @@ export const requestValidators = {
   // The envelope only: each entry is checked with `lock` on its own, so its problems stay on its line.
   "lock-batch": compile("lock-batch request", S.LockBatchEnvelopeSchema),
   "lock-cancel": compile("lock-cancel request", S.LockCancelRequestSchema),
+  "lock-watches": compile("lock-watches request", W.LockWatchesRequestSchema, lockWatchesProblems),
+  "lock-events": compile("lock-events request", W.LockEventsRequestSchema),
   /** Body of `POST /v1/namespaces/{namespace}/revoke` (an admin route, not a `LockService` operation). */
   revoke: compile("revoke request", I.RevokeRequestSchema, revokeRequestProblems),
 } as const;
@@ -217,6 +230,8 @@ export const responseValidators = {
   /** One NDJSON line of the answer (the answer is a stream of them, not one body). */
   "lock-batch": compile("lock-batch line", S.LockBatchLineSchema),
   "lock-cancel": compile("lock-cancel answer", S.LockCancelResponseSchema),
+  "lock-watches": compile("lock-watches answer", W.LockWatchesResponseSchema),
+  "lock-events": compile("lock-events answer", W.LockWatchUpdateSchema),
   health: compile("health answer", S.HealthResponseSchema),
   cluster: compile("cluster answer", S.ClusterResponseSchema),
   error: compile("error body", S.ErrorBodySchema),

@@ -2,6 +2,7 @@ import type { TSchema } from "@sinclair/typebox";
 import * as A from "../activity-schemas.js";
 import * as I from "../inspection-schemas.js";
 import * as S from "../schemas.js";
+import * as W from "../lock-watch-schemas.js";
 
 /** JSON Schema dialect of every generated schema (OpenAPI 3.1 speaks the same one). */
 export const JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
@@ -45,6 +46,10 @@ export const PROTOCOL_BODIES: readonly ProtocolBody[] = [
   { name: "lock-batch.response", component: "LockBatchLine", schema: LINE_OF_LOCK_BATCH as unknown as TSchema, description: "One line of the application/x-ndjson answer of lock-batch: { index, result } or { index, error } for an entry, and with compact: true also { lease } lease lines and { index, token, fencingTokens } grant lines." },
   { name: "lock-cancel.request", component: "LockCancelRequest", schema: S.LockCancelRequestSchema, description: "Body of lock-cancel: the requestId of the lock request to give up." },
   { name: "lock-cancel.response", component: "LockCancelResponse", schema: S.LockCancelResponseSchema, description: "200 answer of lock-cancel: whether a waiting or held request with that id was found." },
+  { name: "lock-watches.request", component: "LockWatchesRequest", schema: W.LockWatchesRequestSchema, description: "Body of lock-watches: 1..100 descriptor prefixes (each 0..1,024 UTF-8 bytes; \"\" watches everything) to watch or keep watching in the namespace." },
+  { name: "lock-watches.response", component: "LockWatchesResponse", schema: W.LockWatchesResponseSchema, description: "200 answer of lock-watches: every prefix now watched in the namespace." },
+  { name: "lock-events.request", component: "LockEventsRequest", schema: W.LockEventsRequestSchema, description: "Body of lock-events: since (a { logId, version } position, or null for a snapshot) and an optional waitMs long poll (0..30,000)." },
+  { name: "lock-events.response", component: "LockWatchUpdate", schema: W.LockWatchUpdateSchema, description: "200 answer of lock-events (and lockWatch of transactions/start): the events after since, or a snapshot of every watched lock held now." },
   { name: "health.response", component: "HealthResponse", schema: S.HealthResponseSchema, description: "200 answer of GET /v1/health." },
   { name: "cluster.response", component: "ClusterResponse", schema: S.ClusterResponseSchema, description: "200 answer of GET /v1/cluster: one entry per shard, in shard order." },
   { name: "namespaces.response", component: "NamespacesResponse", schema: I.NamespacesResponseSchema, description: "200 answer of GET /v1/namespaces: per namespace used since the server started, its counts, in ascending order of name; nextCursor when more may follow." },

@@ -20,6 +20,8 @@ const OPERATION_ROUTES: readonly Route[] = [
   { operation: "transactions/start", summary: "Start transactions, each holding an immutable-timestamp lock at its start timestamp.", request: "StartTransactionsRequest", response: "StartTransactionsResponse" },
   { operation: "immutable-timestamp", summary: "The smallest start timestamp held by an immutable-timestamp lock, or a fresh timestamp.", request: "ImmutableTimestampRequest", response: "ImmutableTimestampResponse", optionalBody: true },
   { operation: "lock-cancel", summary: "Give up the lock request with this requestId: a waiting one leaves every queue, a held one is released.", request: "LockCancelRequest", response: "LockCancelResponse" },
+  { operation: "lock-watches", summary: "Watch descriptor prefixes in the namespace (or keep watching them); a watch lapses unless re-registered within the server's watch TTL.", request: "LockWatchesRequest", response: "LockWatchesResponse" },
+  { operation: "lock-events", summary: "The lock and unlock events on watched descriptors after since, or a snapshot of the watched locks held now; waitMs long-polls.", request: "LockEventsRequest", response: "LockWatchUpdate" },
 ];
 
 

@@ -19,6 +19,8 @@ export interface ClusterRuntimeOptions {
   readonly leaseMs: number;
   readonly validForMs?: number | undefined;
   readonly maxWaitingPerNamespace?: number | undefined;
+  /** How long a lock watch lasts unless re-registered (see `LockServiceOptions.watchTtlMs`). */
+  readonly watchTtlMs?: number | undefined;
   readonly reserveBlock: number;
   readonly logger: Logger;
   readonly metrics: ClusterMetrics;
@@ -364,6 +366,7 @@ export class ClusterRuntime {
       leaseMs,
       validForMs: this.options.validForMs,
       maxWaitingPerNamespace: this.options.maxWaitingPerNamespace,
+      watchTtlMs: this.options.watchTtlMs,
       reserveBlock: this.options.reserveBlock,
       retryAfterMs: this.retryAfterMs,
       onFailed: this.failTerm,

@@ -22,6 +22,8 @@ export type RouteLabel =
   | "immutable-timestamp"
   | "lock-batch"
   | "lock-cancel"
+  | "lock-watches"
+  | "lock-events"
   | "namespaces"
   | "locks"
   | "revoke"

@@ -5,6 +5,8 @@ import type {
   LockCancelResponse,
   LockResponse,
   LockService,
+  LockWatchesResponse,
+  LockWatchUpdate,
   NamespaceLocksQuery,
   NamespaceLocksResponse,
   NamespacesQuery,
@@ -74,6 +76,12 @@ export interface LockServiceOptions {
    */
   readonly servingGate?: ServingGate | undefined;
   /**
+   * How long a lock watch lasts without being registered again, in ms (PROTOCOL.md "Lock watches";
+   * `--watch-ttl-ms`). Default 60,000: a follower re-registers well within it (the client at a
+   * third of it), and a watch nobody follows any more stops costing the lock path a minute later.
+   */
+  readonly watchTtlMs?: number | undefined;
+  /**
    * This server's id, answered by health as `serverId`. Default: the leader id, since a single
    * server process is one term of one leader.
    */
@@ -135,6 +143,14 @@ export interface EmbeddedLockService extends LockService {
    * docs/protocol.md): abandoned if waiting, released if granted; `{ cancelled: false }` otherwise.
    */
   cancelLock(namespace: string, request: LockCancelRequest | unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<LockCancelResponse>;
+  /** Watch descriptor prefixes in the namespace (a `lock-watches` body, validated here). */
+  lockWatches(namespace: string, request: unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<LockWatchesResponse>;
+  /**
+   * The lock-event update after `since` (a `lock-events` body, validated here); with `waitMs`, an
+   * answer without new events waits up to that long for one. Aborting `signal` ends the wait
+   * (`CANCELLED`).
+   */
+  lockEvents(namespace: string, request: unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<LockWatchUpdate>;
   /** Current counters and gauges. */
   metrics(): ServiceMetrics;
   /**
