@@ -7,6 +7,8 @@ export type { WithLockOptions, WithLockResult, WithLockWork } from "./with-lock.
 export { GrantedLock, LOCK_TIMEOUT } from "./lock-result.js";
 export type { LockResult, LockTimeout } from "./lock-result.js";
 export type { LostLock, LostLockReason } from "./lost-lock.js";
+export type { WatchLocksOptions } from "./watch-locks.js";
+export type { WatchedStart } from "./watched-start-batch.js";
 export { CLIENT_CHANNELS } from "@leasehold/protocol";
 export type {
   ClientLockRequestMessage,
@@ -39,6 +41,10 @@ export type {
   RefreshResponse,
   TimestampsResponse,
   StartTransactionsResponse,
+  LockWatchUpdate,
+  LockWatchSince,
+  LockEvent,
+  WatchedLock,
 } from "@leasehold/protocol";
 export { readLock, writeLock, documentDescriptor } from "./recipes/document-lock.js";
 export type { DocumentLockOptions, DocumentWork } from "./recipes/document-lock.js";
