@@ -9,6 +9,8 @@ export { InMemoryKeyValueStore } from "./in-memory-key-value-store.js";
 export { PostgresKeyValueStore } from "./postgres-key-value-store.js";
 export type { PostgresKeyValueStoreOptions } from "./postgres-key-value-store.js";
 export type { KeyValueStore, Cell, Version } from "./key-value-store.js";
+export { ReadCache, ReadCacheValidationError } from "./read-cache.js";
+export type { ReadCacheOptions, ReadCacheStats, CacheView } from "./read-cache.js";
 export { Sweeper } from "./sweeper.js";
 export type { SweeperOptions, SweepResult } from "./sweeper.js";
 export {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TransactionConflictError } from "../src/index.js";
 import { httpBackend, type Backend } from "./support/harness.js";
-import { TXN_VARIANTS, variantKit } from "./support/variants.js";
+import { backendOptions, TXN_VARIANTS, variantKit } from "./support/variants.js";
 
 const ACCOUNTS = 100;
 const WORKERS = 32;
@@ -14,7 +14,7 @@ describe.each(TXN_VARIANTS)("bank transfers over HTTP ($name)", (variant) => {
   const kit = variantKit(variant);
   let backend: Backend;
   beforeAll(async () => {
-    backend = await httpBackend();
+    backend = await httpBackend(backendOptions(variant));
   });
   afterAll(() => backend.close());
 
@@ -66,5 +66,7 @@ describe.each(TXN_VARIANTS)("bank transfers over HTTP ($name)", (variant) => {
     expect(balances.reduce((s, v) => s + v, 0)).toBe(ACCOUNTS * INITIAL);
     // Every committed transfer, and only those, is in the balances: a lost update would show here.
     expect(balances).toEqual(expected);
+    // With the cache on, it answered reads (each one also checked against the store: validationRate 1).
+    if (variant.cache) expect(manager.readCacheStats()?.hits).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TransactionConflictError, type ConflictHandler, type Transaction, type TransactionManager } from "../src/index.js";
 import { gate, httpBackend, type Backend } from "./support/harness.js";
-import { TXN_VARIANTS, variantKit } from "./support/variants.js";
+import { backendOptions, TXN_VARIANTS, variantKit } from "./support/variants.js";
 
 // The classic: at least one doctor must stay on call; each goes off call if the other is on.
 async function goOffCall(txn: Transaction, me: string, other: string): Promise<boolean> {
@@ -16,7 +16,7 @@ describe.each(TXN_VARIANTS)("write skew ($name)", (variant) => {
   const kit = variantKit(variant);
   let backend: Backend;
   beforeAll(async () => {
-    backend = await httpBackend();
+    backend = await httpBackend(backendOptions(variant));
   });
   afterAll(() => backend.close());
 
