@@ -6,7 +6,7 @@ import { httpBackend, type Backend } from "./support/harness.js";
 const K = rowLock("kv", "k");
 const cell = { row: "k", column: "v" };
 
-function snapshot(version: number, locked: string[] = [], logId = "log-1"): LockWatchUpdate {
+function snapshot(version: number, locked: string[] = [], logId = "log-1"): Extract<LockWatchUpdate, { type: "snapshot" }> {
   return { type: "snapshot", logId, version, locked: locked.map((descriptor) => ({ descriptor, mode: "exclusive" })), prefixes: [rowLock("kv", "")] };
 }
 function events(from: number, kinds: ("lock" | "unlock")[], descriptor = K, logId = "log-1"): LockWatchUpdate {
