@@ -42,11 +42,6 @@ export class LockWatchLog {
 
   constructor(readonly logId: string) {}
 
-  /** True while at least one prefix is watched: the only case in which grants and releases log. */
-  get active(): boolean {
-    return this.prefixes.size > 0;
-  }
-
   /**
    * Watch `prefixes` until `now + ttlMs` (re-registering extends). Refused with `INVALID_ARGUMENT`,
    * changing nothing, when the namespace would watch more than 1,000 prefixes.
@@ -122,12 +117,6 @@ export class LockWatchLog {
       return { type: "events", logId: this.logId, version: this.version, events: this.eventsAfter(since.version) };
     }
     return { type: "snapshot", logId: this.logId, version: this.version, locked: this.locked(tokens), prefixes: this.watched() };
-  }
-
-  /** True when a follower at `since` would be answered at once (a snapshot, or events after it). */
-  hasNews(since: LockWatchSince | null, now: number): boolean {
-    this.expire(now);
-    return since === null || since.logId !== this.logId || since.version < this.floor || since.version !== this.version;
   }
 
   /** Call `listener` once, the next time the log changes. Returns a function that cancels it. */
