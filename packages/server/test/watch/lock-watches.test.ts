@@ -282,6 +282,25 @@ describe("lock watches (embedded, injected clock)", () => {
     expect((await t.call("lock-events", "many", { since: { logId: s.logId, version: last + 1 } })).type).toBe("snapshot");
   });
 
+  it("aborting a waiting long poll ends it with CANCELLED, and a later event wakes nobody", async () => {
+    const service = new InMemoryLockService();
+    try {
+      await service.lockWatches("abort", { prefixes: [""] });
+      const s = snapshot(await service.lockEvents("abort", { since: null }));
+      const controller = new AbortController();
+      const polled = failure(service.lockEvents("abort", { since: { logId: s.logId, version: s.version }, waitMs: 20_000 }, { signal: controller.signal }));
+      await new Promise((r) => setTimeout(r, 20));
+      const started = performance.now();
+      controller.abort();
+      expect((await polled).code).toBe("CANCELLED");
+      expect(performance.now() - started).toBeLessThan(1_000);
+      await service.lock("abort", { locks: [{ descriptor: "x", mode: "exclusive" }] });
+      expect(events(await service.lockEvents("abort", { since: { logId: s.logId, version: s.version } })).events).toHaveLength(1);
+    } finally {
+      await service.close();
+    }
+  });
+
   it("closing the service ends a waiting long poll with UNAVAILABLE", async () => {
     const t = await embedded();
     await t.call("lock-watches", "close", { prefixes: [""] });
