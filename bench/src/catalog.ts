@@ -1,6 +1,7 @@
 import { CLUSTER_CATALOG, CLUSTER_INTRO, CLUSTER_SECTION } from "./cluster-catalog.js";
 import { PEERS_CATALOG, PEERS_SECTION } from "./peers-catalog.js";
 import { TXN_CATALOG } from "./txn-catalog.js";
+import { READ_CACHE_CATALOG } from "./read-cache-catalog.js";
 
 /** What a figure means, and the target an issue set for it, for the generated docs. */
 export interface FigureInfo {
@@ -121,6 +122,7 @@ export const CATALOG: Readonly<Record<string, FigureInfo>> = {
     target: { op: ">=", value: 15_000 },
   },
   ...TXN_CATALOG,
+  ...READ_CACHE_CATALOG,
   ...PEERS_CATALOG,
   ...CLUSTER_CATALOG,
 };

@@ -4,6 +4,7 @@ import { quantile, round } from "../stats.js";
 import { measureCommitLatency, warmUp } from "../txn-commit-latency.js";
 import { measureLockHold } from "../txn-lock-hold.js";
 import { measureTimestamps } from "../txn-timestamps.js";
+import { readCacheFigures } from "../read-cache-figures.js";
 
 /**
  * Concurrency levels of the commit-latency comparison: interleaved rounds and transactions per
@@ -24,7 +25,7 @@ const LEVELS = [
  */
 export const txnSuite: Suite = {
   name: "txn",
-  description: "transactions: commit latency sync vs async unlock, unlock calls per txn, lock hold extension, timestamps/s",
+  description: "transactions: commit latency sync vs async unlock, unlock calls per txn, lock hold extension, timestamps/s, read cache over PostgreSQL, lock-event overhead",
   async run(ctx) {
     const server = await startServerProcess();
     const figures: Figure[] = [];
@@ -67,9 +68,11 @@ export const txnSuite: Suite = {
         figures.push({ name: `timestamps_per_s_c${callers}`, value: round(ts.perSecond, 0), unit: "timestamps/s", ...base, note: `${callers} concurrent freshTimestamp() callers on one client for ${ms / 1000} s` });
         ctx.progress(`timestamps c${callers}: ${Math.round(ts.perSecond)}/s`);
       }
-      return figures;
     } finally {
       await server.stop();
     }
+    // The read cache and lock events (issue 22), on server processes of their own.
+    figures.push(...(await readCacheFigures(ctx)));
+    return figures;
   },
 };

@@ -10,6 +10,10 @@ import {
   type LockBatchResultListener,
   type LockCancelRequest,
   type LockCancelResponse,
+  type LockEventsRequest,
+  type LockWatchesRequest,
+  type LockWatchesResponse,
+  type LockWatchUpdate,
   type LockRequest,
   type LockResponse,
   type LockService,
@@ -311,6 +315,16 @@ export class HttpLockService implements LockService {
   /** `timestamp-leases/min`: retried like every idempotent call. */
   minLeasedTimestamp(namespace: string, body: TimestampLeaseMinRequest, options?: CallOptions): Promise<TimestampLeaseMinResponse> {
     return this.#call(namespace, "timestamp-leases/min", body, responseValidators["timestamp-leases/min"], options);
+  }
+
+  /** `lock-watches`: watch (or keep watching) descriptor prefixes in the namespace. Idempotent, so retried. */
+  lockWatches(namespace: string, body: LockWatchesRequest, options?: CallOptions): Promise<LockWatchesResponse> {
+    return this.#call(namespace, "lock-watches", body, responseValidators["lock-watches"], options);
+  }
+
+  /** `lock-events`: the update after `body.since`; a long poll may take `waitMs`, so the timeout allows for it. */
+  lockEvents(namespace: string, body: LockEventsRequest, options?: CallOptions): Promise<LockWatchUpdate> {
+    return this.#call(namespace, "lock-events", body, responseValidators["lock-events"], options, this.#retrying, (body.waitMs ?? 0) + this.#timeoutMs);
   }
 
   /** `lock-cancel`: give up the lock request with this `requestId`; `{ cancelled }`. Retried like every idempotent call. */

@@ -9,6 +9,8 @@ export { TimestampLease } from "./timestamp-lease.js";
 export type { WaitForLocksOptions } from "./wait-for-locks.js";
 export type { LockResult, LockTimeout } from "./lock-result.js";
 export type { LostLock, LostLockReason } from "./lost-lock.js";
+export type { WatchLocksOptions } from "./watch-locks.js";
+export type { WatchedStart } from "./watched-start-batch.js";
 export { CLIENT_CHANNELS } from "@leasehold/protocol";
 export type {
   ClientLockRequestMessage,
@@ -45,6 +47,10 @@ export type {
   WaitMode,
   WaitForLocksResponse,
   TimestampLeaseResponse,
+  LockWatchUpdate,
+  LockWatchSince,
+  LockEvent,
+  WatchedLock,
 } from "@leasehold/protocol";
 export { readLock, writeLock, documentDescriptor } from "./recipes/document-lock.js";
 export type { DocumentLockOptions, DocumentWork } from "./recipes/document-lock.js";

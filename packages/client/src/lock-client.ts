@@ -5,6 +5,8 @@ import {
   type Lease,
   type LockAcquiredResponse,
   type LockService,
+  type LockWatchSince,
+  type LockWatchUpdate,
   type LockSpec,
   type RefreshResponse,
   type StartTransactionsResponse,
@@ -13,6 +15,8 @@ import {
   type WaitSpec,
 } from "@leasehold/protocol";
 import type { Observable } from "rxjs";
+import { watchedStartBatch, type WatchedStart, type WatchedStartAsk } from "./watched-start-batch.js";
+import { watchLocks, type WatchLocksOptions } from "./watch-locks.js";
 import { requestIdSource } from "./request-ids.js";
 import { acquireLocks, type AcquireResult } from "./acquire-locks.js";
 import { AsyncUnlocker } from "./async-unlocker.js";
@@ -75,6 +79,7 @@ export class LockClient implements AsyncDisposable {
   readonly #unlocker: AsyncUnlocker;
   readonly #timestamps: Autobatcher<number, TimestampsResponse>;
   readonly #transactions: Autobatcher<number, StartTransactionsResponse>;
+  readonly #watchedStarts: Autobatcher<WatchedStartAsk, WatchedStart>;
   readonly #refresh: Autobatcher<RefreshAsk, RefreshResponse>;
   /** Where `lock` requests go: the lock batcher when `lockBatching` is on, else the service. */
   readonly #locks: Pick<LockService, "lock">;
@@ -107,6 +112,7 @@ export class LockClient implements AsyncDisposable {
     const ns = this.namespace;
     this.#timestamps = new Autobatcher(timestampsBatch(service, ns));
     this.#transactions = new Autobatcher(startTransactionsBatch(service, ns));
+    this.#watchedStarts = new Autobatcher(watchedStartBatch(service, ns));
     this.#refresh = new Autobatcher(observeRefresh(ns, refreshBatch(service, ns, () => this.#stats.refreshCalls++), this.#now));
     this.#refresher = new Refresher({
       refresh: (tokens, stillWanted) => this.#refresh.submit({ tokens, stillWanted }),
@@ -311,6 +317,31 @@ export class LockClient implements AsyncDisposable {
     for (const txn of answer.transactions) this.#refresher.track(txn.token, answer.lease, sentAt);
     this.#refreshIfVoid(answer.lease);
     return answer;
+  }
+
+  /**
+   * Start one transaction as {@link startTransaction} does, and learn the lock events on watched
+   * descriptors (PROTOCOL.md "Lock watches") that happened before its start timestamp, after
+   * `since` (or a snapshot when `since` is null or too old). A read cache validated by lock
+   * watches needs both from one step; concurrent calls share one call.
+   */
+  async startWatchedTransaction(since: LockWatchSince | null, options: SignalOptions = {}): Promise<WatchedStart> {
+    this.#checkOpen();
+    const sentAt = this.#now();
+    const started = await this.#watchedStarts.submit({ since }, options);
+    this.#refresher.track(started.transaction.token, started.lease, sentAt);
+    this.#refreshIfVoid(started.lease);
+    return started;
+  }
+
+  /**
+   * Watch the locks under `prefixes` in this namespace: an Observable of lock-event updates (a
+   * snapshot first, then events), following the server while subscribed. See {@link watchLocks}
+   * in watch-locks.ts for re-registration, gaps and errors.
+   */
+  watchLocks(prefixes: readonly string[], options: WatchLocksOptions = {}): Observable<LockWatchUpdate> {
+    this.#checkOpen();
+    return watchLocks(this.#service, this.namespace, prefixes, { now: this.#now, ...options });
   }
 
   /** The namespace's immutable timestamp: below it, no running or future transaction reads. */

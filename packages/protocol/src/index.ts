@@ -8,6 +8,20 @@ export { OPERATIONS, BATCH_OPERATIONS, isOperation, isBatchOperation, operationP
 export type { Operation, BatchOperation, AnyOperation } from "./operations.js";
 export { WAIT_AND_LEASE_OPERATIONS, isWaitAndLeaseOperation } from "./wait-and-lease-operations.js";
 export type { WaitAndLeaseOperation } from "./wait-and-lease-operations.js";
+export { WATCH_OPERATIONS, isWatchOperation } from "./operations.js";
+export type { WatchOperation } from "./operations.js";
+export * from "./lock-watch-schemas.js";
+export type {
+  LockWatchesRequest,
+  LockWatchesResponse,
+  LockWatchSince,
+  LockEventsRequest,
+  WatchedLock,
+  LockEvent,
+  LockEventsUpdate,
+  LockSnapshotUpdate,
+  LockWatchUpdate,
+} from "./lock-watch-types.js";
 export {
   requestValidators,
   responseValidators,

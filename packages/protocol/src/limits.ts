@@ -36,6 +36,12 @@ export const LIMITS = {
   maxRevokeEntries: 10_000,
   /** Largest `limit` of an inspection page (`GET /v1/namespaces`, `GET …/locks`). */
   maxInspectionPageSize: 1_000,
+  /** Most prefixes in one `lock-watches` request. */
+  maxWatchPrefixesPerRequest: 100,
+  /** Most prefixes watched at once in one namespace; registering more is refused (400). */
+  maxWatchPrefixesPerNamespace: 1_000,
+  /** Longest `waitMs` of a `lock-events` long poll. */
+  maxLockEventsWaitMs: 30_000,
   /** Largest request body, in bytes; a larger one is refused with `413` without reading it all. */
   maxBodyBytes: 1024 * 1024,
 } as const;

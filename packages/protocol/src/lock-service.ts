@@ -23,6 +23,7 @@ import type {
   WaitForLocksRequest,
   WaitForLocksResponse,
 } from "./types.js";
+import type { LockEventsRequest, LockWatchesRequest, LockWatchesResponse, LockWatchUpdate } from "./lock-watch-types.js";
 
 /** Options every call takes. */
 export interface CallOptions {
@@ -103,6 +104,18 @@ export interface LockService {
   acquireTimestampLease?(namespace: string, request: TimestampLeaseRequest, options?: CallOptions): Promise<TimestampLeaseResponse>;
   /** Optional (an addition to v1): the smallest timestamp held under `name`, or a fresh one. */
   minLeasedTimestamp?(namespace: string, request: TimestampLeaseMinRequest, options?: CallOptions): Promise<TimestampLeaseMinResponse>;
+  /**
+   * Optional (an addition to v1, PROTOCOL.md "Lock watches"): watch these descriptor prefixes in the
+   * namespace, or keep watching them; a watch lapses unless re-registered within the server's
+   * watch TTL. Resolves with every prefix now watched.
+   */
+  lockWatches?(namespace: string, request: LockWatchesRequest, options?: CallOptions): Promise<LockWatchesResponse>;
+  /**
+   * Optional (an addition to v1): the lock events on watched descriptors after `since`, or a
+   * snapshot of what is locked when `since` is null, of another log, or older than the server
+   * keeps. With `waitMs`, an answer without new events waits up to that long for one.
+   */
+  lockEvents?(namespace: string, request: LockEventsRequest, options?: CallOptions): Promise<LockWatchUpdate>;
   /** Liveness and the current `leaderId`. */
   health(options?: CallOptions): Promise<HealthResponse>;
 }

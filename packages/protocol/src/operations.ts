@@ -28,8 +28,22 @@ export const BATCH_OPERATIONS = ["lock-batch", "lock-cancel"] as const;
 /** One of {@link BATCH_OPERATIONS}. */
 export type BatchOperation = (typeof BATCH_OPERATIONS)[number];
 
-/** Every operation a v1 route can name: {@link Operation}, {@link BatchOperation} or {@link WaitAndLeaseOperation}. */
-export type AnyOperation = Operation | BatchOperation | WaitAndLeaseOperation;
+/**
+ * Operations added to v1 for lock watches (PROTOCOL.md "Lock watches"): register prefixes, and
+ * read (or long-poll) the namespace's lock-event log.
+ */
+export const WATCH_OPERATIONS = ["lock-watches", "lock-events"] as const;
+
+/** One of {@link WATCH_OPERATIONS}. */
+export type WatchOperation = (typeof WATCH_OPERATIONS)[number];
+
+/** Every operation a v1 route can name: {@link Operation}, {@link BatchOperation}, {@link WaitAndLeaseOperation} or {@link WatchOperation}. */
+export type AnyOperation = Operation | BatchOperation | WaitAndLeaseOperation | WatchOperation;
+
+/** True when `value` names one of {@link WATCH_OPERATIONS}. */
+export function isWatchOperation(value: string): value is WatchOperation {
+  return value === "lock-watches" || value === "lock-events";
+}
 
 /** True when `value` names one of the original {@link OPERATIONS}. */
 export function isOperation(value: string): value is Operation {

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { LIMITS } from "./limits.js";
+import { LockWatchUpdateSchema, StartLockWatchSchema } from "./lock-watch-schemas.js";
 
 /**
  * The one schema source of protocol v1. Types are derived from these with `Static` (see
@@ -157,7 +158,11 @@ export const TimestampsResponseSchema = Type.Object(
 );
 
 export const StartTransactionsRequestSchema = Type.Object(
-  { count: Type.Integer({ minimum: 1, maximum: LIMITS.maxTransactionCount }) },
+  {
+    count: Type.Integer({ minimum: 1, maximum: LIMITS.maxTransactionCount }),
+    /** Lock watches: ask for the lock-event update as of the start timestamps (PROTOCOL.md "Lock watches"). */
+    lockWatch: Type.Optional(StartLockWatchSchema),
+  },
   strict,
 );
 export const StartedTransactionSchema = Type.Object(
@@ -169,6 +174,8 @@ export const StartTransactionsResponseSchema = Type.Object(
     immutableTimestamp: TimestampSchema,
     transactions: Type.Array(StartedTransactionSchema),
     lease: LeaseSchema,
+    /** Present when the request asked for `lockWatch`: every event before the start timestamps. */
+    lockWatch: Type.Optional(LockWatchUpdateSchema),
   },
   strict,
 );

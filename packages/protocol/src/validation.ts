@@ -7,6 +7,7 @@ import * as A from "./activity-schemas.js";
 import * as I from "./inspection-schemas.js";
 import * as S from "./schemas.js";
 import * as W from "./wait-and-lease-schemas.js";
+import * as LW from "./lock-watch-schemas.js";
 import type { RevokeRequest } from "./inspection-types.js";
 import type { LockRequest, WaitForLocksRequest } from "./types.js";
 import { utf8ByteLength } from "./utf8.js";
@@ -207,6 +208,16 @@ function revokeRequestProblems(request: RevokeRequest): ValidationProblem[] {
   return problems;
 }
 
+function lockWatchesProblems(request: { readonly prefixes: readonly string[] }): ValidationProblem[] {
+  const problems: ValidationProblem[] = [];
+  request.prefixes.forEach((prefix, i) => {
+    const bytes = utf8ByteLength(prefix);
+    if (bytes < 0) problems.push({ path: `prefixes[${i}]`, message: "must be well-formed Unicode (it holds a lone surrogate)" });
+    else if (bytes > LIMITS.maxDescriptorBytes) problems.push({ path: `prefixes[${i}]`, message: `must be at most ${LIMITS.maxDescriptorBytes} UTF-8 bytes (got ${bytes})` });
+  });
+  return problems;
+}
+
 /** Validators of every request body, by operation. */
 export const requestValidators = {
   lock: compile("lock request", S.LockRequestSchema, lockRequestProblems),
@@ -221,6 +232,8 @@ export const requestValidators = {
   "wait-for-locks": compile("wait-for-locks request", W.WaitForLocksRequestSchema, waitRequestProblems),
   "timestamp-leases": compile("timestamp-leases request", W.TimestampLeaseRequestSchema),
   "timestamp-leases/min": compile("timestamp-leases/min request", W.TimestampLeaseMinRequestSchema),
+  "lock-watches": compile("lock-watches request", LW.LockWatchesRequestSchema, lockWatchesProblems),
+  "lock-events": compile("lock-events request", LW.LockEventsRequestSchema),
   /** Body of `POST /v1/namespaces/{namespace}/revoke` (an admin route, not a `LockService` operation). */
   revoke: compile("revoke request", I.RevokeRequestSchema, revokeRequestProblems),
 } as const;
@@ -239,6 +252,8 @@ export const responseValidators = {
   "wait-for-locks": compile("wait-for-locks answer", W.WaitForLocksResponseSchema),
   "timestamp-leases": compile("timestamp-leases answer", W.TimestampLeaseResponseSchema),
   "timestamp-leases/min": compile("timestamp-leases/min answer", W.TimestampLeaseMinResponseSchema),
+  "lock-watches": compile("lock-watches answer", LW.LockWatchesResponseSchema),
+  "lock-events": compile("lock-events answer", LW.LockWatchUpdateSchema),
   health: compile("health answer", S.HealthResponseSchema),
   cluster: compile("cluster answer", S.ClusterResponseSchema),
   error: compile("error body", S.ErrorBodySchema),

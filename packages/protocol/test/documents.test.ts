@@ -108,7 +108,7 @@ describe("generated JSON Schemas and OpenAPI document", () => {
     expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
     expect(result.valid).toBe(true);
     expect(doc.openapi).toBe("3.1.0");
-    const operations = ["lock", "unlock", "refresh", "timestamps", "transactions/start", "immutable-timestamp", "lock-batch", "lock-cancel", "wait-for-locks", "timestamp-leases", "timestamp-leases/min"];
+    const operations = ["lock", "unlock", "refresh", "timestamps", "transactions/start", "immutable-timestamp", "lock-batch", "lock-cancel", "wait-for-locks", "timestamp-leases", "timestamp-leases/min", "lock-watches", "lock-events"];
     const additions = ["/v1/namespaces", "/v1/namespaces/{namespace}/locks", "/v1/namespaces/{namespace}/revoke", "/v1/events", "/ui", "/ui/{file}"];
     expect(Object.keys(doc.paths).sort()).toEqual([...operations.map((op) => `/v1/namespaces/{namespace}/${op}`), "/metrics", "/v1/cluster", "/v1/health", ...additions].sort());
     for (const op of operations) {

@@ -26,6 +26,8 @@ interface CliOptions {
   readonly authFile: string | undefined;
   readonly maxConnections: number;
   readonly maxWaitingPerNamespace: number;
+  /** How long a lock watch lasts without being registered again, in ms. */
+  readonly watchTtlMs: number;
   /** Requests per second per client address; undefined: no limit. */
   readonly rateLimit: number | undefined;
   readonly allowAdminWithoutAuth: boolean;
@@ -65,6 +67,7 @@ Options:
   --max-connections <n> connections open at once; one beyond gets 503 and is closed (default: 10000)
   --max-waiting-per-namespace <n>
                         waiting lock requests per namespace; one more gets 429 (default: 100000)
+  --watch-ttl-ms <ms>   how long a lock watch lasts unless re-registered (default: 60000)
   --rate-limit <requests/s>
                         requests per second per client address; over it: 429 with retry-after
                         (default: off)
@@ -124,6 +127,7 @@ function parseFlags(argv: readonly string[]) {
         "auth-file": { type: "string" },
         "max-connections": { type: "string", default: "10000" },
         "max-waiting-per-namespace": { type: "string", default: "100000" },
+        "watch-ttl-ms": { type: "string", default: "60000" },
         "rate-limit": { type: "string" },
         "allow-admin-without-auth": { type: "boolean", default: false },
         cluster: { type: "string" },
@@ -167,6 +171,7 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
     authFile: values["auth-file"],
     maxConnections: integer("max-connections", values["max-connections"], 1, 1_000_000),
     maxWaitingPerNamespace: integer("max-waiting-per-namespace", values["max-waiting-per-namespace"], 1, 100_000_000),
+    watchTtlMs: integer("watch-ttl-ms", values["watch-ttl-ms"], 1, 24 * 60 * 60 * 1000),
     rateLimit: values["rate-limit"] === undefined ? undefined : integer("rate-limit", values["rate-limit"], 1, 100_000_000),
     allowAdminWithoutAuth: values["allow-admin-without-auth"],
     cluster: values.cluster,
@@ -267,6 +272,7 @@ async function main(argv: readonly string[]): Promise<number> {
       auth,
       maxConnections: options.maxConnections,
       maxWaitingPerNamespace: options.maxWaitingPerNamespace,
+      watchTtlMs: options.watchTtlMs,
       rateLimit: options.rateLimit,
       allowAdminWithoutAuth: options.allowAdminWithoutAuth,
       cluster:

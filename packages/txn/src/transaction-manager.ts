@@ -1,10 +1,11 @@
 import type { LockClient } from "@leasehold/client";
 import { onAbort } from "@leasehold/protocol";
 import { commitTransaction, type CommitDeps } from "./commit.js";
-import { isConflictHandler, type ConflictHandler } from "./conflict-handler.js";
+import { conflictPolicy, isConflictHandler, type ConflictHandler } from "./conflict-handler.js";
 import type { KeyValueStore } from "./key-value-store.js";
 import { SnapshotReader } from "./snapshot-reader.js";
 import { Transaction } from "./transaction.js";
+import { ReadCache, type ReadCacheOptions, type ReadCacheStats } from "./read-cache.js";
 import { TransactionError } from "./transaction-errors.js";
 import { TRANSACTIONS_TABLE, TransactionsTable } from "./transactions-table.js";
 import type { UnlockMode } from "./unlock-mode.js";
@@ -43,6 +44,14 @@ export interface TransactionManagerOptions {
    * conflict finish, small next to a commit.
    */
   readonly retryBackoffMs?: number | undefined;
+  /**
+   * A read cache validated by lock watches (see {@link ReadCacheOptions} and docs/transactions.md
+   * "Read cache"). Default: none, every read goes to the store. With it, each transaction start also
+   * brings the lock events before its start timestamp, and reads of the cached tables are answered
+   * from memory while no commit lock touched the cell since it was read. Call {@link
+   * TransactionManager.close} when done: the manager keeps a lock watch registered meanwhile.
+   */
+  readonly readCache?: ReadCacheOptions | undefined;
 }
 
 /** Options of one {@link TransactionManager.run}. */
@@ -64,6 +73,9 @@ export class TransactionManager {
   readonly #commit: CommitDeps;
   readonly #retries: number;
   readonly #backoffMs: number;
+  readonly #cache: ReadCache | null;
+  readonly #now: () => number = () => performance.now();
+  #watch: { unsubscribe(): void } | null = null;
 
   constructor(options: TransactionManagerOptions) {
     for (const [table, handler] of Object.entries(options.tables)) {
@@ -85,6 +97,25 @@ export class TransactionManager {
     };
     this.#retries = options.retries ?? 3;
     this.#backoffMs = options.retryBackoffMs ?? 2;
+    this.#cache = options.readCache === undefined ? null : new ReadCache(options.readCache);
+    for (const table of options.readCache?.prefixes ?? []) {
+      const handler = Object.hasOwn(this.#tables, table) ? this.#tables[table] : undefined;
+      if (handler === undefined) throw new Error(`readCache: table "${table}" is not declared in tables`);
+      if (conflictPolicy(handler).lock === "none") {
+        throw new Error(`readCache: table "${table}" uses ${handler}, whose writers take no commit locks, so the cache could never learn of their writes`);
+      }
+    }
+  }
+
+  /** Counters of the read cache, or undefined without one. */
+  readCacheStats(): ReadCacheStats | undefined {
+    return this.#cache?.stats();
+  }
+
+  /** Stop the read cache's lock watch (a manager without a read cache has nothing to stop). Idempotent. */
+  close(): void {
+    this.#watch?.unsubscribe();
+    this.#watch = null;
   }
 
   /**
@@ -110,8 +141,7 @@ export class TransactionManager {
   }
 
   async #attempt<T>(fn: (txn: Transaction) => Promise<T> | T, signal: AbortSignal | undefined): Promise<T> {
-    const started = await this.#client.startTransaction(signal === undefined ? {} : { signal });
-    const txn = new Transaction(started.startTimestamp, this.#reader, this.#tables);
+    const { started, txn } = await this.#start(signal);
     let result: T;
     try {
       result = await fn(txn);
@@ -124,7 +154,31 @@ export class TransactionManager {
     await commitTransaction(this.#commit, txn, started.token);
     return result;
   }
+
+  async #start(signal: AbortSignal | undefined): Promise<{ started: { readonly token: string }; txn: Transaction }> {
+    const options = signal === undefined ? {} : { signal };
+    const cache = this.#cache;
+    if (cache === null) {
+      const started = await this.#client.startTransaction(options);
+      return { started, txn: new Transaction(started.startTimestamp, this.#reader, this.#tables) };
+    }
+    // The watch registers the cache's prefixes and keeps them registered; its updates help too.
+    this.#watch ??= this.#client.watchLocks(cache.watchPrefixes).subscribe({
+      // Never the first word on a new log: only a transaction start knows the lease to stay cold for.
+      next: (update) => cache.apply(update, this.#now(), null),
+      error: () => undefined, // the cache then stays cold: every read goes to the store
+    });
+    const watched = await this.#client.startWatchedTransaction(cache.since(), options);
+    // A new log (a new lock table) stays cold for a lease: committers holding locks of the old table may still commit.
+    cache.apply(watched.lockWatch, this.#now(), watched.lease.validForMs + COLD_MARGIN_MS);
+    const view = { logId: watched.lockWatch.logId, version: watched.lockWatch.version };
+    const txn = new Transaction(watched.transaction.startTimestamp, this.#reader, this.#tables, { cache, view, now: this.#now });
+    return { started: watched.transaction, txn };
+  }
 }
+
+/** How much longer than a lease the cache stays cold after a new log: a margin for clock rates and delays. */
+const COLD_MARGIN_MS = 250;
 
 function backoff(maxMs: number, signal: AbortSignal | undefined): Promise<void> {
   signal?.throwIfAborted();

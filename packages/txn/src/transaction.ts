@@ -1,5 +1,6 @@
 import type { ConflictHandler } from "./conflict-handler.js";
-import type { Cell } from "./key-value-store.js";
+import type { Cell, Version } from "./key-value-store.js";
+import { ReadCacheValidationError, type CacheView, type ReadCache } from "./read-cache.js";
 import type { SnapshotReader } from "./snapshot-reader.js";
 import { TRANSACTIONS_TABLE } from "./transactions-table.js";
 
@@ -34,12 +35,19 @@ export class Transaction {
   readonly #writes = new Map<string, BufferedWrite>();
   readonly #reads = new Map<string, RecordedRead>();
   #finished = false;
+  readonly #cache: { readonly cache: ReadCache; readonly view: CacheView; readonly now: () => number } | null;
 
-  /** @internal Created by `TransactionManager`. */
-  constructor(startTimestamp: number, reader: SnapshotReader, tables: Readonly<Record<string, ConflictHandler>>) {
+  /** @internal Created by `TransactionManager`; `cache` when it runs with a read cache. */
+  constructor(
+    startTimestamp: number,
+    reader: SnapshotReader,
+    tables: Readonly<Record<string, ConflictHandler>>,
+    cache: { readonly cache: ReadCache; readonly view: CacheView; readonly now: () => number } | null = null,
+  ) {
     this.startTimestamp = startTimestamp;
     this.#reader = reader;
     this.#tables = tables;
+    this.#cache = cache;
   }
 
   /** The value of a cell in this transaction's view, or undefined when absent or deleted. */
@@ -49,11 +57,39 @@ export class Transaction {
     const own = this.#writes.get(k);
     if (own !== undefined) return own.value ?? undefined;
     const cell: Cell = { row, column };
+    const version = await this.#read(table, cell);
+    // Only serializable tables pay for remembering reads; the first read of a cell is the snapshot's.
+    if (handler === "serializable" && !this.#reads.has(k)) this.#reads.set(k, { table, cell, seen: version?.timestamp ?? 0 });
+    return version?.value ?? undefined;
+  }
+
+  /** The snapshot's version of a cell: from the read cache when it may answer, else from the store. */
+  async #read(table: string, cell: Cell): Promise<Version | undefined> {
+    const c = this.#cache;
+    if (c !== null && c.cache.caches(table)) {
+      const hit = c.cache.get(table, cell, c.view, c.now());
+      if (hit !== undefined) {
+        if (c.cache.shouldValidate()) {
+          const stored = await this.#readStore(table, cell);
+          if (stored?.timestamp !== hit.version?.timestamp || stored?.value !== hit.version?.value) {
+            throw new ReadCacheValidationError(
+              `read cache validation failed on ${table} (${cell.row}, ${cell.column}) at start timestamp ${this.startTimestamp}: the cache answered ${JSON.stringify(hit.version ?? null)}, the store ${JSON.stringify(stored ?? null)}`,
+            );
+          }
+        }
+        return hit.version;
+      }
+      const version = await this.#readStore(table, cell);
+      c.cache.put(table, cell, version, c.view, c.now());
+      return version;
+    }
+    return this.#readStore(table, cell);
+  }
+
+  async #readStore(table: string, cell: Cell): Promise<Version | undefined> {
     const read = await this.#reader.visible(table, cell, this.startTimestamp, "wait");
     if (!("version" in read)) throw new Error("a waiting read reported an unknown writer (a bug)");
-    // Only serializable tables pay for remembering reads; the first read of a cell is the snapshot's.
-    if (handler === "serializable" && !this.#reads.has(k)) this.#reads.set(k, { table, cell, seen: read.version?.timestamp ?? 0 });
-    return read.version?.value ?? undefined;
+    return read.version;
   }
 
   /** Buffer a write of `value` to a cell; it becomes visible to others only if the commit succeeds. */

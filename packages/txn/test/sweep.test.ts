@@ -1,20 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InMemoryKeyValueStore, Sweeper, TransactionManager, TransactionsTable } from "../src/index.js";
+import { Sweeper, TransactionsTable } from "../src/index.js";
 import { gate, httpBackend, type Backend } from "./support/harness.js";
+import { TXN_VARIANTS, variantKit } from "./support/variants.js";
 
 const LEASE_MS = 600;
 
-describe("sweep", () => {
+describe.each(TXN_VARIANTS)("sweep ($name)", (variant) => {
+  const kit = variantKit(variant);
   let backend: Backend;
   beforeAll(async () => {
     backend = await httpBackend({ leaseMs: LEASE_MS });
   });
   afterAll(() => backend.close());
 
-  function setup(namespace: string) {
-    const client = backend.client({ namespace });
-    const store = new InMemoryKeyValueStore();
-    const manager = new TransactionManager({ client, store, tables: { t: "retry-on-write-write" } });
+  async function setup(namespace: string) {
+    const client = backend.client({ namespace: `${namespace}-${variant.store}` });
+    const store = await kit.store();
+    const manager = await kit.manager({ client, store, tables: { t: "retry-on-write-write" } });
     const sweeper = new Sweeper({ client, store, tables: ["t"] });
     const write = (row: string, value: string | null) =>
       manager.run((txn) => (value === null ? txn.delete("t", row, "c") : txn.put("t", row, "c", value)));
@@ -27,14 +29,14 @@ describe("sweep", () => {
   }
 
   it("removes what no transaction can read and keeps what a running one still reads", async () => {
-    const { store, manager, sweeper, write, values } = setup("sweep-running");
+    const { store, manager, sweeper, write, values } = await setup("sweep-running");
     await write("k", "v1");
     await write("k", "v2");
     await write("gone", "x");
     await write("gone", null);
     // Writers that died after writing a version and before their commit point (no lock, no entry):
     // one on a row the running transaction reads (the reader rolls it back), one on a row nobody reads.
-    const oracle = backend.client({ namespace: "sweep-running" });
+    const oracle = backend.client({ namespace: `sweep-running-${variant.store}` });
     const deadOnK = await oracle.freshTimestamp();
     await store.put("t", { row: "k", column: "c" }, deadOnK, "never-committed");
     const deadUnread = await oracle.freshTimestamp();
@@ -78,9 +80,9 @@ describe("sweep", () => {
   });
 
   it("a leaked transaction pins the immutable timestamp only until its lease lapses", async () => {
-    const { sweeper, write, values } = setup("sweep-leak");
+    const { sweeper, write, values } = await setup("sweep-leak");
     await write("k", "v1");
-    const leaker = backend.client({ namespace: "sweep-leak" });
+    const leaker = backend.client({ namespace: `sweep-leak-${variant.store}` });
     const leaked = await leaker.startTransaction();
     await leaker.close(); // never unlocks: its immutable-timestamp lock lapses with the lease
     await write("k", "v2");

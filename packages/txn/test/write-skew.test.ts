@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InMemoryKeyValueStore, TransactionConflictError, TransactionManager, type ConflictHandler, type Transaction } from "../src/index.js";
+import { TransactionConflictError, type ConflictHandler, type Transaction, type TransactionManager } from "../src/index.js";
 import { gate, httpBackend, type Backend } from "./support/harness.js";
+import { backendOptions, TXN_VARIANTS, variantKit } from "./support/variants.js";
 
 // The classic: at least one doctor must stay on call; each goes off call if the other is on.
 async function goOffCall(txn: Transaction, me: string, other: string): Promise<boolean> {
@@ -11,15 +12,16 @@ async function goOffCall(txn: Transaction, me: string, other: string): Promise<b
   return true;
 }
 
-describe("write skew", () => {
+describe.each(TXN_VARIANTS)("write skew ($name)", (variant) => {
+  const kit = variantKit(variant);
   let backend: Backend;
   beforeAll(async () => {
-    backend = await httpBackend();
+    backend = await httpBackend(backendOptions(variant));
   });
   afterAll(() => backend.close());
 
   async function setup(handler: ConflictHandler) {
-    const manager = new TransactionManager({ client: backend.client(), store: new InMemoryKeyValueStore(), tables: { oncall: handler } });
+    const manager = await kit.manager({ client: backend.client(), tables: { oncall: handler } });
     await manager.run((txn) => {
       txn.put("oncall", "alice", "on", "1");
       txn.put("oncall", "bob", "on", "1");
@@ -75,7 +77,7 @@ describe("write skew", () => {
   });
 
   it("stays prevented when 16 serializable doctors race with retries: someone is always on call", async () => {
-    const manager = new TransactionManager({ client: backend.client(), store: new InMemoryKeyValueStore(), tables: { oncall: "serializable" }, retries: 50 });
+    const manager = await kit.manager({ client: backend.client(), tables: { oncall: "serializable" }, retries: 50 });
     const doctors = Array.from({ length: 16 }, (_, i) => `d${i}`);
     await manager.run((txn) => {
       for (const d of doctors) txn.put("oncall", d, "on", "1");

@@ -3,6 +3,7 @@ import * as A from "../activity-schemas.js";
 import * as I from "../inspection-schemas.js";
 import * as S from "../schemas.js";
 import * as W from "../wait-and-lease-schemas.js";
+import * as LW from "../lock-watch-schemas.js";
 
 /** JSON Schema dialect of every generated schema (OpenAPI 3.1 speaks the same one). */
 export const JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
@@ -52,6 +53,10 @@ export const PROTOCOL_BODIES: readonly ProtocolBody[] = [
   { name: "timestamp-leases.response", component: "TimestampLeaseResponse", schema: W.TimestampLeaseResponseSchema, description: "200 answer of timestamp-leases: the token holding leased under the name, its lease, the smallest timestamp held under the name, and count fresh timestamps above leased." },
   { name: "timestamp-leases-min.request", component: "TimestampLeaseMinRequest", schema: W.TimestampLeaseMinRequestSchema, description: "Body of timestamp-leases/min: the lease name." },
   { name: "timestamp-leases-min.response", component: "TimestampLeaseMinResponse", schema: W.TimestampLeaseMinResponseSchema, description: "200 answer of timestamp-leases/min: the smallest timestamp held under the name, or a fresh timestamp when none is held." },
+  { name: "lock-watches.request", component: "LockWatchesRequest", schema: LW.LockWatchesRequestSchema, description: "Body of lock-watches: 1..100 descriptor prefixes (each 0..1,024 UTF-8 bytes; \"\" watches everything) to watch or keep watching in the namespace." },
+  { name: "lock-watches.response", component: "LockWatchesResponse", schema: LW.LockWatchesResponseSchema, description: "200 answer of lock-watches: every prefix now watched in the namespace." },
+  { name: "lock-events.request", component: "LockEventsRequest", schema: LW.LockEventsRequestSchema, description: "Body of lock-events: since (a { logId, version } position, or null for a snapshot) and an optional waitMs long poll (0..30,000)." },
+  { name: "lock-events.response", component: "LockWatchUpdate", schema: LW.LockWatchUpdateSchema, description: "200 answer of lock-events (and lockWatch of transactions/start): the events after since, or a snapshot of every watched lock held now." },
   { name: "health.response", component: "HealthResponse", schema: S.HealthResponseSchema, description: "200 answer of GET /v1/health." },
   { name: "cluster.response", component: "ClusterResponse", schema: S.ClusterResponseSchema, description: "200 answer of GET /v1/cluster: one entry per shard, in shard order." },
   { name: "namespaces.response", component: "NamespacesResponse", schema: I.NamespacesResponseSchema, description: "200 answer of GET /v1/namespaces: per namespace used since the server started, its counts, in ascending order of name; nextCursor when more may follow." },

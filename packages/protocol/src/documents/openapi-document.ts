@@ -23,6 +23,8 @@ const OPERATION_ROUTES: readonly Route[] = [
   { operation: "wait-for-locks", summary: "Wait, first in first out as a lock request in that mode would, until each descriptor in turn could have been granted; acquires nothing. A timeout is a 200 answer.", request: "WaitForLocksRequest", response: "WaitForLocksResponse", codes: ["REQUEST_ID_CONFLICT", "CANCELLED", "NOT_FOUND"] },
   { operation: "timestamp-leases", summary: "Hold a fresh timestamp under a name with a token (refreshed, unlocked and lapsing like a lock) and take count fresh timestamps above it.", request: "TimestampLeaseRequest", response: "TimestampLeaseResponse", codes: ["REQUEST_ID_CONFLICT", "NOT_FOUND"] },
   { operation: "timestamp-leases/min", summary: "The smallest timestamp held under a name, or a fresh timestamp when none is held.", request: "TimestampLeaseMinRequest", response: "TimestampLeaseMinResponse", codes: ["NOT_FOUND"] },
+  { operation: "lock-watches", summary: "Watch descriptor prefixes in the namespace (or keep watching them); a watch lapses unless re-registered within the server's watch TTL.", request: "LockWatchesRequest", response: "LockWatchesResponse" },
+  { operation: "lock-events", summary: "The lock and unlock events on watched descriptors after since, or a snapshot of the watched locks held now; waitMs long-polls.", request: "LockEventsRequest", response: "LockWatchUpdate" },
 ];
 
 

@@ -11,6 +11,8 @@ import {
   type LockBatchResultListener,
   type LockCancelResponse,
   type LockResponse,
+  type LockWatchesResponse,
+  type LockWatchUpdate,
   type NamespaceLocksQuery,
   type NamespaceLocksResponse,
   type NamespacesQuery,
@@ -166,6 +168,16 @@ export class ClusterLockService implements EmbeddedLockService {
     const answer = await term.service.startTransactions(ns, request);
     const capped = term.capImmutable(ns, answer.immutableTimestamp);
     return capped === answer.immutableTimestamp ? answer : { ...answer, immutableTimestamp: capped };
+  }
+
+  async lockWatches(namespace: string, request: unknown): Promise<LockWatchesResponse> {
+    const ns = this.checked(namespace);
+    return this.route(ns).service.lockWatches(ns, request);
+  }
+
+  async lockEvents(namespace: string, request: unknown, options?: CallOptions): Promise<LockWatchUpdate> {
+    const ns = this.checked(namespace);
+    return this.route(ns).service.lockEvents(ns, request, options);
   }
 
   async immutableTimestamp(namespace: string, request: unknown): Promise<ImmutableTimestampResponse> {

@@ -14,6 +14,8 @@ export interface ClusterRuntimeOptions {
   readonly leaseMs: number;
   readonly validForMs?: number | undefined;
   readonly maxWaitingPerNamespace?: number | undefined;
+  /** How long a lock watch lasts unless re-registered (see `LockServiceOptions.watchTtlMs`). */
+  readonly watchTtlMs?: number | undefined;
   readonly reserveBlock: number;
   readonly logger: Logger;
   readonly metrics: ClusterMetrics;

@@ -396,6 +396,7 @@ export class ClusterRuntime {
       leaseMs,
       validForMs: this.options.validForMs,
       maxWaitingPerNamespace: this.options.maxWaitingPerNamespace,
+      watchTtlMs: this.options.watchTtlMs,
       reserveBlock: this.options.reserveBlock,
       retryAfterMs: this.retryAfterMs,
       onFailed: this.failTerm,

@@ -73,6 +73,7 @@ export interface ClusterHostSettings {
   readonly leaseMs?: number | undefined;
   readonly validForMs?: number | undefined;
   readonly maxWaitingPerNamespace?: number | undefined;
+  readonly watchTtlMs?: number | undefined;
   readonly logger: Logger;
   readonly version: string;
   /** The URL to advertise when `advertiseUrl` is not given (the runtime's `url` can be set later). */
@@ -121,6 +122,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     leaseMs: host.leaseMs ?? 10_000,
     validForMs: host.validForMs,
     maxWaitingPerNamespace: host.maxWaitingPerNamespace,
+    watchTtlMs: host.watchTtlMs,
     reserveBlock,
     logger: host.logger,
     metrics,

@@ -32,6 +32,8 @@ export interface ShardTermOptions {
   readonly leaseMs: number;
   readonly validForMs?: number | undefined;
   readonly maxWaitingPerNamespace?: number | undefined;
+  /** How long a lock watch lasts unless re-registered (see `LockServiceOptions.watchTtlMs`). */
+  readonly watchTtlMs?: number | undefined;
   /** Size of a bound reservation block. */
   readonly reserveBlock: number;
   /** How long a client should wait before re-sending after this term ends. */
@@ -96,6 +98,7 @@ export class ShardTerm implements ServingGate {
       leaseMs: options.leaseMs,
       ...(options.validForMs === undefined ? {} : { validForMs: options.validForMs }),
       ...(options.maxWaitingPerNamespace === undefined ? {} : { maxWaitingPerNamespace: options.maxWaitingPerNamespace }),
+      ...(options.watchTtlMs === undefined ? {} : { watchTtlMs: options.watchTtlMs }),
       logger: options.logger,
       clock,
       timestampReserver: this.reserver,

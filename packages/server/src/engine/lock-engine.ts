@@ -16,6 +16,8 @@ import {
   type TimestampsResponse,
   type UnlockRequest,
   type UnlockResponse,
+  type LockWatchSince,
+  type LockWatchUpdate,
   type RevokeRequest,
   type RevokeResponse,
   type TimestampLeaseMinResponse,
@@ -31,6 +33,7 @@ import { DONE, HELD, LockRequestState, WAITING } from "./lock-request-state.js";
 import { tooManyWaiting } from "./too-many-waiting.js";
 import { LockTable, allGrantableNow, forgetIdle, type SettledOutcome } from "./lock-table.js";
 import { beginWait, holdTimestampLease } from "./wait-and-lease-ops.js";
+import { LockWatchLog } from "./lock-watch-log.js";
 import { NamespaceState } from "./namespace-state.js";
 import { PendingLock } from "./pending-lock.js";
 import type { ServingGate } from "./serving-gate.js";
@@ -230,7 +233,27 @@ export class LockEngine {
     const ns = this.namespace(namespace);
     const first = ns.take(request.count);
     const transactions = this.table.holdImmutable(ns, first, request.count, now);
-    return { immutableTimestamp: ns.minImmutable() ?? first, transactions, lease: this.lease };
+    const answer: StartTransactionsResponse = { immutableTimestamp: ns.minImmutable() ?? first, transactions, lease: this.lease };
+    // In the same synchronous step as the start timestamps: the update holds every event before them.
+    if (request.lockWatch !== undefined) answer.lockWatch = this.watchLog(ns).update(request.lockWatch.since, ns.tokens, now);
+    return answer;
+  }
+
+  /** Watch `prefixes` in a namespace until `ttlMs` from now (PROTOCOL.md "Lock watches"); answers every prefix watched. */
+  registerLockWatches(namespace: string, prefixes: readonly string[], ttlMs: number): string[] {
+    const now = this.catchUp();
+    return this.watchLog(this.namespace(namespace)).register(prefixes, now, ttlMs);
+  }
+
+  /**
+   * The lock-event update for a follower at `since` and the log it comes from (a long poll waits on
+   * its `onChange`). The namespace's log is created empty when it has none.
+   */
+  lockEvents(namespace: string, since: LockWatchSince | null): { update: LockWatchUpdate; log: LockWatchLog; now: number } {
+    const now = this.catchUp();
+    const ns = this.namespace(namespace);
+    const log = this.watchLog(ns);
+    return { update: log.update(since, ns.tokens, now), log, now };
   }
 
   /** The smallest start timestamp held by an immutable-timestamp lock, or a fresh timestamp. */
@@ -430,6 +453,10 @@ export class LockEngine {
       this.namespaces.set(name, ns);
     }
     return (this.lastNamespace = ns);
+  }
+
+  private watchLog(ns: NamespaceState): LockWatchLog {
+    return (ns.watchLog ??= new LockWatchLog(this.leaderId));
   }
 
   private timeoutAtOnce(ns: NamespaceState, specs: readonly LockSpec[]): LockTimeoutResponse {

@@ -128,6 +128,7 @@ export class LockTable {
     ns.tokens.set(token, req);
     this.leases.append(req, this.now + this.leaseMs);
     if (req.requestId === undefined) req.specs = null;
+    if (ns.watchLog !== null) ns.watchLog.granted(req, this.now);
     return { status: "acquired", token, lease: this.lease, acquired: req.acquired() };
   }
 
@@ -229,7 +230,10 @@ export class LockTable {
     if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
     if (req.leaseName !== undefined) ns.releasedLease(req);
     else if (req.startTimestamp !== 0) ns.releasedImmutable();
-    else this.releaseHolds(req);
+    else {
+      if (ns.watchLog !== null) ns.watchLog.released(req, this.now);
+      this.releaseHolds(req);
+    }
   }
 
   /**

@@ -3,6 +3,7 @@ import type { TimestampReserver } from "./timestamp-reserver.js";
 import type { DescriptorState } from "./descriptor-state.js";
 import { HELD, type LockRequestState } from "./lock-request-state.js";
 import { LeasedTimestamps } from "./leased-timestamps.js";
+import type { LockWatchLog } from "./lock-watch-log.js";
 
 /**
  * How many idle descriptors a namespace keeps in its map before evicting the oldest. 8,192 × about
@@ -43,6 +44,11 @@ export class NamespaceState {
   readonly leases = new Map<string, LeasedTimestamps>();
   /** Descriptor holds in this namespace (waiting all-or-none requests' partial holds included). */
   heldLocks = 0;
+  /**
+   * The lock-event log, once anything registered a lock watch here (PROTOCOL.md "Lock watches").
+   * Null until then, so grants and releases in an unwatched namespace pay one null check.
+   */
+  watchLog: LockWatchLog | null = null;
   /** The next counter value. */
   private next: number;
   /** Highest counter value the reserver has made durable. */

@@ -19,6 +19,7 @@ import { serveEvents } from "./serve-events.js";
 import { serveInspection } from "./serve-inspection.js";
 import { serveStatusPage } from "./serve-status-page.js";
 import { serveLockBatch } from "./serve-lock-batch.js";
+import { serveLockEvents } from "./serve-lock-events.js";
 import { traceDetail } from "./trace-detail.js";
 import { undeliveredTokens } from "./undelivered-tokens.js";
 
@@ -140,6 +141,8 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     }
     let answer: unknown;
     if (operation === "lock-cancel") answer = await service.cancelLock(namespace, body);
+    else if (operation === "lock-watches") answer = await service.lockWatches(namespace, body);
+    else if (operation === "lock-events") answer = await serveLockEvents(service, namespace, body, exchange);
     else if (operation === "timestamp-leases") answer = await service.acquireTimestampLease(namespace, body);
     else if (operation === "timestamp-leases/min") answer = await service.minLeasedTimestamp(namespace, body);
     else if (operation === "lock" || operation === "wait-for-locks") {

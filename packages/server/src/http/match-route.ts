@@ -1,4 +1,4 @@
-import { isBatchOperation, isOperation, isWaitAndLeaseOperation, type AnyOperation } from "@leasehold/protocol";
+import { isBatchOperation, isOperation, isWaitAndLeaseOperation, isWatchOperation, type AnyOperation } from "@leasehold/protocol";
 import { STATUS_PAGE_FILES } from "./serve-status-page.js";
 
 /** What a request path names, before the method, namespace or body are looked at. */
@@ -53,6 +53,6 @@ export function matchRoute(target: string | undefined): Route {
   const operation = rest.slice(slash + 1);
   if (operation === "locks") return { kind: "locks", rawNamespace: rest.slice(0, slash) };
   if (operation === "revoke") return { kind: "revoke", rawNamespace: rest.slice(0, slash) };
-  if (!isOperation(operation) && !isBatchOperation(operation) && !isWaitAndLeaseOperation(operation)) return { kind: "unmatched" };
+  if (!isOperation(operation) && !isBatchOperation(operation) && !isWaitAndLeaseOperation(operation) && !isWatchOperation(operation)) return { kind: "unmatched" };
   return { kind: "operation", operation, rawNamespace: rest.slice(0, slash) };
 }

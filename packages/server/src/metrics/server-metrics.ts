@@ -25,6 +25,8 @@ export type RouteLabel =
   | "wait-for-locks"
   | "timestamp-leases"
   | "timestamp-leases/min"
+  | "lock-watches"
+  | "lock-events"
   | "namespaces"
   | "locks"
   | "revoke"

@@ -5,6 +5,8 @@ import type {
   LockCancelResponse,
   LockResponse,
   LockService,
+  LockWatchesResponse,
+  LockWatchUpdate,
   NamespaceLocksQuery,
   NamespaceLocksResponse,
   NamespacesQuery,
@@ -76,6 +78,12 @@ export interface LockServiceOptions {
    * none, always open, as a single server needs; a cluster leader injects its leadership gate.
    */
   readonly servingGate?: ServingGate | undefined;
+  /**
+   * How long a lock watch lasts without being registered again, in ms (PROTOCOL.md "Lock watches";
+   * `--watch-ttl-ms`). Default 60,000: a follower re-registers well within it (the client at a
+   * third of it), and a watch nobody follows any more stops costing the lock path a minute later.
+   */
+  readonly watchTtlMs?: number | undefined;
   /**
    * This server's id, answered by health as `serverId`. Default: the leader id, since a single
    * server process is one term of one leader.
@@ -153,6 +161,14 @@ export interface EmbeddedLockService extends LockService {
   acquireTimestampLease(namespace: string, request: unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<TimestampLeaseResponse>;
   /** `timestamp-leases/min`: the smallest timestamp held under a name, or a fresh one. */
   minLeasedTimestamp(namespace: string, request: unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<TimestampLeaseMinResponse>;
+  /** Watch descriptor prefixes in the namespace (a `lock-watches` body, validated here). */
+  lockWatches(namespace: string, request: unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<LockWatchesResponse>;
+  /**
+   * The lock-event update after `since` (a `lock-events` body, validated here); with `waitMs`, an
+   * answer without new events waits up to that long for one. Aborting `signal` ends the wait
+   * (`CANCELLED`).
+   */
+  lockEvents(namespace: string, request: unknown, options?: { readonly signal?: AbortSignal | undefined }): Promise<LockWatchUpdate>;
   /** Current counters and gauges. */
   metrics(): ServiceMetrics;
   /**

@@ -11,6 +11,8 @@ import {
   type LockCancelRequest,
   type LockCancelResponse,
   type LockResponse,
+  type LockWatchesResponse,
+  type LockWatchUpdate,
   type NamespaceLocksQuery,
   type NamespaceLocksResponse,
   type NamespacesQuery,
@@ -32,6 +34,7 @@ import type { SettledOutcome } from "../engine/lock-table.js";
 import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserver.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import { DeadlineTimer } from "./deadline-timer.js";
+import { awaitLockEvents, type WaitingPolls } from "./await-lock-events.js";
 import type { EmbeddedLockService, LockServiceOptions, LockTableSnapshot, RevokeContext, ServiceMetrics } from "./embedded-lock-service.js";
 import { ActivityFeed } from "./activity-feed.js";
 import { logLeaseLapse, logRevoke } from "./log-admin-events.js";
@@ -75,6 +78,8 @@ export class InMemoryLockService implements EmbeddedLockService {
   private readonly logger: Logger;
   private readonly waiting = new Map<PendingLock, Set<Caller>>();
   private readonly clock: () => number;
+  private readonly watchTtlMs: number;
+  private readonly polls: WaitingPolls = new Set();
   /** Lapses, revocations, grants and waits for the status page (`GET /v1/events`). */
   readonly activity: ActivityFeed;
   private closing: Promise<void> | null = null;
@@ -107,6 +112,8 @@ export class InMemoryLockService implements EmbeddedLockService {
       },
     });
     this.clock = clock;
+    this.watchTtlMs = options.watchTtlMs ?? 60_000;
+    if (!Number.isSafeInteger(this.watchTtlMs) || this.watchTtlMs < 1) throw new RangeError(`watchTtlMs must be a positive integer (got ${this.watchTtlMs})`);
     this.activity = new ActivityFeed({ grantsTotal: () => this.engine.metrics().grantsTotal });
     this.leaderId = this.engine.leaderId;
     this.serverId = options.serverId ?? this.leaderId;
@@ -309,6 +316,27 @@ export class InMemoryLockService implements EmbeddedLockService {
     return this.engine.immutableTimestamp(ns);
   }
 
+  /** Validate and watch prefixes until the watch TTL from now. */
+  async lockWatches(namespace: string, request: unknown, _options?: CallOptions): Promise<LockWatchesResponse> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    const { prefixes } = requestValidators["lock-watches"].parse(request);
+    return { prefixes: this.engine.registerLockWatches(ns, prefixes, this.watchTtlMs) };
+  }
+
+  /** Validate and answer the lock-event update; an answer without news waits up to `waitMs` for some. */
+  async lockEvents(namespace: string, request: unknown, options?: CallOptions): Promise<LockWatchUpdate> {
+    this.checkOpen();
+    const ns = validateNamespace(namespace);
+    const { since, waitMs } = requestValidators["lock-events"].parse(request);
+    const first = this.engine.lockEvents(ns, since);
+    const update = first.update;
+    if (waitMs === undefined || waitMs === 0 || update.type !== "events" || update.events.length > 0) return update;
+    await awaitLockEvents(first.log, waitMs, options?.signal, this.polls);
+    this.checkOpen();
+    return this.engine.lockEvents(ns, since).update;
+  }
+
   /** `ok` with the leader id and version, until closed. */
   async health(_options?: CallOptions): Promise<HealthResponse> {
     this.checkOpen();
@@ -397,6 +425,8 @@ export class InMemoryLockService implements EmbeddedLockService {
       // Synchronous, so no call or timer can slip in between "closing" and "waiters answered".
       this.timer.clear();
       this.activity.close();
+      // Long polls wake, find the service closed and answer `error`.
+      for (const wake of [...this.polls]) wake();
       this.engine.close(error);
       try {
         this.reserver.persist();

@@ -60,6 +60,12 @@ export class FakeLockService implements EmbeddedLockService {
   async cancelLock() {
     return { cancelled: false };
   }
+  async lockWatches() {
+    return { prefixes: [] };
+  }
+  async lockEvents() {
+    return { type: "snapshot" as const, logId: this.leaderId, version: 0, locked: [], prefixes: [] };
+  }
   async unlock(_namespace: string, request: { tokens: string[] }) {
     this.unlocked.push(request.tokens);
     return { unlocked: request.tokens };
