@@ -3,11 +3,17 @@ import type { SeededRandom } from "../seeded-random.js";
 import type { ClusterMember } from "./cluster-members.js";
 import { clusterMap, sleep } from "./control-cluster.js";
 import { runDuplicateId, type DuplicateIdOutcome } from "./duplicate-id-cycle.js";
+import { runLatency, type LatencyOutcome } from "./latency-cycle.js";
 import type { RunSchema } from "./pg-run-schema.js";
 
-/** The faults of the cluster suite (issue 12; `duplicate-id` from issue 20). */
+/** The faults of the cluster suite's main run (issue 12; `duplicate-id` from issue 20). */
 export const CLUSTER_FAULTS = ["sigkill", "sigstop", "blackhole", "terminate", "sigterm", "duplicate-id"] as const;
-export type ClusterFault = (typeof CLUSTER_FAULTS)[number];
+/**
+ * A fault cycle: one of {@link CLUSTER_FAULTS}, or `latency` (issue 20: 400 ms round trips on every
+ * PostgreSQL link, see latency-cycle.ts). `latency` is not in the main run's draw: it needs a
+ * leader lease a renewal fits in at 400 ms a statement, so it runs on a cluster of its own.
+ */
+export type ClusterFault = (typeof CLUSTER_FAULTS)[number] | "latency";
 
 /** What one fault cycle did. */
 export interface FaultCycle {
@@ -17,6 +23,8 @@ export interface FaultCycle {
   readonly failoverMs?: number | undefined;
   /** What a `duplicate-id` cycle saw; undefined for the other faults. */
   readonly duplicate?: DuplicateIdOutcome | undefined;
+  /** What a `latency` cycle saw; undefined for the other faults. */
+  readonly latency?: LatencyOutcome | undefined;
 }
 
 /** What a fault cycle works with. */
@@ -113,6 +121,8 @@ export async function runFaultCycle(ctx: FaultContext, fault: ClusterFault): Pro
       break;
     case "duplicate-id":
       return { fault, victim: victim.index, duplicate: await runDuplicateId(victim, lease) };
+    case "latency":
+      return { fault, victim: victim.index, latency: await runLatency(ctx.members, victim, lease, ctx.rng.int(0, 999_999)) };
   }
   return { fault, victim: victim.index, failoverMs };
 }

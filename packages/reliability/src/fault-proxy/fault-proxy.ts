@@ -36,6 +36,11 @@ export interface FaultProxy {
   readonly port: number;
   /** Turn fault injection on (the default) or off; off, every chunk is forwarded untouched. */
   setFaults(enabled: boolean): void;
+  /**
+   * Hold every chunk `ms` in each direction from now on (0, the default, forwards at once), faults
+   * on or off: a statement's round trip grows by `2 × ms`. A fixed hold keeps the stream's order.
+   */
+  setLatency(ms: number): void;
   /** Connections, chunks and faults so far. */
   counts(): FaultCounts;
   /** Proxied connections not yet fully closed. */
@@ -61,6 +66,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     faults: { toServer: emptyKindCounts(), toClient: emptyKindCounts() },
     chunks: { toServer: 0, toClient: 0 },
     enabled: true,
+    latencyMs: 0,
   };
   const live = new Set<ProxiedConnection>();
   let accepted = 0;
@@ -94,6 +100,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     port,
     setFaults: (enabled) => {
       context.enabled = enabled;
+    },
+    setLatency: (ms) => {
+      if (!(ms >= 0)) throw new RangeError(`latency must be at least 0 ms (got ${ms})`);
+      context.latencyMs = ms;
     },
     counts: () => {
       const faults = { toServer: { ...context.faults.toServer }, toClient: { ...context.faults.toClient } };

@@ -18,6 +18,8 @@ export interface ProxyContext {
   readonly faults: Record<Direction, Record<FaultKind, number>>;
   readonly chunks: Record<Direction, number>;
   enabled: boolean;
+  /** Fixed one-way latency (ms) added to every chunk, faults on or off (see `FaultProxy.setLatency`). */
+  latencyMs: number;
 }
 
 interface Queued {
@@ -176,12 +178,12 @@ class Forwarder {
     const kind = ctx.enabled ? pickFault(rates, u) : undefined;
     switch (kind) {
       case undefined:
-        this.#enqueue(data, 0);
+        this.#enqueue(data, ctx.latencyMs);
         return;
       case "delay": {
         const ms = this.rng.int(ctx.delay.min, ctx.delay.max);
         conn.fault(this.direction, index, kind, ms);
-        this.#enqueue(data, ms);
+        this.#enqueue(data, ms + ctx.latencyMs);
         return;
       }
       case "drop":
@@ -191,7 +193,7 @@ class Forwarder {
       case "truncate": {
         const keep = this.rng.int(0, data.length - 1);
         conn.fault(this.direction, index, kind, keep);
-        if (keep > 0) this.#enqueue(data.subarray(0, keep), 0);
+        if (keep > 0) this.#enqueue(data.subarray(0, keep), ctx.latencyMs);
         conn.closeAfter(this.direction);
         return;
       }
