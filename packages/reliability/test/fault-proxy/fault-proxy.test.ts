@@ -105,6 +105,25 @@ describe("fault proxy", () => {
     expect(proxy.counts().faults.toClient.delay).toBeGreaterThanOrEqual(1);
   });
 
+  it("setLatency holds every chunk the set time each way, faults off, in order; a negative latency is refused", async () => {
+    const { target, client, clientSeen, proxy } = await setup({ toServer: { drop: 1 }, toClient: { drop: 1 } });
+    // The cluster suite's members: faults off (drop only during a blackhole), latency on for a cycle.
+    proxy.setFaults(false);
+    proxy.setLatency(100);
+    const t0 = performance.now();
+    for (const part of ["one,", "two,", "three"]) {
+      client.write(part);
+      await sleep(15);
+    }
+    await until(() => clientSeen.data.toString() === "one,two,three");
+    expect(target.seen[0]!.data.toString()).toBe("one,two,three");
+    // 5 ms of slack: timers may fire a little early on some platforms.
+    expect(target.seen[0]!.times[0]! - t0).toBeGreaterThanOrEqual(95);
+    expect(clientSeen.times[0]! - t0).toBeGreaterThanOrEqual(195);
+    expect(proxy.counts().total).toBe(0);
+    expect(() => proxy.setLatency(-1)).toThrow(RangeError);
+  });
+
   it("drop toward the server swallows the request, leaves the client hanging, and closes the server side late", async () => {
     const { target, client, clientSeen, proxy } = await setup({ toServer: { drop: 1 } }, true, { lingerMs: { min: 200, max: 200 } });
     client.write("request");
