@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import type { Cell, KeyValueStore, Version } from "./key-value-store.js";
 
 /** Options of {@link PostgresKeyValueStore}. */
@@ -43,11 +43,13 @@ const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
  * `TypeError` instead of failing inside the database.
  */
 export class PostgresKeyValueStore implements KeyValueStore {
-  readonly #pool: pg.Pool;
-  readonly #ownsPool: boolean;
+  /** The pool once there is one: given, or made on first use (see {@link PostgresKeyValueStore.#create}). */
+  #pool: pg.Pool | null;
+  readonly #makePool: (() => Promise<pg.Pool>) | null;
   readonly #schema: string;
   readonly #q: { readonly versions: string; readonly unversioned: string };
   #ready: Promise<void> | null = null;
+  #closed = false;
 
   constructor(options: PostgresKeyValueStoreOptions) {
     const schema = options.schema ?? "leasehold_txn";
@@ -58,8 +60,11 @@ export class PostgresKeyValueStore implements KeyValueStore {
       throw new TypeError("PostgresKeyValueStore needs a connectionString or a pool");
     }
     this.#schema = schema;
-    this.#ownsPool = options.pool === undefined;
-    this.#pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
+    this.#pool = options.pool ?? null;
+    // node-postgres is loaded when the store first needs a pool of its own, not when @leasehold/txn
+    // is: a program (or an ES module bundle of one) that never uses this store never loads it.
+    const config = { connectionString: options.connectionString, max: options.poolSize ?? 10 };
+    this.#makePool = options.pool === undefined ? async () => new (await import("pg")).default.Pool(config) : null;
     this.#q = { versions: `"${schema}".versions`, unversioned: `"${schema}".unversioned` };
   }
 
@@ -72,7 +77,7 @@ export class PostgresKeyValueStore implements KeyValueStore {
     await this.#ensure();
     // `before` is +Infinity for "the newest of all" (the write-write check): no bound then.
     const bounded = Number.isFinite(before);
-    const { rows } = await this.#pool.query<{ ts: string; value: string | null }>(
+    const { rows } = await this.#db.query<{ ts: string; value: string | null }>(
       `SELECT ts, value FROM ${this.#q.versions} WHERE tbl = $1 AND row_key = $2 AND col = $3${bounded ? " AND ts < $4" : ""} ORDER BY ts DESC LIMIT 1`,
       bounded ? [table, cell.row, cell.column, before] : [table, cell.row, cell.column],
     );
@@ -83,7 +88,7 @@ export class PostgresKeyValueStore implements KeyValueStore {
   async put(table: string, cell: Cell, timestamp: number, value: string | null): Promise<void> {
     checkText(table, cell, value);
     await this.#ensure();
-    await this.#pool.query(
+    await this.#db.query(
       `INSERT INTO ${this.#q.versions} (tbl, row_key, col, ts, value) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (tbl, row_key, col, ts) DO UPDATE SET value = EXCLUDED.value`,
       [table, cell.row, cell.column, timestamp, value],
@@ -93,7 +98,7 @@ export class PostgresKeyValueStore implements KeyValueStore {
   async putUnlessExists(table: string, cell: Cell, value: string): Promise<boolean> {
     checkText(table, cell, value);
     await this.#ensure();
-    const result = await this.#pool.query(
+    const result = await this.#db.query(
       `INSERT INTO ${this.#q.unversioned} (tbl, row_key, col, value) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
       [table, cell.row, cell.column, value],
     );
@@ -102,7 +107,7 @@ export class PostgresKeyValueStore implements KeyValueStore {
 
   async getUnversioned(table: string, cell: Cell): Promise<string | undefined> {
     await this.#ensure();
-    const { rows } = await this.#pool.query<{ value: string }>(
+    const { rows } = await this.#db.query<{ value: string }>(
       `SELECT value FROM ${this.#q.unversioned} WHERE tbl = $1 AND row_key = $2 AND col = $3`,
       [table, cell.row, cell.column],
     );
@@ -111,7 +116,7 @@ export class PostgresKeyValueStore implements KeyValueStore {
 
   async cells(table: string): Promise<Cell[]> {
     await this.#ensure();
-    const { rows } = await this.#pool.query<{ row_key: string; col: string }>(
+    const { rows } = await this.#db.query<{ row_key: string; col: string }>(
       `SELECT DISTINCT row_key, col FROM ${this.#q.versions} WHERE tbl = $1`,
       [table],
     );
@@ -120,7 +125,7 @@ export class PostgresKeyValueStore implements KeyValueStore {
 
   async versions(table: string, cell: Cell): Promise<Version[]> {
     await this.#ensure();
-    const { rows } = await this.#pool.query<{ ts: string; value: string | null }>(
+    const { rows } = await this.#db.query<{ ts: string; value: string | null }>(
       `SELECT ts, value FROM ${this.#q.versions} WHERE tbl = $1 AND row_key = $2 AND col = $3 ORDER BY ts ASC`,
       [table, cell.row, cell.column],
     );
@@ -130,7 +135,7 @@ export class PostgresKeyValueStore implements KeyValueStore {
   async deleteVersions(table: string, cell: Cell, timestamps: readonly number[]): Promise<void> {
     if (timestamps.length === 0) return;
     await this.#ensure();
-    await this.#pool.query(
+    await this.#db.query(
       `DELETE FROM ${this.#q.versions} WHERE tbl = $1 AND row_key = $2 AND col = $3 AND ts = ANY($4::bigint[])`,
       [table, cell.row, cell.column, timestamps.map(String)],
     );
@@ -138,11 +143,22 @@ export class PostgresKeyValueStore implements KeyValueStore {
 
   /** End the pool if the store made it; a pool it was given is left to its owner. */
   async close(): Promise<void> {
-    if (this.#ownsPool) await this.#pool.end();
+    this.#closed = true;
+    const pool = this.#pool;
+    if (this.#makePool === null || pool === null) return;
+    // A first use still connecting finishes before the pool ends.
+    await this.#ready?.catch(() => undefined);
+    await pool.end();
+  }
+
+  /** The pool; only called after {@link PostgresKeyValueStore.#ensure} resolved. */
+  get #db(): pg.Pool {
+    return this.#pool as pg.Pool;
   }
 
   /** Create the schema and tables once per store; a failure is retried by the next call. */
   #ensure(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error("this PostgresKeyValueStore is closed"));
     if (this.#ready === null) {
       this.#ready = this.#create().catch((err: unknown) => {
         this.#ready = null;
@@ -153,6 +169,7 @@ export class PostgresKeyValueStore implements KeyValueStore {
   }
 
   async #create(): Promise<void> {
+    if (this.#pool === null) this.#pool = await (this.#makePool as () => Promise<pg.Pool>)();
     const client = await this.#pool.connect();
     try {
       await client.query("BEGIN");
