@@ -106,12 +106,20 @@ export async function runGateControl(seed: number, ruleRemoved: boolean): Promis
       "timestamps unique and real-time ordered": checkTimestampOrder([...timestamps.answers, probe], violations),
     };
     if (!serveIntervals(lines).some((i) => i.server === victimIndex)) throw new ControlSetupError("gate control proves nothing: the leader logged no serve interval");
+    // L1's own record of when its old term (the one begun before the pause) last served, against
+    // when it resumed, both on this machine's wall clock: > 0 means it served after resuming. An
+    // answer *received* after the resume may have been served before the pause (SIGSTOP can land
+    // between taking the number and writing the answer), so the client-side count above cannot
+    // tell the two apart; the server's serve time can.
+    const stoppedWall = performance.timeOrigin + stoppedAt;
+    const oldTermTo = Math.max(...serveIntervals(lines).filter((i) => i.server === victimIndex && i.from < stoppedWall).map((i) => i.to));
+    const servedAfterResumeMs = oldTermTo - (performance.timeOrigin + resumedAt);
     return {
       ruleRemoved,
       testBreak,
       violations,
       checked,
-      facts: { pausedMs: resumedAt - stoppedAt, takeoverMs: takeover.at - stoppedAt, staleAnswersAfterResume: staleAfterResume },
+      facts: { pausedMs: resumedAt - stoppedAt, takeoverMs: takeover.at - stoppedAt, staleAnswersAfterResume: staleAfterResume, servedAfterResumeMs },
       operations: [...timestamps.statuses.values()].reduce((s, n) => s + n, 0) + lockCalls + 1,
       elapsedMs: performance.now() - started,
     };

@@ -84,9 +84,13 @@ function expectMeaningful(c: ControlResult, half: ControlHalf): void {
   } else if (c.name === "epoch-fence") {
     expect(half.facts.extensionsByLeaderTerm, where).toBeGreaterThan(0);
   } else {
-    // Intact: the resumed leader answered nothing from its old term; removed: it did.
-    if (half.ruleRemoved) expect(half.facts.staleAnswersAfterResume, where).toBeGreaterThan(0);
-    else expect(half.facts.staleAnswersAfterResume, where).toBe(0);
+    // Intact: the resumed leader's old term served nothing after it resumed (by its own serve-time
+    // record: an answer it gave before the pause may reach the client after the resume); removed:
+    // it served after resuming, and the client got answers from it below the new leader's.
+    if (half.ruleRemoved) {
+      expect(half.facts.servedAfterResumeMs, where).toBeGreaterThan(0);
+      expect(half.facts.staleAnswersAfterResume, where).toBeGreaterThan(0);
+    } else expect(half.facts.servedAfterResumeMs, where).toBeLessThan(0);
   }
 }
 
