@@ -146,7 +146,7 @@ export class LockTable {
     if (pending.watching) this.unwatch(req);
     if (req.waitOnly) {
       req.status = DONE;
-      if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
+      ns.forgetRequestId(req);
       req.pending = null;
       this.onSettled(pending, WAIT_FREE);
       return;
@@ -227,7 +227,7 @@ export class LockTable {
     req.status = DONE;
     ns.tokens.delete(req.token);
     this.leases.remove(req);
-    if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
+    ns.forgetRequestId(req);
     if (req.leaseName !== undefined) ns.releasedLease(req);
     else if (req.startTimestamp !== 0) ns.releasedImmutable();
     else {
@@ -246,7 +246,7 @@ export class LockTable {
     req.status = DONE;
     this.deadlines.remove(pending);
     ns.waiting.delete(req);
-    if (req.requestId !== undefined && ns.requests.get(req.requestId) === req) ns.requests.delete(req.requestId);
+    ns.forgetRequestId(req);
     const queuedOn = pending.queuedOn;
     if (queuedOn !== null) {
       queuedOn.dequeue(pending);

@@ -135,6 +135,11 @@ export class NamespaceState {
     }
   }
 
+  /** Forget `req`'s requestId, if it still names `req` (a later request may hold it by now). */
+  forgetRequestId(req: LockRequestState): void {
+    if (req.requestId !== undefined && this.requests.get(req.requestId) === req) this.requests.delete(req.requestId);
+  }
+
   /** Record a new timestamp lease under its name. */
   addLease(lease: LockRequestState): void {
     const name = lease.leaseName as string;
