@@ -77,23 +77,27 @@ describe("cluster operations: PostgreSQL outages, metrics, SIGTERM, shard count,
     const a = await startCli(args);
     try {
       await settled([a.url]);
-      const b = await startCli(args);
+      const b = await startCli([...args, "--server-id", "sigterm-b"]);
       try {
-        await sleep(leaderLeaseMs + 100);
+        // b takes nothing until its join wait (a leader lease from its first heartbeat) is over:
+        // wait for its member row to say ready rather than sleeping a guess (a slow process start
+        // in CI once left b still joining when a released its shard).
+        while ((await bed.schema.query<{ ready: boolean }>("SELECT ready FROM members WHERE server_id = 'sigterm-b'"))[0]?.ready !== true) await sleep(20);
         await op(a.url, "term", "lock", { locks: [{ descriptor: "d", mode: "exclusive" }] });
         const waiter = op(a.url, "term", "lock", { locks: [{ descriptor: "d", mode: "exclusive" }], acquireTimeoutMs: 10_000 });
         await sleep(50);
         a.child.kill("SIGTERM");
         expect((await waiter).status).toBe(503);
         expect((await a.exited).code).toBe(0);
-        const stoppedAt = performance.now();
         let answer = await op(b.url, "term", "timestamps", { count: 1 });
         while (answer.status !== 200) {
           await sleep(5);
           answer = await op(b.url, "term", "timestamps", { count: 1 });
         }
-        expect(performance.now() - stoppedAt).toBeLessThan(leaderLeaseMs / 2);
+        // How fast is the benchmark's business (`failover_ms_sigterm_p50`), not a timed assertion
+        // here: this test proves the path — a released row (not a lapsed one) taken by b.
         expect(b.lines.some((l) => l.msg === "shard acquired" && l.reason === "released")).toBe(true);
+        expect(b.lines.some((l) => l.msg === "shard acquired" && l.reason === "expired")).toBe(false);
       } finally {
         b.child.kill("SIGKILL");
         await b.exited;
