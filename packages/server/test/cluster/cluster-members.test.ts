@@ -140,11 +140,15 @@ describe("GET /v1/cluster/members probes each member at most once per period, on
     const insert = "INSERT INTO members (server_id, url, heartbeat_at, ready, incarnation) VALUES ($1, $2, clock_timestamp(), false, 'test')";
     await bed.schema.query(insert, ["fake-member", fake.url]);
     await bed.schema.query(insert, ["impostor-member", impostor.url]);
+    // A row whose last heartbeat is older than the 15 minutes a member is listed for.
+    await bed.schema.query("INSERT INTO members (server_id, url, heartbeat_at, ready, incarnation) VALUES ('long-gone', 'http://127.0.0.1:9', clock_timestamp() - interval '16 minutes', false, 'old')");
 
     const answers = await Promise.all(Array.from({ length: 20 }, () => membersOf(server.url)));
     expect(fake.probes()).toBe(1);
     expect(impostor.probes()).toBe(1);
     for (const answer of answers) {
+      expect(byId(answer, "long-gone")).toBeUndefined();
+      expect(answer.members.map((m) => m.serverId).sort()).toEqual(["fake-member", "impostor-member", answer.serverId].sort());
       expect(byId(answer, "fake-member")).toMatchObject({ answering: true, ready: false, self: false, shardsLed: 0 });
       expect(byId(answer, "impostor-member")).toMatchObject({ answering: false, lastAnswerAgeMs: null });
       expect(byId(answer, "impostor-member")!.problem).toContain("someone-else");
