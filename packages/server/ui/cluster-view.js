@@ -7,7 +7,8 @@ function pageLink(url) {
   if (url === null || url === undefined) return "-";
   let target;
   try {
-    target = new URL("/ui", url);
+    // Relative to the URL as a directory: a URL with a path prefix (behind a proxy) keeps it.
+    target = new URL("ui", url.endsWith("/") ? url : `${url}/`);
   } catch {
     return url;
   }

@@ -49,6 +49,11 @@ export interface ShardLeader {
   /** The lock-table id of the leader's term (the `leaderId` of its leases). */
   readonly leaderId: string | null;
   readonly epoch: number;
+  /**
+   * The server keeping a copy of the shard's lock table, ready to take over with it. Absent while
+   * standbys do not exist (no replication yet); the members view passes it on, `null` when absent.
+   */
+  readonly standby?: { readonly serverId: string; readonly url: string | null } | null | undefined;
 }
 
 /** How many namespace → shard answers are cached before the cache starts over. */

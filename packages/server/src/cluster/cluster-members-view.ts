@@ -108,7 +108,7 @@ export class ClusterMembersView {
     return {
       serverId: this.source.serverId,
       shards: leaders.length,
-      leaders: leaders.map((l) => ({ shard: l.shard, leaderServerId: l.serverId, leaderUrl: l.url, epoch: l.epoch, standby: null })),
+      leaders: leaders.map((l) => ({ shard: l.shard, leaderServerId: l.serverId, leaderUrl: l.url, epoch: l.epoch, standby: l.standby ?? null })),
       members,
       ...(snapshot.error === undefined ? {} : { memberListError: snapshot.error }),
     };

@@ -45,7 +45,8 @@ export class HealthProber {
   async probe(serverId: string, url: string): Promise<ProbeResult> {
     let target: URL;
     try {
-      target = new URL("/v1/health", url);
+      // Relative to the URL as a directory: a URL with a path prefix (behind a proxy) keeps it.
+      target = new URL("v1/health", url.endsWith("/") ? url : `${url}/`);
     } catch {
       return { answering: false, problem: "its URL is not a valid URL" };
     }
