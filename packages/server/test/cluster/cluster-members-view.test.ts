@@ -109,4 +109,17 @@ describe("ClusterMembersView: what the members route answers when the table, the
       odd: [false, "its URL is not http(s)", null],
     });
   });
+
+  it("a member that accepts the connection but never answers (paused) is not answering once the probe's timeout passes", async () => {
+    const hung: Server = createServer(() => undefined);
+    await new Promise<void>((r) => hung.listen(0, "127.0.0.1", r));
+    closers.push(() => {
+      hung.closeAllConnections();
+      return new Promise((r) => hung.close(r));
+    });
+    const prober = new HealthProber({ timeoutMs: 300 });
+    closers.push(() => prober.close());
+    expect(await prober.probe("paused", `http://127.0.0.1:${(hung.address() as AddressInfo).port}`)).toEqual({ answering: false, problem: "no answer within 300 ms" });
+    expect(prober.lastAnswered("paused")).toBeUndefined();
+  });
 });
