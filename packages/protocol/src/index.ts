@@ -39,6 +39,7 @@ export * from "./schemas.js";
 export * from "./wait-and-lease-schemas.js";
 export * from "./inspection-schemas.js";
 export * from "./activity-schemas.js";
+export * from "./cluster-members-schemas.js";
 export {
   parseNamespaceLocksQuery,
   parseNamespacesQuery,

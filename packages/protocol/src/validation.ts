@@ -8,6 +8,7 @@ import * as I from "./inspection-schemas.js";
 import * as S from "./schemas.js";
 import * as W from "./wait-and-lease-schemas.js";
 import * as LW from "./lock-watch-schemas.js";
+import * as CM from "./cluster-members-schemas.js";
 import type { RevokeRequest } from "./inspection-types.js";
 import type { LockRequest, WaitForLocksRequest } from "./types.js";
 import { utf8ByteLength } from "./utf8.js";
@@ -256,6 +257,8 @@ export const responseValidators = {
   "lock-events": compile("lock-events answer", LW.LockWatchUpdateSchema),
   health: compile("health answer", S.HealthResponseSchema),
   cluster: compile("cluster answer", S.ClusterResponseSchema),
+  /** Answer of `GET /v1/cluster/members`, the whole cluster as the status page shows it. */
+  "cluster-members": compile("cluster members answer", CM.ClusterMembersResponseSchema),
   error: compile("error body", S.ErrorBodySchema),
   namespaces: compile("namespaces answer", I.NamespacesResponseSchema),
   locks: compile("locks answer", I.NamespaceLocksResponseSchema),

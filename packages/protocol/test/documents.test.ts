@@ -96,6 +96,11 @@ describe("generated JSON Schemas and OpenAPI document", () => {
     expect(check("revoke.request.schema.json", { fingerprints: [] }), "at least one fingerprint").toBe(false);
     expect(check("locks.response.schema.json", { namespace: "n", view: "other", summary: {}, descriptors: [] }), "unknown view").toBe(false);
     expect(check("events.response.schema.json", { events: [], nextSeq: 0 }), "canRevoke is required").toBe(false);
+    const member = { serverId: "a", url: "http://a", self: true, ready: true, heartbeatAgeMs: null, answering: true, lastAnswerAgeMs: 0, shardsLed: 1 };
+    const members = (m: object): unknown => ({ serverId: "a", shards: 1, leaders: [{ shard: 0, leaderServerId: "a", leaderUrl: "http://a", epoch: 1, standby: null }], members: [m] });
+    expect(check("cluster-members.response.schema.json", members(member))).toBe(true);
+    expect(check("cluster-members.response.schema.json", members({ ...member, answering: undefined })), "answering is required").toBe(false);
+    expect(check("cluster-members.response.schema.json", members({ ...member, lastAnswerAgeMs: -1 })), "ages are not negative").toBe(false);
     expect(check("events.response.schema.json", { events: [{ seq: 1, at: 0, kind: "lapse", namespace: "n", descriptors: 1, heldForMs: 0, token: "t" }], nextSeq: 1, canRevoke: false }), "an event never carries a token").toBe(false);
   });
 
@@ -109,7 +114,7 @@ describe("generated JSON Schemas and OpenAPI document", () => {
     expect(result.valid).toBe(true);
     expect(doc.openapi).toBe("3.1.0");
     const operations = ["lock", "unlock", "refresh", "timestamps", "transactions/start", "immutable-timestamp", "lock-batch", "lock-cancel", "wait-for-locks", "timestamp-leases", "timestamp-leases/min", "lock-watches", "lock-events"];
-    const additions = ["/v1/namespaces", "/v1/namespaces/{namespace}/locks", "/v1/namespaces/{namespace}/revoke", "/v1/events", "/ui", "/ui/{file}"];
+    const additions = ["/v1/namespaces", "/v1/namespaces/{namespace}/locks", "/v1/namespaces/{namespace}/revoke", "/v1/events", "/v1/cluster/members", "/ui", "/ui/{file}"];
     expect(Object.keys(doc.paths).sort()).toEqual([...operations.map((op) => `/v1/namespaces/{namespace}/${op}`), "/metrics", "/v1/cluster", "/v1/health", ...additions].sort());
     for (const op of operations) {
       const { responses } = doc.paths[`/v1/namespaces/{namespace}/${op}`]?.post ?? { responses: {} };
@@ -123,6 +128,8 @@ describe("generated JSON Schemas and OpenAPI document", () => {
     expect(doc.paths["/v1/namespaces/{namespace}/revoke"]?.post?.responses).toHaveProperty("403");
     expect(doc.paths["/v1/namespaces/{namespace}/revoke"]?.post?.responses["403"]?.content).toEqual({ "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } });
     expect(doc.paths["/v1/events"]?.get?.responses["200"]?.content).toEqual({ "application/json": { schema: { $ref: "#/components/schemas/EventsResponse" } } });
+    expect(doc.paths["/v1/cluster/members"]?.get?.responses["200"]?.content).toEqual({ "application/json": { schema: { $ref: "#/components/schemas/ClusterMembersResponse" } } });
+    expect(doc.paths["/v1/cluster/members"]?.get?.responses).toHaveProperty("401");
     expect(doc.paths["/ui"]?.get?.responses["200"]?.content).toHaveProperty("text/html");
     const locks = doc.paths["/v1/namespaces/{namespace}/locks"]?.get as unknown as { parameters: { name: string; schema: { enum?: string[] } }[] };
     expect(locks.parameters.map((p) => p.name)).toEqual(["namespace", "view", "prefix", "contended", "cursor", "limit"]);

@@ -20,7 +20,7 @@ const compactLines = {
 const dir = join(import.meta.dirname, "fixtures");
 const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
 
-const operationOf: Record<string, AnyOperation | "health" | "cluster" | "error" | "namespaces" | "locks" | "revoke" | "events"> = {
+const operationOf: Record<string, AnyOperation | "health" | "cluster" | "cluster-members" | "error" | "namespaces" | "locks" | "revoke" | "events"> = {
   lock: "lock",
   unlock: "unlock",
   refresh: "refresh",
@@ -32,6 +32,7 @@ const operationOf: Record<string, AnyOperation | "health" | "cluster" | "error" 
   health: "health",
   "health-cluster": "health",
   cluster: "cluster",
+  "cluster-members": "cluster-members",
   error: "error",
   namespaces: "namespaces",
   locks: "locks",
@@ -54,6 +55,7 @@ describe("golden fixtures", () => {
     expect(files).toContain("health.response.json");
     expect(files).toContain("health-cluster.response.json");
     expect(files).toContain("cluster.response.json");
+    expect(files).toContain("cluster-members.response.json");
     expect(files).toContain("error.response.json");
     expect(files).toContain("error.response.permission-denied.json");
     for (const view of ["descriptors", "watchers", "immutable"]) expect(files).toContain(`locks.response.${view}.json`);

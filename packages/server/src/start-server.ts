@@ -181,6 +181,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       auth,
       allowAdminWithoutAuth: options.allowAdminWithoutAuth,
       cluster,
+      members: member === null ? undefined : () => (member as ClusterMember).members.answer(),
       isClosing: () => closing !== undefined,
     }));
   server.on("connection", trackConnection);
@@ -209,6 +210,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Answers every waiting lock request 503 and persists the bound; handlers then write the 503s.
     await service.close();
+    await member?.members.close();
     server.closeIdleConnections();
     const timer = setTimeout(() => server.closeAllConnections(), closeTimeoutMs);
     timer.unref();

@@ -1,10 +1,13 @@
 // The status page: polls the server's inspection routes and activity feed twice a second and
 // renders them. Plain browser JavaScript, no dependencies, served from the server package.
 import { drawGrants, drawWaits } from "./charts.js";
-import { eventRows, fillBody, h, lockRows, namespaceRows } from "./render.js";
+import { clusterSummary, memberRows, shardRows } from "./cluster-view.js";
+import { eventRows, fillBody, lockRows, namespaceRows } from "./render.js";
 
 const POLL_MS = 500;
 const SLOW_POLL_MS = 5000;
+// The server probes the other members at most every 1.5 s whoever asks: 2 s shows each probe.
+const CLUSTER_POLL_MS = 2000;
 const MAX_EVENTS_SHOWN = 200;
 // sessionStorage: the token lives as long as this tab, never longer, and no other tab sees it.
 const TOKEN_KEY = "leasehold.bearerToken";
@@ -151,23 +154,21 @@ async function refreshSlow() {
   } catch {
     $("server").textContent = `${location.host} · not answering`;
   }
+}
+
+async function refreshCluster() {
   try {
-    const cluster = await api("/v1/cluster");
-    const byLeader = new Map();
-    for (const l of cluster.leaders) {
-      const key = l.leaderUrl ?? "(no leader)";
-      if (!byLeader.has(key)) byLeader.set(key, []);
-      byLeader.get(key).push(l.shard);
-    }
+    const answer = await api("/v1/cluster/members");
     $("cluster-section").hidden = false;
-    $("cluster-summary").textContent = `${cluster.shards} shard${cluster.shards === 1 ? "" : "s"}; this is server ${cluster.serverId}`;
-    fillBody(
-      $("cluster"),
-      [...byLeader].map(([leader, shards]) => h("tr", {}, h("td", { class: "mono" }, leader), h("td", { class: "num" }, shards.length), h("td", { class: "wrap mono" }, shards.join(" ")))),
-    );
-  } catch {
-    // A server without cluster support (404) or not answering: nothing to show.
-    $("cluster-section").hidden = true;
+    $("cluster-summary").textContent = clusterSummary(answer);
+    $("cluster-warning").hidden = answer.memberListError === undefined;
+    $("cluster-warning").textContent = answer.memberListError ?? "";
+    fillBody($("members"), memberRows(answer.members));
+    fillBody($("cluster"), shardRows(answer.leaders, answer.members));
+  } catch (err) {
+    // A server without the route (404) shows no cluster section; a refused token is asked for by
+    // the main poll; anything else (not answering) keeps the last view, marked stale by the badge.
+    if (err.status === 404) $("cluster-section").hidden = true;
   }
 }
 
@@ -187,6 +188,7 @@ function wire() {
     state.canRevoke = false;
     void tick();
     void refreshSlow();
+    void refreshCluster();
   });
   $("token-forget").addEventListener("click", () => {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -202,15 +204,19 @@ function wire() {
   });
 }
 
+/** Run `step` every `everyMs`, each run waiting for the previous one: a slow server is never sent a pile of requests. */
+async function poll(everyMs, step) {
+  for (;;) {
+    await new Promise((r) => setTimeout(r, everyMs));
+    await step();
+  }
+}
+
 wire();
 void tick();
 void refreshSlow();
-// Each poll waits for the previous one, so a slow server is never sent a pile of requests.
-(async function poll() {
-  for (;;) {
-    await new Promise((r) => setTimeout(r, POLL_MS));
-    await tick();
-  }
-})();
+void refreshCluster();
+void poll(POLL_MS, tick);
+void poll(CLUSTER_POLL_MS, refreshCluster);
 setInterval(() => void refreshSlow(), SLOW_POLL_MS);
 setInterval(updateLive, 250);

@@ -89,6 +89,20 @@ const EVENTS = {
   },
 };
 
+const CLUSTER_MEMBERS = {
+  get: {
+    operationId: "clusterMembers",
+    summary: "The whole cluster as this server sees it: every shard's leader (server id, URL, epoch, standby) and every member with whether it answers.",
+    description:
+      "Members come from the cluster's member table (a server stopped cleanly leaves it at once; one that stopped heartbeating is listed for 15 minutes). " +
+      "Whether a member answers is this server's own probe of its GET /v1/health (1 s timeout), made only while someone asks and at most every 1.5 s " +
+      "whatever the number of callers. A single server lists itself as the only member, leading its one shard. Needs any valid token when " +
+      "authentication is configured, like the activity feed. It takes no query parameters: " +
+      QUERY_RULE,
+    responses: { "200": { description: "OK", content: json("ClusterMembersResponse") }, ...errors(READ_CODES) },
+  },
+};
+
 /** What the status page's files answer: static, no data, no credential. */
 const UI_HEADERS = {
   "content-security-policy": { description: "Only the server's own scripts, styles and API.", schema: { type: "string" } },
@@ -106,12 +120,13 @@ const uiFile = (operationId: string, summary: string, content: Json, codes: read
 };
 const UI_CODES: readonly ErrorCode[] = ["METHOD_NOT_ALLOWED", "TOO_MANY_REQUESTS", "UNAVAILABLE", "INTERNAL"];
 
-/** The paths of inspection, revoke, the activity feed and the status page, by path. */
+/** The paths of inspection, revoke, the activity feed, the cluster's members and the status page, by path. */
 export const INSPECTION_PATHS: Readonly<Record<string, Json>> = {
   "/v1/namespaces": NAMESPACES,
   "/v1/namespaces/{namespace}/locks": LOCKS,
   "/v1/namespaces/{namespace}/revoke": REVOKE,
   "/v1/events": EVENTS,
+  "/v1/cluster/members": CLUSTER_MEMBERS,
   "/ui": uiFile("statusPage", "The status page (HTML); it polls the inspection routes and /v1/events with the token it is given.", { "text/html": { schema: { type: "string" } } }, UI_CODES, []),
   "/ui/{file}": uiFile(
     "statusPageFile",

@@ -4,6 +4,7 @@ import * as I from "../inspection-schemas.js";
 import * as S from "../schemas.js";
 import * as W from "../wait-and-lease-schemas.js";
 import * as LW from "../lock-watch-schemas.js";
+import * as CM from "../cluster-members-schemas.js";
 
 /** JSON Schema dialect of every generated schema (OpenAPI 3.1 speaks the same one). */
 export const JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
@@ -59,6 +60,7 @@ export const PROTOCOL_BODIES: readonly ProtocolBody[] = [
   { name: "lock-events.response", component: "LockWatchUpdate", schema: LW.LockWatchUpdateSchema, description: "200 answer of lock-events (and lockWatch of transactions/start): the events after since, or a snapshot of every watched lock held now." },
   { name: "health.response", component: "HealthResponse", schema: S.HealthResponseSchema, description: "200 answer of GET /v1/health." },
   { name: "cluster.response", component: "ClusterResponse", schema: S.ClusterResponseSchema, description: "200 answer of GET /v1/cluster: one entry per shard, in shard order." },
+  { name: "cluster-members.response", component: "ClusterMembersResponse", schema: CM.ClusterMembersResponseSchema, description: "200 answer of GET /v1/cluster/members: every shard's leader (server id, URL, epoch, standby), and every member of the cluster with whether it answered this server's latest probe of its GET /v1/health (probes at most every 1.5 s, only while someone asks)." },
   { name: "namespaces.response", component: "NamespacesResponse", schema: I.NamespacesResponseSchema, description: "200 answer of GET /v1/namespaces: per namespace used since the server started, its counts, in ascending order of name; nextCursor when more may follow." },
   { name: "locks.response", component: "NamespaceLocksResponse", schema: I.NamespaceLocksResponseSchema, description: "200 answer of GET /v1/namespaces/{namespace}/locks: one page of the asked view (descriptors, watchers or immutable), with the namespace's summary; nextCursor when more may follow. Holders are named by fingerprint, never by token." },
   { name: "revoke.request", component: "RevokeRequest", schema: I.RevokeRequestSchema, description: "Body of POST /v1/namespaces/{namespace}/revoke: exactly one of fingerprints or descriptors (the \"exactly one\" is checked by the server), and an optional reason for the log." },

@@ -39,6 +39,23 @@ import type { ShardTerm } from "./shard-term.js";
 const COUNTERS = ["grantsTotal", "timeoutsTotal", "leaseLapsesTotal", "unlocksTotal", "abandonedTotal", "namespaces"] as const;
 type Counters = Record<(typeof COUNTERS)[number], number>;
 
+/** One shard's leader as {@link ClusterLockService.shardLeaders} answers it (`null`s: no leader known). */
+export interface ShardLeader {
+  readonly shard: number;
+  /** The leader's server id (`--server-id`). */
+  readonly serverId: string | null;
+  /** The leader's advertised URL. */
+  readonly url: string | null;
+  /** The lock-table id of the leader's term (the `leaderId` of its leases). */
+  readonly leaderId: string | null;
+  readonly epoch: number;
+  /**
+   * The server keeping a copy of the shard's lock table, ready to take over with it. Absent while
+   * standbys do not exist (no replication yet); the members view passes it on, `null` when absent.
+   */
+  readonly standby?: { readonly serverId: string; readonly url: string | null } | null | undefined;
+}
+
 /** How many namespace → shard answers are cached before the cache starts over. */
 const SHARD_CACHE_LIMIT = 65_536;
 
@@ -204,18 +221,29 @@ export class ClusterLockService implements EmbeddedLockService {
    * `503 UNAVAILABLE` saying so (clients ask another server).
    */
   cluster(): ClusterResponse {
+    const leaders = this.shardLeaders().map(({ shard, url, leaderId, epoch }) => ({ shard, leaderUrl: url, leaderId, epoch }));
+    return { serverId: this.info.serverId, shards: leaders.length, leaders };
+  }
+
+  /**
+   * Who leads each shard as this server knows it, with the leader's server id (what `GET
+   * /v1/cluster` answers, plus the id): itself for the terms it holds; another server only while
+   * its last read of the lease rows is fresh and the row is live; otherwise nobody.
+   */
+  shardLeaders(): ShardLeader[] {
     const shards = this.joinedShards();
     const fresh = this.runtime.leasesFresh;
-    const leaders = [];
+    const leaders: ShardLeader[] = [];
     for (let shard = 0; shard < shards; shard++) {
       const term = this.runtime.terms[shard];
       const row = this.runtime.leases[shard];
       const epoch = Math.max(row?.epoch ?? 0, term?.epoch ?? 0);
-      if (term !== null && term !== undefined) leaders.push({ shard, leaderUrl: this.runtime.url, leaderId: term.leaderId, epoch });
-      else if (fresh && row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) leaders.push({ shard, leaderUrl: row.url, leaderId: row.leaderId, epoch });
-      else leaders.push({ shard, leaderUrl: null, leaderId: null, epoch });
+      if (term !== null && term !== undefined) leaders.push({ shard, serverId: this.info.serverId, url: this.runtime.url, leaderId: term.leaderId, epoch });
+      else if (fresh && row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) {
+        leaders.push({ shard, serverId: row.holder, url: row.url, leaderId: row.leaderId, epoch });
+      } else leaders.push({ shard, serverId: null, url: null, leaderId: null, epoch });
     }
-    return { serverId: this.info.serverId, shards, leaders };
+    return leaders;
   }
 
   metrics(): ServiceMetrics {

@@ -31,6 +31,12 @@ export interface Coordinator {
    * the servers that hear the release then compute their shares without it.
    */
   leave(member: MemberIdentity): Promise<void>;
+  /**
+   * The member rows whose last heartbeat is younger than `withinMs` on the store's clock, live or
+   * not (a crashed server's row stays until another process with its id takes it over), sorted
+   * by id, at most `limit`. For display only (the status page): no decision depends on it.
+   */
+  readMembers(withinMs: number, limit: number): Promise<MemberRow[]>;
   /** Every shard's lease row, in shard order. */
   readLeases(): Promise<ShardLease[]>;
   /**
@@ -104,6 +110,17 @@ export interface LiveMember {
   readonly serverId: string;
   /** Its last heartbeat said it takes shards now (see {@link MemberInfo.ready}). */
   readonly ready: boolean;
+}
+
+/** A member row as {@link Coordinator.readMembers} answers it. */
+export interface MemberRow {
+  readonly serverId: string;
+  /** Its advertised URL. */
+  readonly url: string;
+  /** Its last heartbeat said it takes shards now. */
+  readonly ready: boolean;
+  /** Milliseconds since its last heartbeat, on the store's clock (so no server's clock matters). */
+  readonly heartbeatAgeMs: number;
 }
 
 /** One shard's lease row. */

@@ -1,9 +1,11 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { ClusterLockService } from "./cluster-lock-service.js";
+import { ClusterMembersView } from "./cluster-members-view.js";
 import { ClusterMetrics } from "./cluster-metrics.js";
 import { ClusterRuntime } from "./cluster-runtime.js";
 import type { Coordinator } from "./coordinator.js";
+import { HealthProber } from "./health-prober.js";
 import { createPostgresCoordinator } from "./postgres-coordinator.js";
 import { testBreaks, testReserveBlock } from "./test-breaks.js";
 
@@ -66,6 +68,8 @@ export interface ClusterMember {
   readonly runtime: ClusterRuntime;
   readonly metrics: ClusterMetrics;
   readonly serverId: string;
+  /** The answer of `GET /v1/cluster/members` (the status page's cluster view); closed with the server. */
+  readonly members: ClusterMembersView;
 }
 
 /** Host settings a cluster member shares with a single server. */
@@ -136,5 +140,12 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     throw err;
   }
   const service = new ClusterLockService(runtime, coordinator, { serverId, version: host.version });
-  return { service, runtime, metrics, serverId };
+  const members = new ClusterMembersView({
+    serverId,
+    url: () => (runtime as ClusterRuntime).url,
+    shardLeaders: () => service.shardLeaders(),
+    readMembers: (withinMs, limit) => coordinator.readMembers(withinMs, limit),
+    prober: new HealthProber(),
+  });
+  return { service, runtime, metrics, serverId, members };
 }

@@ -8,9 +8,11 @@ import {
   type ImmutableRecord,
   type LeaseClaim,
   type LiveMember,
+  type MemberRow,
   type ShardLease,
   type StoredBound,
 } from "./coordinator.js";
+import { checkConnectionString } from "./connection-string.js";
 import { CREATE_TABLES, placeSchema, quoteIdentifier, SCHEMA_COMPLETE } from "./postgres-schema.js";
 
 /** Options of {@link createPostgresCoordinator}. */
@@ -181,6 +183,16 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
 
     async leave(member) {
       await run("leave", "DELETE FROM members WHERE server_id = $1 AND incarnation IS NOT DISTINCT FROM $2", [member.serverId, member.incarnation]);
+    },
+
+    async readMembers(withinMs, limit) {
+      const rows = await run<{ server_id: string; url: string; ready: boolean; age_ms: number }>(
+        "read-members",
+        `SELECT server_id, url, ready, GREATEST(0, floor(extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000))::float8 AS age_ms
+         FROM members WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $1::float8 / 1000) ORDER BY server_id LIMIT $2`,
+        [withinMs, limit],
+      );
+      return rows.map((r): MemberRow => ({ serverId: r.server_id, url: r.url, ready: r.ready, heartbeatAgeMs: r.age_ms }));
     },
 
     async readLeases() {
@@ -366,20 +378,4 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
       await Promise.allSettled([l?.end(), pool.end(), leasePool.end(), ...[...setups].map((c) => c.end())]);
     },
   };
-}
-
-/**
- * Refuse a malformed connection string at once, with a message that never repeats it (it may hold
- * a password): node-postgres would otherwise read a string that is not a URL as the host "base"
- * and fail later with a misleading DNS error, or throw on a bad port at the first connection.
- */
-function checkConnectionString(connectionString: string): void {
-  if (!/^(postgres|postgresql):\/\/|^socket:|^\//.test(connectionString)) {
-    throw new RangeError("the cluster connection string must be a PostgreSQL URL, postgres://user@host:5432/database (or a socket path starting with /)");
-  }
-  try {
-    new pg.Client({ connectionString }).removeAllListeners();
-  } catch (err) {
-    throw new RangeError(`the cluster connection string is malformed (${err instanceof Error ? err.message : String(err)}); give postgres://user@host:5432/database`);
-  }
 }

@@ -52,8 +52,10 @@ function requiredScope(route: Route): string | null | typeof ANY_VALID_TOKEN | u
   // before it knows where its namespace lives.
   if (route.kind === "health" || route.kind === "unmatched" || route.kind === "ui" || route.kind === "cluster") return undefined;
   if (route.kind === "metrics") return null;
-  // The activity feed, like the namespace list, shows each token what it may see.
-  if (route.kind === "namespaces" || route.kind === "events") return ANY_VALID_TOKEN;
+  // The activity feed, like the namespace list, shows each token what it may see. The cluster's
+  // members, what the page shows beside them, need a valid token too: each look may make the
+  // server probe every member, which nobody without a credential should be able to start.
+  if (route.kind === "namespaces" || route.kind === "events" || route.kind === "cluster-members") return ANY_VALID_TOKEN;
   try {
     return decodeURIComponent(route.rawNamespace);
   } catch {

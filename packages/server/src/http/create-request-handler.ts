@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isLeaseholdError, LeaseholdError, type AnyOperation, type ClusterResponse } from "@leasehold/protocol";
+import { isLeaseholdError, LeaseholdError, type AnyOperation, type ClusterMembersResponse, type ClusterResponse } from "@leasehold/protocol";
 import type { Logger } from "pino";
 import type { RouteLabel, ServerMetrics } from "../metrics/server-metrics.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../metrics/metric-registry.js";
@@ -15,6 +15,7 @@ import { ALLOWED_METHODS, matchRoute, type Route } from "./match-route.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import { ClientGoneError, readBody } from "./read-body.js";
 import { canAnswer, sendError, sendJson, type ExtraHeaders } from "./send-json.js";
+import { serveClusterMembers, singleServerMembers } from "./serve-cluster-members.js";
 import { serveEvents } from "./serve-events.js";
 import { serveInspection } from "./serve-inspection.js";
 import { serveStatusPage } from "./serve-status-page.js";
@@ -58,6 +59,12 @@ export interface RequestHandlerOptions {
    * by itself; a cluster member what it knows of the lease table.
    */
   readonly cluster?: (() => ClusterResponse) | undefined;
+  /**
+   * The answer of `GET /v1/cluster/members`: every shard's leader and every member with whether it
+   * answers (a cluster member's `ClusterMembersView`). Default: this server alone, the only member,
+   * built from the `cluster` answer.
+   */
+  readonly members?: (() => Promise<ClusterMembersResponse>) | undefined;
 }
 
 /** A `node:http` request listener serving protocol v1, health and metrics. */
@@ -112,6 +119,8 @@ function errorHeaders(err: LeaseholdError): ExtraHeaders {
 export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
   const { service, metrics, logger, isClosing, admit, cluster } = options;
   const inspection = { service, auth: options.auth, allowAdminWithoutAuth: options.allowAdminWithoutAuth === true };
+
+  const clusterAnswer = (req: IncomingMessage): ClusterResponse => cluster?.() ?? singleServerCluster(service.leaderId, req.headers.host);
 
   async function serveOperation(
     req: IncomingMessage,
@@ -211,8 +220,16 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
         serveStatusPage(req, res, route.file, closeHeader);
         return;
       case "cluster":
-        sendJson(res, 200, cluster?.() ?? singleServerCluster(service.leaderId, req.headers.host), closeHeader);
+        sendJson(res, 200, clusterAnswer(req), closeHeader);
         return;
+      case "cluster-members": {
+        const single = async (): Promise<ClusterMembersResponse> => {
+          const answer = clusterAnswer(req);
+          return singleServerMembers(answer, answer.leaders[0]?.leaderUrl ?? `http://${req.headers.host ?? "?"}`);
+        };
+        await serveClusterMembers(req, res, options.members ?? single, closeHeader);
+        return;
+      }
       case "metrics": {
         const text = Buffer.from(await metrics.renderAll(), "utf8");
         res.writeHead(200, { ...closeHeader, "content-type": PROMETHEUS_CONTENT_TYPE, "content-length": String(text.length), "cache-control": "no-store" });

@@ -6,6 +6,7 @@ export type Route =
   | { readonly kind: "operation"; readonly operation: AnyOperation; readonly rawNamespace: string }
   | { readonly kind: "health" }
   | { readonly kind: "cluster" }
+  | { readonly kind: "cluster-members" }
   | { readonly kind: "metrics" }
   | { readonly kind: "namespaces" }
   | { readonly kind: "locks"; readonly rawNamespace: string }
@@ -20,6 +21,8 @@ export const ALLOWED_METHODS = {
   // HEAD rides along with GET so load balancers can probe without a body.
   health: ["GET", "HEAD"],
   cluster: ["GET", "HEAD"],
+  // The status page's view of the whole cluster (docs/operations.md "Status page").
+  "cluster-members": ["GET"],
   metrics: ["GET", "HEAD"],
   // Inspection and revoke (docs/protocol.md "Inspection and revoke").
   namespaces: ["GET"],
@@ -41,6 +44,7 @@ export function matchRoute(target: string | undefined): Route {
   const path = (target ?? "/").split("?", 1)[0] ?? "/";
   if (path === "/v1/health") return { kind: "health" };
   if (path === "/v1/cluster") return { kind: "cluster" };
+  if (path === "/v1/cluster/members") return { kind: "cluster-members" };
   if (path === "/metrics") return { kind: "metrics" };
   if (path === "/v1/namespaces") return { kind: "namespaces" };
   if (path === "/v1/events") return { kind: "events" };

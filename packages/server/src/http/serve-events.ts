@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LeaseholdError } from "@leasehold/protocol";
+import { queryOf } from "./query-of.js";
 import type { InspectionContext } from "./serve-inspection.js";
 import { sendJson, type ExtraHeaders } from "./send-json.js";
 
@@ -9,11 +10,9 @@ function bad(name: string, message: string): never {
 
 /** Parse `?after=<seq>`: the only parameter, at most once, decimal digits. Default 0 (every event kept). */
 function parseAfter(url: string | undefined): number {
-  const target = url ?? "";
-  const q = target.indexOf("?");
   let after = 0;
   let seen = false;
-  for (const [name, value] of new URLSearchParams(q < 0 ? "" : target.slice(q + 1))) {
+  for (const [name, value] of queryOf(url)) {
     if (name !== "after") bad(JSON.stringify(name).slice(1, -1).slice(0, 64), "is not a known parameter of GET /v1/events (known: after)");
     if (seen) bad("after", "is given more than once");
     seen = true;

@@ -5,6 +5,7 @@ import type { BearerAuth } from "./bearer-auth.js";
 import { checkContentType } from "./check-content-type.js";
 import { decodeNamespace } from "./decode-namespace.js";
 import { parseJsonBody } from "./parse-json-body.js";
+import { queryOf } from "./query-of.js";
 import { readBody } from "./read-body.js";
 import { sendJson, type ExtraHeaders } from "./send-json.js";
 
@@ -22,12 +23,6 @@ export type InspectionRoute =
   | { readonly kind: "namespaces" }
   | { readonly kind: "locks"; readonly rawNamespace: string }
   | { readonly kind: "revoke"; readonly rawNamespace: string };
-
-function queryOf(url: string | undefined): URLSearchParams {
-  const target = url ?? "";
-  const q = target.indexOf("?");
-  return new URLSearchParams(q < 0 ? "" : target.slice(q + 1));
-}
 
 const NO_ADMIN_WITHOUT_AUTH = new LeaseholdError(
   "PERMISSION_DENIED",

@@ -13,6 +13,7 @@ export const STATUS_PAGE_FILES: Readonly<Record<string, string>> = {
   "status-page.js": "text/javascript; charset=utf-8",
   "charts.js": "text/javascript; charset=utf-8",
   "render.js": "text/javascript; charset=utf-8",
+  "cluster-view.js": "text/javascript; charset=utf-8",
 };
 
 /**

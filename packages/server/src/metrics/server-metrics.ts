@@ -34,6 +34,7 @@ export type RouteLabel =
   | "ui"
   | "health"
   | "cluster"
+  | "cluster-members"
   | "metrics"
   | "unmatched";
 

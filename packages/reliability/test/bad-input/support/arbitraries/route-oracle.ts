@@ -6,7 +6,7 @@ const NAMESPACE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export type RouteOf = "health" | "metrics" | "operation" | "inspection" | "status-page" | "unmatched";
 
 /** The status page's files (docs/protocol.md "Activity feed and status page"): `GET /ui/<file>`. */
-const STATUS_PAGE = ["/ui", "/ui/", "/ui/index.html", "/ui/status-page.css", "/ui/status-page.js", "/ui/render.js", "/ui/charts.js"];
+const STATUS_PAGE = ["/ui", "/ui/", "/ui/index.html", "/ui/status-page.css", "/ui/status-page.js", "/ui/render.js", "/ui/charts.js", "/ui/cluster-view.js"];
 
 /**
  * The route a target names: `/v1/health`, `/metrics`, `/v1/namespaces/{ns}/{op}`, the inspection

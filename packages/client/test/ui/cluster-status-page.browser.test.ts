@@ -1,0 +1,110 @@
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import type { ClusterMembersResponse } from "@leasehold/protocol";
+import pg from "pg";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServerCli, type ServerProcess } from "../cli/cli-support.js";
+import { chromiumAvailability, launchChromium } from "./chromium.js";
+
+const availability = chromiumAvailability();
+if (!availability.run) process.stderr.write(`cluster status page browser test: ${availability.message}\n`);
+
+/** The cluster tests' database (CI and the dev machine: trust auth, user postgres, database `test`). */
+const PG_URL = process.env.LEASEHOLD_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/test";
+const SHARDS = 6;
+/** Set LEASEHOLD_UI_SCREENSHOTS=1 to rewrite docs/img/status-page-cluster.png from this run. */
+const SCREENSHOT = process.env.LEASEHOLD_UI_SCREENSHOTS === "1" ? fileURLToPath(new URL("../../../../docs/img/status-page-cluster.png", import.meta.url)) : undefined;
+
+async function members(url: string): Promise<ClusterMembersResponse> {
+  const res = await fetch(`${url}/v1/cluster/members`);
+  if (res.status !== 200) throw new Error(`GET /v1/cluster/members of ${url}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as ClusterMembersResponse;
+}
+
+/** Poll `read` until `done` holds; the route's answer is cached 1.5 s, so this polls gently. */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms; last ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+/** What the page's shard table shows, row by row. */
+function shownShards(page: Page): Promise<{ shard: string; leader: string; url: string; epoch: string; standby: string }[]> {
+  return page.$$eval("#cluster tbody tr", (rows) =>
+    rows.map((row) => {
+      const cells = [...row.querySelectorAll("td")].map((td) => td.textContent ?? "");
+      return { shard: cells[0]!, leader: cells[1]!, url: cells[2]!, epoch: cells[3]!, standby: cells[4]! };
+    }),
+  );
+}
+
+describe.runIf(availability.run)("status page of a cluster in Chromium: three CLI servers over PostgreSQL, one killed", { timeout: 180_000 }, () => {
+  const schema = `lh_ui_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  const servers: ServerProcess[] = [];
+  let browser: { context: BrowserContext; close(): Promise<void> };
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const cluster = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    for (let i = 0; i < 3; i++) servers.push(await startServerCli(["--cluster", cluster, "--leader-lease-ms", "1000", "--shards", String(SHARDS), "--lease-ms", "1000"]));
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    for (const server of servers) server.child.kill("SIGKILL");
+    await Promise.all(servers.map((s) => s.stop()));
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+
+  it("shows every shard's leader and every server with a link to its own page; a killed server is marked not answering", async () => {
+    const [a, b, c] = servers as [ServerProcess, ServerProcess, ServerProcess];
+    const settled = await until(
+      () => members(a.url),
+      (m) => m.members.length === 3 && m.members.every((x) => x.answering && x.ready && x.shardsLed === SHARDS / 3),
+      "three servers answering, two shards each",
+    );
+    const idOf = new Map(settled.members.map((m) => [m.url, m.serverId]));
+    const page = await browser.context.newPage();
+    await page.goto(`${a.url}/ui`);
+    await page.locator("#cluster-section").waitFor({ state: "visible", timeout: 15_000 });
+    await page.locator('#members tr[data-state="up"]').nth(2).waitFor({ timeout: 10_000 });
+    await expect(page.locator("#cluster-summary").textContent()).resolves.toContain(`this is server ${idOf.get(a.url)}`);
+
+    // Every shard: its leader's id and URL, its epoch, and no standby (none exist yet).
+    const expected = (await members(a.url)).leaders.map((l) => ({ shard: String(l.shard), leader: l.leaderServerId!, url: l.leaderUrl!, epoch: String(l.epoch), standby: "none" }));
+    await until(() => shownShards(page), (rows) => JSON.stringify(rows) === JSON.stringify(expected), "the page shows the route's shard view");
+    expect(new Set(expected.map((r) => r.url))).toEqual(new Set(servers.map((s) => s.url)));
+
+    // Each server's row links to that server's own status page, and the link works.
+    for (const server of servers) {
+      const link = page.locator(`#members tr[data-server-id="${idOf.get(server.url)}"] a.server-page`);
+      await expect(link.getAttribute("href")).resolves.toBe(`${server.url}/ui`);
+      await expect(link.textContent()).resolves.toBe(server.url);
+    }
+    await expect(page.locator(`#cluster tr[data-shard="0"] a.server-page`).getAttribute("href")).resolves.toBe(`${expected[0]!.url}/ui`);
+    const other = await browser.context.newPage();
+    await other.goto(`${a.url}/ui`);
+    await other.locator(`#members tr[data-server-id="${idOf.get(b.url)}"] a.server-page`).click();
+    await other.waitForURL(`${b.url}/ui`);
+    await other.locator("#cluster-summary").filter({ hasText: `this is server ${idOf.get(b.url)}` }).waitFor({ timeout: 15_000 });
+    await other.close();
+
+    c.child.kill("SIGKILL");
+    const dead = page.locator(`#members tr[data-server-id="${idOf.get(c.url)}"][data-state="down"]`);
+    await dead.waitFor({ timeout: 15_000 });
+    await expect(dead.textContent()).resolves.toContain("not answering");
+    await expect(page.locator('#members tr[data-state="up"]').count()).resolves.toBe(2);
+    // The survivors take its shards over; the page's shard table follows, with no row left on it.
+    await until(() => shownShards(page), (rows) => rows.length === SHARDS && rows.every((r) => r.leader !== idOf.get(c.url) && r.leader !== "none"), "the survivors lead every shard on the page");
+    await expect(dead.textContent()).resolves.toContain("not answering");
+    if (SCREENSHOT !== undefined) await page.locator("#cluster-section").screenshot({ path: SCREENSHOT });
+  });
+});
