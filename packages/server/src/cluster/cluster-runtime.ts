@@ -6,6 +6,7 @@ import type { HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { LeaseRenewer } from "./lease-renewer.js";
 import { observeRows, planShards, type Seen } from "./plan-shards.js";
+import { effectiveValidForMs } from "../engine/lock-engine-options.js";
 import { gateMargin, leaseWaitEnd } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
@@ -369,11 +370,13 @@ export class ClusterRuntime {
     const { coordinator, serverId, leaderLeaseMs, leaseMs, logger, metrics } = this.options;
     const url = this.url;
     const leaderId = randomUUID();
+    // Recorded by the acquisition itself, before this term answers any lease (a later leader waits it out).
+    const validForMs = effectiveValidForMs(leaseMs, this.options.validForMs);
     const sentAt = this.clock();
     const sentWall = this.wallClock();
     let got;
     try {
-      got = await coordinator.acquire(shard, row.version, { serverId, incarnation: this.identity.incarnation, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs });
+      got = await coordinator.acquire(shard, row.version, { serverId, incarnation: this.identity.incarnation, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs, validForMs });
     } catch (err) {
       return this.warn(err, "a shard acquisition failed; its outcome is read back next round");
     }
@@ -382,6 +385,8 @@ export class ClusterRuntime {
       await coordinator.release(serverId, [got]).catch(() => undefined);
       return;
     }
+    const acquiredAt = this.clock();
+    const grantsFrom = this.options.breaks?.has("lease-wait") === true ? acquiredAt : leaseWaitEnd(acquiredAt, got.lockDelayMs, this.options.leaderLeaseMs);
     const term = new ShardTerm({
       term: got,
       leaderId,
@@ -391,10 +396,11 @@ export class ClusterRuntime {
       clock: this.clock,
       wallClock: this.wallClock,
       gateUntil: { monotonic: sentAt + leaderLeaseMs - this.margin, wall: sentWall + leaderLeaseMs - this.margin },
-      grantsFrom: this.options.breaks?.has("lease-wait") === true ? this.clock() : leaseWaitEnd(this.clock(), got.lockDelayMs, this.options.leaderLeaseMs),
+      grantsFrom,
+      lockDelayMs: got.lockDelayMs,
       gateless: this.options.breaks?.has("gate") === true,
       leaseMs,
-      validForMs: this.options.validForMs,
+      validForMs,
       maxWaitingPerNamespace: this.options.maxWaitingPerNamespace,
       watchTtlMs: this.options.watchTtlMs,
       reserveBlock: this.options.reserveBlock,
@@ -409,7 +415,7 @@ export class ClusterRuntime {
     if (this.clock() - sentAt > leaderLeaseMs / 3 - this.margin) this.renewer.renewSoon();
     const reason = row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
     metrics.transitions.inc({ event: "acquired" });
-    logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs }, "shard acquired");
+    logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs, leaseWaitMs: grantsFrom - acquiredAt }, "shard acquired");
   }
 
   /** Log a bug met while serving (a lock batch entry that threw something not a LeaseholdError). */
