@@ -385,8 +385,8 @@ export class ClusterRuntime {
       await coordinator.release(serverId, [got]).catch(() => undefined);
       return;
     }
-    const acquiredAt = this.clock();
-    const grantsFrom = this.options.breaks?.has("lease-wait") === true ? acquiredAt : leaseWaitEnd(acquiredAt, got.lockDelayMs, this.options.leaderLeaseMs);
+    const leaseWaitMs = this.options.breaks?.has("lease-wait") === true ? 0 : leaseWaitEnd(0, got.lockDelayMs, this.options.leaderLeaseMs);
+    const grantsFrom = this.clock() + leaseWaitMs;
     const term = new ShardTerm({
       term: got,
       leaderId,
@@ -415,7 +415,7 @@ export class ClusterRuntime {
     if (this.clock() - sentAt > leaderLeaseMs / 3 - this.margin) this.renewer.renewSoon();
     const reason = row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
     metrics.transitions.inc({ event: "acquired" });
-    logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs, leaseWaitMs: grantsFrom - acquiredAt }, "shard acquired");
+    logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs, leaseWaitMs }, "shard acquired");
   }
 
   /** Log a bug met while serving (a lock batch entry that threw something not a LeaseholdError). */
