@@ -370,8 +370,7 @@ export class ClusterRuntime {
     const { coordinator, serverId, leaderLeaseMs, leaseMs, logger, metrics } = this.options;
     const url = this.url;
     const leaderId = randomUUID();
-    // Recorded by the acquisition itself, before this term answers any lease (a later leader waits it out).
-    const validForMs = effectiveValidForMs(leaseMs, this.options.validForMs);
+    const validForMs = effectiveValidForMs(leaseMs, this.options.validForMs); // recorded by the acquisition, before the term serves
     const sentAt = this.clock();
     const sentWall = this.wallClock();
     let got;
@@ -386,7 +385,6 @@ export class ClusterRuntime {
       return;
     }
     const leaseWaitMs = this.options.breaks?.has("lease-wait") === true ? 0 : leaseWaitEnd(0, got.lockDelayMs, this.options.leaderLeaseMs);
-    const grantsFrom = this.clock() + leaseWaitMs;
     const term = new ShardTerm({
       term: got,
       leaderId,
@@ -396,7 +394,7 @@ export class ClusterRuntime {
       clock: this.clock,
       wallClock: this.wallClock,
       gateUntil: { monotonic: sentAt + leaderLeaseMs - this.margin, wall: sentWall + leaderLeaseMs - this.margin },
-      grantsFrom,
+      grantsFrom: this.clock() + leaseWaitMs,
       lockDelayMs: got.lockDelayMs,
       gateless: this.options.breaks?.has("gate") === true,
       leaseMs,
