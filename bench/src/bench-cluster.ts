@@ -84,7 +84,7 @@ export async function settled(cluster: BenchCluster, timeoutMs: number, each: (m
 /**
  * Wait until leadership has stopped moving: the same leaders over two leader leases (a member takes
  * nothing in its join wait, then balance may move a shard to it), and then out the lease-wait a
- * moved shard's new leader keeps before it grants locks (`leaseMs`).
+ * moved shard's new leader keeps before it grants locks (half of `leaseMs` plus a tenth: `leaseMs` covers it).
  */
 export async function stable(cluster: BenchCluster, leaderLeaseMs: number, leaseMs: number): Promise<ClusterResponse> {
   let map = await settled(cluster, 30_000);

@@ -102,7 +102,7 @@ export const clusterSuite: Suite = {
     }
     // Two namespaces, each led by its own server, against both led by one server (a cluster of one).
     {
-      // A shard handed over by balance grants locks only after the lease-wait (--lease-ms): keep it short and wait it out.
+      // A shard handed over by balance grants locks only after the lease-wait (validForMs, half of --lease-ms, plus a tenth): keep it short and wait it out.
       const two = await startCluster(2, ["--shards", "2", "--lease-ms", "2000"]);
       const one = await startCluster(1, ["--shards", "2", "--lease-ms", "2000"]);
       try {

@@ -17,8 +17,8 @@ const LEADER_LEASE_MS = 700;
  * and keeps it (its refresher runs); its hold is recorded with the lease it was promised
  * (`requestSentAt + validForMs`, 5 s). Client B asks for `d` with a long wait and is queued behind
  * A. L1 is SIGKILLed. The new leader must not grant `d` until every lease L1 could have given has
- * run out (`lock_lease_ms` of the lease row: 10 s after its acquisition), which is after A's
- * promise: no overlap. With `LEASEHOLD_TEST_BREAK=lease-wait` it grants B at takeover, inside A's
+ * run out (`valid_for_ms` of the lease row, the 5 s L1 answered, plus the rate margin, counted
+ * from its acquisition), which is after A's promise: no overlap. With `LEASEHOLD_TEST_BREAK=lease-wait` it grants B at takeover, inside A's
  * promise: the overlap check fires. Both clients route with `baseUrls` = all three members.
  *
  * Throws a `ControlSetupError` (the run proves nothing) when A was not granted by L1's term or A's

@@ -6,6 +6,7 @@ import type { HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { LeaseRenewer } from "./lease-renewer.js";
 import { observeRows, planShards, type Seen } from "./plan-shards.js";
+import { effectiveValidForMs } from "../engine/lock-engine-options.js";
 import { gateMargin, leaseWaitEnd } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
@@ -369,11 +370,12 @@ export class ClusterRuntime {
     const { coordinator, serverId, leaderLeaseMs, leaseMs, logger, metrics } = this.options;
     const url = this.url;
     const leaderId = randomUUID();
+    const validForMs = effectiveValidForMs(leaseMs, this.options.validForMs); // recorded by the acquisition, before the term serves
     const sentAt = this.clock();
     const sentWall = this.wallClock();
     let got;
     try {
-      got = await coordinator.acquire(shard, row.version, { serverId, incarnation: this.identity.incarnation, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs });
+      got = await coordinator.acquire(shard, row.version, { serverId, incarnation: this.identity.incarnation, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs, validForMs });
     } catch (err) {
       return this.warn(err, "a shard acquisition failed; its outcome is read back next round");
     }
@@ -382,6 +384,7 @@ export class ClusterRuntime {
       await coordinator.release(serverId, [got]).catch(() => undefined);
       return;
     }
+    const leaseWaitMs = this.options.breaks?.has("lease-wait") === true ? 0 : leaseWaitEnd(0, got.lockDelayMs, this.options.leaderLeaseMs);
     const term = new ShardTerm({
       term: got,
       leaderId,
@@ -391,10 +394,11 @@ export class ClusterRuntime {
       clock: this.clock,
       wallClock: this.wallClock,
       gateUntil: { monotonic: sentAt + leaderLeaseMs - this.margin, wall: sentWall + leaderLeaseMs - this.margin },
-      grantsFrom: this.options.breaks?.has("lease-wait") === true ? this.clock() : leaseWaitEnd(this.clock(), got.lockDelayMs, this.options.leaderLeaseMs),
+      grantsFrom: this.clock() + leaseWaitMs,
+      lockDelayMs: got.lockDelayMs,
       gateless: this.options.breaks?.has("gate") === true,
       leaseMs,
-      validForMs: this.options.validForMs,
+      validForMs,
       maxWaitingPerNamespace: this.options.maxWaitingPerNamespace,
       watchTtlMs: this.options.watchTtlMs,
       reserveBlock: this.options.reserveBlock,
@@ -409,7 +413,7 @@ export class ClusterRuntime {
     if (this.clock() - sentAt > leaderLeaseMs / 3 - this.margin) this.renewer.renewSoon();
     const reason = row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
     metrics.transitions.inc({ event: "acquired" });
-    logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs }, "shard acquired");
+    logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs, leaseWaitMs }, "shard acquired");
   }
 
   /** Log a bug met while serving (a lock batch entry that threw something not a LeaseholdError). */

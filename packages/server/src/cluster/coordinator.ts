@@ -50,6 +50,14 @@ export interface Coordinator {
    * store's clock. Answers the shards renewed; a shard missing from it is lost.
    */
   renew(serverId: string, terms: readonly HeldTerm[], leaderLeaseMs: number): Promise<number[]>;
+  /**
+   * The lease-wait of `term` is over (every lease an earlier leader of the shard could have given
+   * has run out): lower the shard's lease-wait record to `validForMs`, this leader's own, so a
+   * later leader waits only what clients may still believe. Matches only while the row still
+   * records `term.epoch`'s acquisition (a later acquisition has raised the record since). True when
+   * it matched. Never bumps the row's version: it says nothing about the leader being alive.
+   */
+  settleLeaseWait(term: HeldTerm, validForMs: number): Promise<boolean>;
   /** Give up `terms` (holder cleared, expiry now) and notify watchers so another server takes them at once. */
   release(serverId: string, terms: readonly HeldTerm[]): Promise<void>;
   /** A namespace's stored bound and recorded immutable timestamp (`bound` 0 and `immutable` null when never stored). */
@@ -158,8 +166,16 @@ export interface LeaseClaim {
   readonly leaderId: string;
   /** Expiry from now, on the store's clock. */
   readonly leaderLeaseMs: number;
-  /** The longest lock lease this server gives (its `leaseMs`): a later leader waits this long. */
+  /**
+   * This server's `leaseMs`, recorded (the longest seen) for servers of versions before
+   * {@link validForMs} was recorded: they wait it out after any leader, as they always did.
+   */
   readonly lockLeaseMs: number;
+  /**
+   * The `validForMs` of every lease this term will answer, recorded in the acquisition itself, so
+   * before the term serves anything: the record is never below what a client of it was told.
+   */
+  readonly validForMs: number;
 }
 
 /** A term just acquired. */
@@ -167,8 +183,11 @@ export interface AcquiredTerm {
   readonly shard: number;
   readonly epoch: number;
   /**
-   * How long the new leader must wait before granting a lock: the longest lock lease any earlier
-   * leader of the shard declared (0 when the shard was never led).
+   * How long the new leader must wait before granting a lock (its rate margin comes on top): the
+   * longest `validForMs` answered by an earlier leader of the shard whose leases a client may
+   * still believe, that is, by every leader since the last one that waited its predecessors out
+   * (0 when the shard was never led). After a term of an older version that recorded only its
+   * lock lease, at least that lock lease.
    */
   readonly lockDelayMs: number;
 }

@@ -17,8 +17,10 @@ export function gateMargin(leaderLeaseMs: number): number {
 
 /**
  * The monotonic time from which a new leader of a shard may grant locks, when its acquisition was
- * answered at `acquiredAt` and the shard's earlier leaders declared lock leases up to `lockDelayMs`
- * (Chubby's lock-delay). Those leases run out on the earlier leaders' clocks, this wait on the new
+ * answered at `acquiredAt` and the shard's earlier leaders (those whose leases a client may still
+ * believe) answered `validForMs` up to `lockDelayMs` (Chubby's lock-delay). A client believes a
+ * lease until `validForMs` after it sent the request, and the old leader answered before the
+ * takeover; but it counted on its clock and the client on its own, while this wait runs on the new
  * leader's: so the wait gets the same rate margin as the gate, {@link RATE_TOLERANCE} of its length
  * and at least {@link gateMargin}. No wait at all when no earlier leader could have granted a lock
  * (`lockDelayMs` 0: a shard never led).

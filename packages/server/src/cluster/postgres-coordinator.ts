@@ -227,19 +227,33 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
     },
 
     async acquire(shard, seen, claim: LeaseClaim) {
-      const rows = await run<{ epoch: string; previous_lease_ms: number; db_time_us: string }>(
+      // The wait: the record, when complete up to the previous term (valid_for_epoch = epoch);
+      // else a term of an older version came since, which recorded only its lock lease. The
+      // record then takes this term's own validForMs on top (GREATEST: an earlier leader's leases
+      // may still be believed until this term has waited them out; see settleLeaseWait).
+      const rows = await run<{ epoch: string; wait_ms: number; db_time_us: string }>(
         "acquire",
         `UPDATE leases l SET holder = $2, url = $3, leader_id = $4, incarnation = $8, epoch = l.epoch + 1, version = l.version + 1,
            transitions = l.transitions + 1, expires_at = clock_timestamp() + make_interval(secs => $5::float8 / 1000),
-           lock_lease_ms = GREATEST(l.lock_lease_ms, $6)
-         FROM (SELECT shard, lock_lease_ms AS previous_lease_ms FROM leases WHERE shard = $1) p
+           lock_lease_ms = GREATEST(l.lock_lease_ms, $6), valid_for_ms = GREATEST(p.wait_ms, $9), valid_for_epoch = l.epoch + 1
+         FROM (SELECT shard, CASE WHEN valid_for_epoch = epoch THEN valid_for_ms ELSE GREATEST(valid_for_ms, lock_lease_ms) END AS wait_ms
+               FROM leases WHERE shard = $1) p
          WHERE l.shard = p.shard AND l.version = $7 AND (l.holder IS NULL OR l.expires_at <= clock_timestamp())
-         RETURNING l.epoch, p.previous_lease_ms, ${DB_TIME_US}`,
-        [shard, claim.serverId, claim.url, claim.leaderId, claim.leaderLeaseMs, Math.ceil(claim.lockLeaseMs), seen, claim.incarnation],
+         RETURNING l.epoch, p.wait_ms, ${DB_TIME_US}`,
+        [shard, claim.serverId, claim.url, claim.leaderId, claim.leaderLeaseMs, Math.ceil(claim.lockLeaseMs), seen, claim.incarnation, Math.ceil(claim.validForMs)],
       );
       const row = rows[0];
       if (row !== undefined) onCommitted?.({ kind: "acquisition", shard, epoch: Number(row.epoch), dbTimeUs: Number(row.db_time_us) });
-      return row === undefined ? null : ({ shard, epoch: Number(row.epoch), lockDelayMs: row.previous_lease_ms } satisfies AcquiredTerm);
+      return row === undefined ? null : ({ shard, epoch: Number(row.epoch), lockDelayMs: row.wait_ms } satisfies AcquiredTerm);
+    },
+
+    async settleLeaseWait(term, validForMs) {
+      const rows = await run<{ shard: number }>(
+        "settle-lease-wait",
+        `UPDATE leases SET valid_for_ms = $3 WHERE shard = $1 AND epoch = $2 AND valid_for_epoch = $2 RETURNING shard`,
+        [term.shard, term.epoch, Math.ceil(validForMs)],
+      );
+      return rows.length > 0;
     },
 
     async renew(serverId, terms, leaderLeaseMs) {

@@ -52,7 +52,7 @@ export function quoteIdentifier(name: string): string {
 export const SCHEMA_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   cluster_config: ["id", "shards", "created_at"],
   members: ["server_id", "url", "heartbeat_at", "ready", "incarnation"],
-  leases: ["shard", "holder", "url", "leader_id", "epoch", "version", "expires_at", "transitions", "lock_lease_ms", "incarnation"],
+  leases: ["shard", "holder", "url", "leader_id", "epoch", "version", "expires_at", "transitions", "lock_lease_ms", "incarnation", "valid_for_ms", "valid_for_epoch"],
   bounds: ["namespace", "bound", "immutable", "epoch"],
 };
 
@@ -81,8 +81,13 @@ WHERE ${Object.entries(SCHEMA_COLUMNS)
  *   older version), so a second live process with the same server id cannot take the row over.
  * - `leases`: one row per shard: holder, URL, leader id of the term, `epoch` (+1 per acquisition),
  *   `version` (+1 per write, what "seen unchanged" compares), expiry on the database clock,
- *   transition count, the longest lock lease any leader of the shard declared, and the holder's
- *   `incarnation` (a process releases only rows it acquired itself).
+ *   transition count, the longest lock lease any leader of the shard declared (`lock_lease_ms`,
+ *   kept for servers of versions before `valid_for_ms`, which wait it out), the holder's
+ *   `incarnation` (a process releases only rows it acquired itself), and the lease-wait record:
+ *   `valid_for_ms`, the longest `validForMs` answered by a leader of the shard whose leases a
+ *   client may still believe, complete for every term up to `valid_for_epoch` (a term of an older
+ *   version, which does not write it, leaves `valid_for_epoch` behind `epoch`: its successor then
+ *   also waits out `lock_lease_ms`; docs/cluster.md "Lease-wait").
  *
  * Columns added after the first release are added by `ALTER TABLE … ADD COLUMN IF NOT EXISTS`, so
  * tables created by an older version are migrated in place (additive, nullable: no rewrite).
@@ -114,6 +119,8 @@ CREATE TABLE IF NOT EXISTS leases (
   lock_lease_ms int NOT NULL DEFAULT 0
 );
 ALTER TABLE leases ADD COLUMN IF NOT EXISTS incarnation text;
+ALTER TABLE leases ADD COLUMN IF NOT EXISTS valid_for_ms int NOT NULL DEFAULT 0;
+ALTER TABLE leases ADD COLUMN IF NOT EXISTS valid_for_epoch bigint;
 CREATE TABLE IF NOT EXISTS bounds (
   namespace text PRIMARY KEY,
   bound bigint NOT NULL CHECK (bound >= 0),

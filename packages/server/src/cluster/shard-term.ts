@@ -29,8 +29,14 @@ export interface ShardTermOptions {
   readonly gateUntil: GateDeadline;
   /** Monotonic time from which locks may be granted (the previous leaders' leases have run out). */
   readonly grantsFrom: number;
+  /**
+   * The lease-wait record this term waits out (`AcquiredTerm.lockDelayMs`). When it is above
+   * {@link validForMs}, the record is lowered to this term's own once the wait is over.
+   */
+  readonly lockDelayMs: number;
   readonly leaseMs: number;
-  readonly validForMs?: number | undefined;
+  /** The `validForMs` of every lease this term answers: the value its acquisition recorded. */
+  readonly validForMs: number;
   readonly maxWaitingPerNamespace?: number | undefined;
   /** How long a lock watch lasts unless re-registered (see `LockServiceOptions.watchTtlMs`). */
   readonly watchTtlMs?: number | undefined;
@@ -96,7 +102,7 @@ export class ShardTerm implements ServingGate {
       leaderId: options.leaderId,
       serverId: options.serverId,
       leaseMs: options.leaseMs,
-      ...(options.validForMs === undefined ? {} : { validForMs: options.validForMs }),
+      validForMs: options.validForMs,
       ...(options.maxWaitingPerNamespace === undefined ? {} : { maxWaitingPerNamespace: options.maxWaitingPerNamespace }),
       ...(options.watchTtlMs === undefined ? {} : { watchTtlMs: options.watchTtlMs }),
       logger: options.logger,
@@ -294,6 +300,22 @@ export class ShardTerm implements ServingGate {
     this.waitOver = true;
     if (this.waitTimer !== null) clearTimeout(this.waitTimer);
     for (const namespace of [...this.queues.keys()]) this.drain(namespace);
+    this.settleLeaseWait();
+  }
+
+  /**
+   * Every lease an earlier leader could have given has run out: lower the shard's record to this
+   * term's own `validForMs`, so the next leader waits only for what this term answered. A failure
+   * leaves the record higher, which is safe (a longer wait), and is only logged.
+   */
+  private settleLeaseWait(): void {
+    const { lockDelayMs, validForMs, coordinator, logger } = this.options;
+    if (this.ended !== null || lockDelayMs <= validForMs) return;
+    const term = { shard: this.shard, epoch: this.epoch };
+    coordinator.settleLeaseWait(term, validForMs).then(
+      (matched) => logger.info({ ...term, validForMs, lockDelayMs, matched }, "lease-wait record lowered to this term's validForMs"),
+      (err: unknown) => logger.warn({ ...term, err }, "could not lower the lease-wait record; the next leader waits the longer record"),
+    );
   }
 
   private drain(namespace: string): void {

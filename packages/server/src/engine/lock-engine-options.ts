@@ -6,6 +6,15 @@ import type { ServingGate } from "./serving-gate.js";
 import type { TimestampReserver } from "./timestamp-reserver.js";
 import type { TokenSource } from "./token-source.js";
 
+/**
+ * The `validForMs` an engine answers with `leaseMs` and `validForMs` as given: `validForMs`, or
+ * `floor(leaseMs / 2)` when undefined (the other half absorbs clock rates and the refresh round
+ * trip). The cluster records it before a term serves, so it must be computed exactly as here.
+ */
+export function effectiveValidForMs(leaseMs: number, validForMs: number | undefined): number {
+  return validForMs ?? Math.floor(leaseMs / 2);
+}
+
 /** Options of `LockEngine`; every field is optional. */
 export interface LockEngineOptions {
   /** Monotonic clock in milliseconds. Default `performance.now()`; tests inject a fake one. */

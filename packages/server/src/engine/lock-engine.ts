@@ -44,7 +44,7 @@ import { findRevokeTargets, releaseRevoked } from "./revoke-holders.js";
 import { snapshotNamespace } from "./snapshot-namespace.js";
 import { createRandomTokenSource } from "./token-source.js";
 
-import type { InspectionJob, LockAttempt, LockEngineOptions } from "./lock-engine-options.js";
+import { effectiveValidForMs, type InspectionJob, type LockAttempt, type LockEngineOptions } from "./lock-engine-options.js";
 
 export type { InspectionJob, LockAttempt, LockEngineOptions };
 
@@ -94,7 +94,7 @@ export class LockEngine {
 
   constructor(options: LockEngineOptions = {}) {
     const leaseMs = options.leaseMs ?? 10_000;
-    const validForMs = options.validForMs ?? Math.floor(leaseMs / 2);
+    const validForMs = effectiveValidForMs(leaseMs, options.validForMs);
     if (!(leaseMs > 0) || !Number.isFinite(leaseMs)) throw new RangeError(`leaseMs must be a positive number (got ${leaseMs})`);
     if (!Number.isSafeInteger(validForMs) || validForMs < 0 || validForMs >= leaseMs) {
       throw new RangeError(`validForMs must be an integer in [0, leaseMs) (got ${validForMs}, leaseMs ${leaseMs})`);

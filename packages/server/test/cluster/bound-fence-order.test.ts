@@ -12,6 +12,7 @@ const claim = (serverId: string, leaderLeaseMs: number): LeaseClaim => ({
   leaderId: `${serverId}-term`,
   leaderLeaseMs,
   lockLeaseMs: 100,
+  validForMs: 50,
 });
 
 describe("the fenced bound extension against a concurrent takeover (FOR SHARE of the lease row)", () => {

@@ -1,6 +1,7 @@
 import { shardOf, type LockResponse, type RefreshResponse, type UnlockResponse } from "@leasehold/protocol";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { leaseWaitEnd } from "../../src/cluster/margins.js";
 import { startServer, type RunningServer } from "../../src/start-server.js";
 import { sleep } from "../support/wait-for.js";
 import { clusterOf, op, settled } from "./cluster-support.js";
@@ -8,6 +9,8 @@ import { schemaPerTest } from "./pg-schema.js";
 
 const LEADER_LEASE_MS = 1_000;
 const LEASE_MS = 2_000;
+/** What every lease answers (the default, half the lock lease): what a later leader waits out. */
+const VALID_FOR_MS = LEASE_MS / 2;
 const lock = (descriptor: string, acquireTimeoutMs = 0) => ({ locks: [{ descriptor, mode: "exclusive" as const }], acquireTimeoutMs });
 
 /** Wait until `url`'s shard map names `leaderUrl` for `shard`; answers its leaderId. */
@@ -59,12 +62,13 @@ describe("cluster: a server that takes a shard back (A → B → A, empty table)
     const second = (await op(a.url, ns, "lock", lock("held-in-term-2", 10_000))).json as LockResponse;
     const grantedBy = Date.now();
     expect(second.status).toBe("acquired");
-    // The lease-wait: b's lock lease plus the rate margin (a tenth of it), counted from the
-    // acquisition's answer, which came just before a logged "shard acquired" (5 ms for that step
-    // and whole-millisecond clocks; without the margin the grant comes 200 ms earlier).
+    // The lease-wait: the longest validForMs the earlier leaders answered (half the lock lease)
+    // plus the rate margin (at least the gate's, 100 ms here), counted from the acquisition's
+    // answer, which came just before a logged "shard acquired" (5 ms for that step and
+    // whole-millisecond clocks; without the margin the grant comes 100 ms earlier).
     const takeBack = logged.filter((l) => l.msg === "shard acquired" && l.shard === 1).at(-1)!;
-    expect(takeBack).toMatchObject({ reason: "released", lockDelayMs: LEASE_MS });
-    expect(grantedBy - (takeBack.time as number)).toBeGreaterThanOrEqual(LEASE_MS + LEASE_MS / 10 - 5);
+    expect(takeBack).toMatchObject({ reason: "released", lockDelayMs: VALID_FOR_MS, leaseWaitMs: leaseWaitEnd(0, VALID_FOR_MS, LEADER_LEASE_MS) });
+    expect(grantedBy - (takeBack.time as number)).toBeGreaterThanOrEqual(VALID_FOR_MS + 100 - 5);
     if (second.status !== "acquired") return;
     expect(second.lease.leaderId).toBe(secondLeaderId);
 

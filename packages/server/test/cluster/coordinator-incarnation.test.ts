@@ -44,7 +44,7 @@ describe("PostgresCoordinator: incarnations (two processes with one server id)",
   it("lease rows keep the acquiring incarnation; a release clears it", async () => {
     const a = coordinator();
     await a.start(1);
-    const term = (await a.acquire(0, 0, { serverId: "dup", incarnation: "one", url: "http://one", leaderId: "t1", leaderLeaseMs: 60_000, lockLeaseMs: 100 }))!;
+    const term = (await a.acquire(0, 0, { serverId: "dup", incarnation: "one", url: "http://one", leaderId: "t1", leaderLeaseMs: 60_000, lockLeaseMs: 100, validForMs: 50 }))!;
     expect((await a.readLeases())[0]).toMatchObject({ holder: "dup", incarnation: "one", leaderId: "t1" });
     await a.release("dup", [term]);
     expect((await a.readLeases())[0]).toMatchObject({ holder: null, incarnation: null, leaderId: null });
@@ -54,7 +54,7 @@ describe("PostgresCoordinator: incarnations (two processes with one server id)",
     const a = coordinator();
     await a.start(2);
     await a.heartbeat(member("one"), 5_000);
-    await a.acquire(1, 0, { serverId: "dup", incarnation: "one", url: "http://one", leaderId: "t1", leaderLeaseMs: 60_000, lockLeaseMs: 100 });
+    await a.acquire(1, 0, { serverId: "dup", incarnation: "one", url: "http://one", leaderId: "t1", leaderLeaseMs: 60_000, lockLeaseMs: 100, validForMs: 50 });
     await bed.schema.query("ALTER TABLE members DROP COLUMN incarnation");
     await bed.schema.query("ALTER TABLE leases DROP COLUMN incarnation");
     // A newer server starts on the old tables: it adds the columns (NULL in existing rows).

@@ -11,7 +11,8 @@ const claim = (serverId: string, leaderLeaseMs = 60_000): LeaseClaim => ({
   url: `http://${serverId}.invalid`,
   leaderId: `${serverId}-term`,
   leaderLeaseMs,
-  lockLeaseMs: 700,
+  lockLeaseMs: 1_400,
+  validForMs: 700,
 });
 
 describe("PostgresCoordinator", () => {
@@ -117,7 +118,7 @@ describe("PostgresCoordinator", () => {
     expect(stale.expired).toBe(true);
     expect(await a.acquire(0, stale.version - 1, claim("b"))).toBeNull();
     const taken = await a.acquire(0, stale.version, claim("b"));
-    // The new leader waits out the longest lock lease the earlier leader declared.
+    // The new leader waits out the longest validForMs the earlier leader answered (not its lock lease, 1,400).
     expect(taken).toEqual({ shard: 0, epoch: 2, lockDelayMs: 700 });
   });
 

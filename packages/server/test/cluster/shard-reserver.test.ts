@@ -46,7 +46,7 @@ describe("ShardReserver: a first bound extension that lands late", () => {
     const real = createPostgresCoordinator({ connectionString: bed.schema.connectionString });
     bed.open.push(real);
     await real.start(1);
-    const term = (await real.acquire(0, 0, { serverId: "a", incarnation: "a-1", url: "http://a", leaderId: "a-term", leaderLeaseMs: 60_000, lockLeaseMs: 100 }))!;
+    const term = (await real.acquire(0, 0, { serverId: "a", incarnation: "a-1", url: "http://a", leaderId: "a-term", leaderLeaseMs: 60_000, lockLeaseMs: 100, validForMs: 50 }))!;
     // The fault: a row lock on the lease row stalls attempt 1 (its FOR SHARE waits) while its
     // answer times out; attempt 2 reads the old bound, and only then does attempt 1 commit.
     const blocker = new pg.Client({ connectionString: bed.schema.connectionString });
@@ -99,7 +99,7 @@ describe("ShardReserver: a first bound extension that lands late", () => {
     const real = createPostgresCoordinator({ connectionString: bed.schema.connectionString });
     bed.open.push(real);
     await real.start(1);
-    const claim = { serverId: "a", incarnation: "a-1", url: "http://a", leaderId: "a-term", leaderLeaseMs: 100, lockLeaseMs: 100 };
+    const claim = { serverId: "a", incarnation: "a-1", url: "http://a", leaderId: "a-term", leaderLeaseMs: 100, lockLeaseMs: 100, validForMs: 50 };
     const old = (await real.acquire(0, 0, claim))!;
     await new Promise((r) => setTimeout(r, 200));
     await real.acquire(0, (await real.readLeases())[0]!.version, { ...claim, serverId: "b", incarnation: "b-1", leaderId: "b-term", leaderLeaseMs: 60_000 });
