@@ -118,6 +118,14 @@ export class SyncRule {
     this.acked();
   }
 
+  /**
+   * The standby will acknowledge nothing more (it refused the stream): treat it as late now, rather
+   * than at the deadline. Nothing happens outside `joining` and `in-sync`.
+   */
+  standbyLost(): void {
+    void this.late();
+  }
+
   /** Stop: timers cancelled, waiters rejected with `error`. Idempotent. */
   close(error: Error): void {
     if (this.closedWith !== null) return;
