@@ -26,7 +26,7 @@ export interface ReplicationRouteOptions {
   readonly onUnauthenticated?: ((reason: ClusterAuthRefusal) => void) | undefined;
 }
 
-/** One refusal log line per reason per this many ms at most; the rest are counted in the next line. */
+/** One refusal log line per kind per this many ms at most; the rest are counted in the next line of that kind. */
 const LOG_EVERY_MS = 1_000;
 
 /**
@@ -39,23 +39,26 @@ const LOG_EVERY_MS = 1_000;
 export function createReplicationRoute(options: ReplicationRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { logger, store } = options;
   const wallClock = options.wallClock ?? Date.now;
-  const lastLogged = new Map<ClusterAuthRefusal, { at: number; suppressed: number }>();
+  const lastLogged = new Map<string, { at: number; suppressed: number }>();
 
   function logRefusal(req: IncomingMessage, path: string, reason: ClusterAuthRefusal): void {
     options.onUnauthenticated?.(reason);
     const now = wallClock();
-    const last = lastLogged.get(reason);
+    const bearer = req.headers.authorization !== undefined;
+    // Limited per kind of refusal, so a flood of one kind never hides another kind.
+    const kind = `${reason}${bearer ? " with a bearer token" : ""}`;
+    const last = lastLogged.get(kind);
     if (last !== undefined && now - last.at < LOG_EVERY_MS) {
       last.suppressed++;
       return;
     }
-    lastLogged.set(reason, { at: now, suppressed: 0 });
+    lastLogged.set(kind, { at: now, suppressed: 0 });
     logger.warn(
       {
         remoteAddress: req.socket.remoteAddress ?? null,
         path: path.slice(0, 200),
         reason,
-        bearerToken: req.headers.authorization !== undefined,
+        bearerToken: bearer,
         suppressed: last?.suppressed ?? 0,
       },
       "replication request refused: not signed with the cluster key",
