@@ -6,13 +6,19 @@ import type { ReplicaSink } from "./replica-store.js";
  * engine's entry and image types (they travel as opaque JSON).
  */
 export interface ReplicatedTable {
-  /** Every change of the table, synchronously and in order, as `(namespace, entry)`; `null` stops it. */
-  setReplicationSink(sink: ((namespace: string, entry: never) => void) | null): void;
+  /**
+   * Every change of the table, synchronously and in order, as `(namespace, entry)`; `null` stops it.
+   * Typed `never` so the engine's own sink type fits: callers pass a {@link ReplicationSinkFn}.
+   */
+  setReplicationSink(sink: never): void;
   /** The namespaces the table holds. */
   namespaceNames(): string[];
   /** A namespace's whole table as JSON. */
   exportNamespace(namespace: string): unknown;
 }
+
+/** The sink a {@link ReplicatedTable} is given (entries are opaque here). */
+export type ReplicationSinkFn = ((namespace: string, entry: unknown) => void) | null;
 
 /** What a standby needs of a replica table (an `InMemoryLockService` started as a replica). */
 export interface ReplicaTable {

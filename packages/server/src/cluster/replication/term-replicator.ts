@@ -1,4 +1,4 @@
-import type { ReplicatedTable, ShardEntry } from "./replicated-tables.js";
+import type { ReplicatedTable, ReplicationSinkFn, ShardEntry } from "./replicated-tables.js";
 import type { ShardReplication } from "./shard-replication.js";
 
 /** Options of {@link TermReplicator}. */
@@ -33,17 +33,18 @@ export class TermReplicator {
     if (this.started) return;
     this.started = true;
     const needsAck = this.options.needsAck;
-    this.table.setReplicationSink((ns: string, entry: unknown) => {
+    const sink: ReplicationSinkFn = (ns, entry) => {
       const seq = this.replication.append({ ns, entry } satisfies ShardEntry);
       if (needsAck === undefined || needsAck(entry)) this.lastNeeded = seq;
-    });
+    };
+    this.table.setReplicationSink(sink as never);
   }
 
   /** Stop feeding the log (the term ended or hands over). */
   stop(): void {
     if (!this.started) return;
     this.started = false;
-    this.table.setReplicationSink(null);
+    this.table.setReplicationSink(null as never);
   }
 
   /**

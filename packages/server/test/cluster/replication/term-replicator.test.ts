@@ -14,8 +14,8 @@ type Entry = { type: "grant" | "release"; token: string };
 class LeaderTable implements ReplicatedTable {
   readonly tokens = new Map<string, Set<string>>();
   private sink: ((ns: string, entry: Entry) => void) | null = null;
-  setReplicationSink(sink: ((ns: string, entry: never) => void) | null): void {
-    this.sink = sink as ((ns: string, entry: Entry) => void) | null;
+  setReplicationSink(sink: ((ns: string, entry: Entry) => void) | null): void {
+    this.sink = sink;
   }
   namespaceNames(): string[] {
     return [...this.tokens.keys()];
