@@ -163,7 +163,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const metrics = createServerMetrics(() => service.metrics(), { version, leaderId: service.leaderId }, {
     namespaces: () => service.namespaceSummaries(),
     topNamespaces,
-    extra: member?.metrics.all(),
+    extra: member === null ? undefined : [...member.metrics.all(), ...member.replicationMetrics.all()],
   });
   let closing: Promise<void> | undefined;
   let url = "";
@@ -173,7 +173,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       ? () => ({ serverId, shards: 1, leaders: [{ shard: 0, leaderUrl: url, leaderId: service.leaderId, epoch: 1 }] })
       : () => (member as ClusterMember).service.cluster();
 
-  const server = createServer(createRequestHandler({
+  const handler = createRequestHandler({
       service,
       metrics,
       logger,
@@ -182,7 +182,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       allowAdminWithoutAuth: options.allowAdminWithoutAuth,
       cluster,
       isClosing: () => closing !== undefined,
-    }));
+    });
+  // Server-to-server replication is authenticated by the cluster key alone: client admission
+  // (bearer tokens, rate limits) never applies to it, and a client credential never opens it.
+  const replicationRoute = member?.standby.route;
+  const server = createServer(replicationRoute === undefined ? handler : (req, res) => void (replicationRoute(req, res) || handler(req, res)));
   server.on("connection", trackConnection);
   server.on("clientError", handleClientError);
   // lock long-polls wait up to 60 s; leave headroom over that before node gives up on a request.

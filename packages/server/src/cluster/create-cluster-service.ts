@@ -5,6 +5,9 @@ import { ClusterMetrics } from "./cluster-metrics.js";
 import { ClusterRuntime } from "./cluster-runtime.js";
 import type { Coordinator } from "./coordinator.js";
 import { createPostgresCoordinator } from "./postgres-coordinator.js";
+import { ClusterKeyHolder, loadingClusterKey } from "./replication/cluster-key-holder.js";
+import { ReplicationMetrics, type ShardReplicationView } from "./replication/replication-metrics.js";
+import { createStandbySide, type StandbySide } from "./replication/standby-side.js";
 import { testBreaks, testReserveBlock } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
@@ -66,6 +69,10 @@ export interface ClusterMember {
   readonly runtime: ClusterRuntime;
   readonly metrics: ClusterMetrics;
   readonly serverId: string;
+  /** Replication metrics (docs/cluster.md "Metrics"), for the server's registry. */
+  readonly replicationMetrics: ReplicationMetrics;
+  /** The standby side: replicas of other leaders' shards and the server-to-server route they stream to. */
+  readonly standby: StandbySide;
 }
 
 /** Host settings a cluster member shares with a single server. */
@@ -97,7 +104,8 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
   const serverId = options.serverId ?? `${hostname()}-${globalThis.crypto.randomUUID().slice(0, 8)}`;
   const breaks = testBreaks(host.logger, knobs);
   let metrics: ClusterMetrics | null = null;
-  const coordinator =
+  const key = new ClusterKeyHolder();
+  const coordinator = loadingClusterKey(
     options.coordinator ??
     createPostgresCoordinator({
       connectionString: options.connectionString,
@@ -107,7 +115,9 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
       // Test mode only: acquisitions and bound extensions with their database time, for the
       // reliability suite's epoch-fence check (packages/reliability, section 5).
       onCommitted: host.logger.isLevelEnabled("debug") ? (event) => host.logger.debug(event, `${event.kind} committed`) : undefined,
-    });
+    }),
+    key,
+  );
   let runtime: ClusterRuntime | null = null;
   metrics = new ClusterMetrics(
     () => runtime?.shardsLed ?? 0,
@@ -136,5 +146,19 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     throw err;
   }
   const service = new ClusterLockService(runtime, coordinator, { serverId, version: host.version });
-  return { service, runtime, metrics, serverId };
+  const replicationMetrics = new ReplicationMetrics((): ShardReplicationView[] => []);
+  const r = runtime;
+  const standby = createStandbySide({
+    serverId,
+    incarnation: r.identity.incarnation,
+    shards: () => r.shards,
+    leases: () => r.leases,
+    key,
+    logger: host.logger,
+    metrics: replicationMetrics,
+    leaseMs: host.leaseMs ?? 10_000,
+    validForMs: host.validForMs,
+    maxWaitingPerNamespace: host.maxWaitingPerNamespace,
+  });
+  return { service, runtime, metrics, serverId, replicationMetrics, standby };
 }

@@ -6,6 +6,8 @@ export interface ReplicaSink {
   restore(snapshot: unknown): void;
   /** Apply one log entry, in sequence order. Throws when it cannot: the replica is then dropped. */
   apply(entry: unknown, seq: number): void;
+  /** Release what the sink holds once it is replaced or dropped. Default: nothing. */
+  dispose?(): void;
 }
 
 /** One shard's replica on this standby. */
@@ -56,6 +58,7 @@ export class ReplicaStore {
 
   /** Forget the replica of `shard` (this server is no longer its standby, or it took the shard over). */
   drop(shard: number): void {
+    this.replicas.get(shard)?.sink.dispose?.();
     this.replicas.delete(shard);
   }
 
@@ -99,8 +102,10 @@ export class ReplicaStore {
       try {
         sink.restore(message.snapshot);
       } catch (err) {
+        sink.dispose?.();
         throw new ReplicationRefusal("INVALID_ARGUMENT", `shard ${shard}: the snapshot could not be restored (${err instanceof Error ? err.message : String(err)})`, { path: "snapshot" });
       }
+      held?.sink.dispose?.();
       this.replicas.set(shard, { stream, appliedSeq: message.seq, sink });
       return { ackedSeq: message.seq };
     }
@@ -123,7 +128,7 @@ export class ReplicaStore {
       });
     } catch (err) {
       // A table that took only part of an entry matches neither side any more: it needs a snapshot.
-      this.replicas.delete(shard);
+      this.drop(shard);
       throw new ReplicationRefusal("REPLICA_DIVERGED", `shard ${shard}: entry ${applied + 1} could not be applied (${err instanceof Error ? err.message : String(err)}); the replica was dropped`, {
         shard,
       });

@@ -26,6 +26,8 @@ export interface ReplicaTable {
   restoreNamespace(namespace: string, image: never): void;
   /** Install one entry of the leader's change feed. */
   applyEntry(namespace: string, entry: never): void;
+  /** Stop the table (its timers, its waiters). */
+  close(): Promise<void>;
 }
 
 /** One entry of a shard's log: a namespace's engine entry. */
@@ -66,5 +68,9 @@ export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
   apply(entry: unknown): void {
     if (!isObject(entry) || typeof entry.ns !== "string" || !("entry" in entry)) throw new Error("a shard entry must be { ns: <namespace>, entry: <entry> }");
     this.table.applyEntry(entry.ns, entry.entry as never);
+  }
+
+  dispose(): void {
+    void this.table.close().catch(() => undefined);
   }
 }

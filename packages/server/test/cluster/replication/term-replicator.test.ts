@@ -43,6 +43,9 @@ class FollowerTable implements ReplicaTable {
   restoreNamespace(ns: string, image: never): void {
     this.tokens.set(ns, new Set(image as string[]));
   }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
   applyEntry(ns: string, raw: never): void {
     const entry = raw as Entry;
     let set = this.tokens.get(ns);
