@@ -46,6 +46,7 @@ import { createRandomTokenSource } from "./token-source.js";
 import { applyReplicationEntry, type ReplicaHost } from "./apply-entry.js";
 import { emptyImage, exportNamespace } from "./export-namespace.js";
 import { restoreNamespaceImage } from "./restore-namespace.js";
+import { waiterEntry } from "./replication-emit.js";
 import { REPLICA_GATE, dropUnclaimed, startServing, type ClaimWindow } from "./promote-replica.js";
 import type { NamespaceImage, PromoteOptions, PromoteSummary, ReplicationEntry, ReplicationSink } from "./replication-entries.js";
 
@@ -177,6 +178,7 @@ export class LockEngine {
     this.table.deadlines.push(pending);
     ns.waiting.add(req);
     if (requestId !== undefined) ns.requests.set(requestId, req);
+    if (this.table.sink !== null) this.table.sink(namespace, waiterEntry(req, now));
     return pending;
   }
 
@@ -483,7 +485,7 @@ export class LockEngine {
     if (this.closed) this.catchUp();
     const now = this.gate === null || (this.gate !== REPLICA_GATE && this.gate.isOpen(this.clock())) ? this.catchUp() : this.clock();
     const ns = this.namespaces.get(namespace);
-    return ns === undefined ? emptyImage(namespace, this.reserver.floor(namespace) + 1) : exportNamespace(ns, now);
+    return ns === undefined ? emptyImage(namespace, this.reserver.floor(namespace) + 1, this.waitSerial) : exportNamespace(ns, now, this.waitSerial);
   }
 
   /**

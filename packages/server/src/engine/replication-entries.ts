@@ -187,6 +187,18 @@ export interface NamespaceImage {
   readonly tokens: readonly TokenImageAt[];
   /** Waiting requests by ascending serial. */
   readonly waiters: readonly WaiterImage[];
+  /**
+   * The exporting table's latest wait serial (across its namespaces): a table restored from the
+   * image numbers its later waiters above it, as the leader would (the watchers view's cursor).
+   */
+  readonly waitSerial: number;
+  /**
+   * The live permit limit of every descriptor held as a permit or wanted as one by a waiter, by
+   * descriptor: a request's limit applies on arrival, even to a descriptor held or queued on in
+   * another mode, where no hold shows it. (Other descriptors' limits cannot decide anything: the
+   * next permit request sets its own before it is decided.)
+   */
+  readonly limits: readonly { readonly descriptor: string; readonly limit: number }[];
   /** Every descriptor's queue, head first, as waiter serials (each queued waiter exactly once). */
   readonly queues: readonly { readonly descriptor: string; readonly serials: readonly number[] }[];
 }

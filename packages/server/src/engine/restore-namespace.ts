@@ -16,6 +16,7 @@ export function restoreNamespaceImage(host: ReplicaHost, namespace: string, raw:
   if (image.format !== REPLICATION_FORMAT) check.fail("image.format", `must be ${REPLICATION_FORMAT}`);
   if (image.namespace !== namespace) check.fail("image.namespace", `is ${JSON.stringify(image.namespace)}, not the namespace restored`);
   const next = check.integer(image.next, "image.next", 1);
+  const lastSerial = check.integer(image.waitSerial, "image.waitSerial");
   const tally = new HolderTally(undefined, check);
   const seenTokens = new Set<string>();
   const seenIds = new Set<string>();
@@ -44,6 +45,7 @@ export function restoreNamespaceImage(host: ReplicaHost, namespace: string, raw:
     const path = `image.waiters[${i}]`;
     const w = check.waiter(rawWaiter, path, next);
     if (bySerial.has(w.serial)) check.fail(`${path}.serial`, "repeats a serial");
+    if (w.serial > lastSerial) check.fail(`${path}.serial`, `must not be above image.waitSerial (${lastSerial})`);
     bySerial.set(w.serial, w);
     claimId(w.requestId, `${path}.requestId`);
     w.holds.forEach((h, j) => tally.add(h, `${path}.holds[${j}]`));
@@ -63,10 +65,18 @@ export function restoreNamespaceImage(host: ReplicaHost, namespace: string, raw:
     });
     return { descriptor, serials };
   });
+  const inUse = new Set([...tokens.flatMap(({ t }) => (t.kind === "lock" ? t.holds.map((h) => h.descriptor) : [])), ...waiters.flatMap((w) => w.specs.map((s) => s.descriptor))]);
+  const limits = check.array(image.limits, "image.limits").map((rawLimit, i) => {
+    const l = check.object(rawLimit, `image.limits[${i}]`);
+    const descriptor = check.string(l.descriptor, `image.limits[${i}].descriptor`);
+    if (!inUse.has(descriptor)) check.fail(`image.limits[${i}].descriptor`, "is not held, queued on or watched by anything in the image");
+    return { descriptor, limit: check.integer(l.limit, `image.limits[${i}].limit`, 1) };
+  });
   for (const w of waiters) if (w.queuedOn !== undefined && !queued.has(w.serial)) check.fail("image.queues", `miss waiter ${w.serial}, queued on ${w.queuedOn.descriptor}`);
 
   const ns = host.create(namespace);
   ns.raiseCounter(next);
+  host.noteSerial(lastSerial);
   for (const { t, heldMs } of tokens) installToken(host.table, ns, t, now, heldMs);
   for (const w of waiters) {
     installWaiter(host.table, ns, w, now, false);
@@ -78,5 +88,9 @@ export function restoreNamespaceImage(host: ReplicaHost, namespace: string, raw:
       const req = ns.replicaWaiters?.get(serial);
       if (req?.pending != null && w.queuedOn !== undefined) queueOn(ns, req.pending, w.queuedOn);
     }
+  }
+  for (const { descriptor, limit } of limits) {
+    const d = ns.descriptors.get(descriptor);
+    if (d !== undefined) d.limit = limit;
   }
 }
