@@ -160,7 +160,10 @@ export class ShardReplication {
       snapshot: { seq, payload },
       clock: this.options.clock,
       retryMs: Math.max(10, Math.floor(this.options.lateMs / 10)),
-      onAck: (_acked, ms) => metrics?.ackLatency.observe({}, ms / 1000),
+      onAck: (acked, ms) => {
+        metrics?.ackLatency.observe({}, ms / 1000);
+        if (this.sender === sender) this.rule.streamAcked(acked);
+      },
       onRefused: (refusal) => {
         logger.warn({ shard: term.shard, epoch: term.epoch, standby: target.serverId, code: refusal.code, reason: refusal.message }, "standby refused the replication stream");
         // It will acknowledge nothing more: record not-in-sync now rather than at the deadline.

@@ -75,6 +75,8 @@ export class SyncRule {
   private current: SyncState = "out";
   private waiters: Waiter[] = [];
   private joinSeq = 0;
+  /** What the current stream's standby acknowledged (-1: nothing yet, not even its snapshot). */
+  private streamSeq = -1;
   private markingIn = false;
   private cancelTimer: (() => void) | null = null;
   private timerAt = Infinity;
@@ -115,6 +117,18 @@ export class SyncRule {
     if (this.current !== "out") throw new Error(`beginJoin in state ${this.current}`);
     this.current = "joining";
     this.joinSeq = snapshotSeq;
+    this.streamSeq = -1;
+    this.acked();
+  }
+
+  /**
+   * The current stream's standby acknowledged everything up to `seq` (its snapshot first). Only
+   * this counts towards recording in sync: the log's own acknowledgement may come from an earlier
+   * standby, which says nothing of this one.
+   */
+  streamAcked(seq: number): void {
+    if (seq <= this.streamSeq) return;
+    this.streamSeq = seq;
     this.acked();
   }
 
@@ -141,7 +155,7 @@ export class SyncRule {
       this.waiters = this.waiters.filter((w) => w.seq > acked);
       for (const w of done) w.resolve("acked");
     }
-    if (this.current === "joining" && !this.markingIn && acked >= this.joinSeq) void this.recordInSync();
+    if (this.current === "joining" && !this.markingIn && this.streamSeq >= this.joinSeq) void this.recordInSync();
     this.arm();
   }
 

@@ -61,7 +61,9 @@ function setup(unsafeAnswerFirst = false) {
 
 /** Bring the rule to in-sync through a snapshot at the log's position, acknowledged. */
 async function inSync(s: ReturnType<typeof setup>): Promise<void> {
-  s.rule.beginJoin(s.log.startRetaining());
+  const seq = s.log.startRetaining();
+  s.rule.beginJoin(seq);
+  s.rule.streamAcked(seq);
   await settle();
   expect(s.rule.state).toBe("in-sync");
   expect(s.row.inSync).toBe(true);
@@ -182,6 +184,7 @@ describe("SyncRule", () => {
     await s.clock.endTurn();
     expect(s.row.writes).toEqual([]);
     s.log.acknowledge(snapshotSeq);
+    s.rule.streamAcked(snapshotSeq);
     await settle();
     // The snapshot is held: in sync is recorded; the grant still waits for its own entry.
     expect(s.row.writes).toEqual(["in_sync=true"]);
@@ -192,10 +195,34 @@ describe("SyncRule", () => {
     expect(answered).toEqual(["acked"]);
   });
 
+  it("a new standby is never recorded in sync on the strength of what an earlier standby acknowledged", async () => {
+    const s = setup();
+    await inSync(s);
+    for (let i = 0; i < 3; i++) s.log.append(`e${i}`);
+    await s.clock.endTurn();
+    s.log.acknowledge(3);
+    await s.clock.advance(0);
+    // The first standby is lost; nothing is appended afterwards, so the new snapshot is at 3, as far as the old acknowledgement.
+    s.rule.standbyLost();
+    await settle();
+    expect(s.rule.state).toBe("out");
+    const seq = s.log.startRetaining();
+    expect(seq).toBe(s.log.ackedSeq);
+    s.rule.beginJoin(seq);
+    await s.clock.advance(LATE_MS / 2);
+    expect(s.rule.state).toBe("joining");
+    expect(s.row.inSync).toBe(false);
+    s.rule.streamAcked(seq);
+    await settle();
+    expect(s.rule.state).toBe("in-sync");
+  });
+
   it("late while the in-sync write is in flight: the not-in-sync write follows it and the rule ends out, not in sync", async () => {
     const s = setup();
     s.row.holdNext = true;
-    s.rule.beginJoin(s.log.startRetaining());
+    const seq0 = s.log.startRetaining();
+    s.rule.beginJoin(seq0);
+    s.rule.streamAcked(seq0);
     const answered: AckOutcome[] = [];
     void s.rule.whenAcked(s.log.append("grant")).then((o) => answered.push(o));
     await s.clock.endTurn();
