@@ -211,6 +211,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
 
   async function stop(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    member?.leader?.stop();
     // Answers every waiting lock request 503 and persists the bound; handlers then write the 503s.
     await service.close();
     server.closeIdleConnections();

@@ -73,6 +73,11 @@ export interface Coordinator {
    * `onLost` hears when the listening connection broke (the caller then re-watches).
    */
   watch(listener: (shard: number) => void, onLost: (err: Error) => void): Promise<void>;
+  /**
+   * The members whose heartbeat is younger than `withinMs`, with their URL, incarnation and `ready`
+   * flag, sorted by id (a leader choosing a standby names its incarnation and streams to its URL).
+   */
+  readMembers(withinMs: number): Promise<MemberInfo[]>;
   /** The cluster key (created with the schema at the first start): members sign server-to-server requests with it. */
   readClusterKey(): Promise<Buffer>;
   /**

@@ -8,6 +8,7 @@ import { createPostgresCoordinator } from "./postgres-coordinator.js";
 import { ClusterKeyHolder, loadingClusterKey } from "./replication/cluster-key-holder.js";
 import { ReplicationMetrics, type ShardReplicationView } from "./replication/replication-metrics.js";
 import { createStandbySide, type StandbySide } from "./replication/standby-side.js";
+import { LeaderSide } from "./replication/leader-side.js";
 import { testBreaks, testReserveBlock } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
@@ -59,6 +60,13 @@ export interface ClusterOptions {
    * before this is called; the CLI then exits 1. Default: nothing more.
    */
   readonly onFatal?: ((err: Error) => void) | undefined;
+  /**
+   * Standbys per shard (`--replicas`): 1 streams each led shard's table to a standby (grant answers
+   * wait for its acknowledgement), 0 turns replication off. Default 0 for now: the standby's
+   * takeover with state and the hand-over at SIGTERM are not wired yet (issue 21), and until they
+   * are, a standby costs an acknowledgement per grant and saves nothing; the design's default is 1.
+   */
+  readonly replicas?: 0 | 1 | undefined;
   /** A coordinator to use instead of PostgreSQL (tests, other stores). Default: PostgreSQL. */
   readonly coordinator?: Coordinator | undefined;
 }
@@ -73,6 +81,8 @@ export interface ClusterMember {
   readonly replicationMetrics: ReplicationMetrics;
   /** The standby side: replicas of other leaders' shards and the server-to-server route they stream to. */
   readonly standby: StandbySide;
+  /** The leader side (`replicas: 1`), `null` with replication off; stopped by the host when it stops. */
+  readonly leader: LeaderSide | null;
 }
 
 /** Host settings a cluster member shares with a single server. */
@@ -146,7 +156,9 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     throw err;
   }
   const service = new ClusterLockService(runtime, coordinator, { serverId, version: host.version });
-  const replicationMetrics = new ReplicationMetrics((): ShardReplicationView[] => []);
+  if (options.replicas !== undefined && options.replicas !== 0 && options.replicas !== 1) throw new RangeError(`replicas must be 0 or 1 (got ${String(options.replicas)})`);
+  let leader: LeaderSide | null = null;
+  const replicationMetrics = new ReplicationMetrics((): ShardReplicationView[] => leader?.views() ?? []);
   const r = runtime;
   const standby = createStandbySide({
     serverId,
@@ -160,5 +172,9 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     validForMs: host.validForMs,
     maxWaitingPerNamespace: host.maxWaitingPerNamespace,
   });
-  return { service, runtime, metrics, serverId, replicationMetrics, standby };
+  if (options.replicas === 1) {
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby });
+    leader.start();
+  }
+  return { service, runtime, metrics, serverId, replicationMetrics, standby, leader };
 }

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { Coordinator, HandedOverTerm, LeaderTerm } from "../coordinator.js";
+import type { Coordinator, HandedOverTerm, LeaderTerm, MemberInfo } from "../coordinator.js";
 
 /** How the PostgreSQL coordinator runs one named statement (timed, on its pool). */
 export type RunStatement = <R extends pg.QueryResultRow>(name: string, text: string, values?: unknown[]) => Promise<R[]>;
@@ -19,8 +19,19 @@ const termValues = (term: LeaderTerm): unknown[] => [term.shard, String(term.epo
  * follower watching the row for a takeover starts its observation again, and its acquisition of
  * the version it saw matches nothing).
  */
-export function standbyStatements(run: RunStatement, channel: string): Pick<Coordinator, "readClusterKey" | "nameStandby" | "setInSync" | "handOver"> {
+export function standbyStatements(run: RunStatement, channel: string): Pick<Coordinator, "readMembers" | "readClusterKey" | "nameStandby" | "setInSync" | "handOver"> {
   return {
+    async readMembers(withinMs) {
+      const rows = await run<{ server_id: string; url: string; incarnation: string | null; ready: boolean }>(
+        "read-members",
+        `SELECT server_id, url, incarnation, ready FROM members
+         WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $1::float8 / 1000) ORDER BY server_id`,
+        [withinMs],
+      );
+      // A row of an older version has no incarnation: it cannot be named a standby.
+      return rows.filter((r) => r.incarnation !== null).map((r): MemberInfo => ({ serverId: r.server_id, url: r.url, incarnation: r.incarnation!, ready: r.ready }));
+    },
+
     async readClusterKey() {
       const rows = await run<{ key: Buffer }>("read-cluster-key", "SELECT key FROM cluster_key WHERE id = 1");
       const key = rows[0]?.key;

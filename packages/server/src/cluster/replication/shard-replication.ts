@@ -5,7 +5,7 @@ import type { ReplicationClock } from "./replication-clock.js";
 import { ReplicationLog } from "./replication-log.js";
 import type { ReplicationMetrics, ShardReplicationView } from "./replication-metrics.js";
 import { ReplicationSender, type ReplicationTransport } from "./replication-sender.js";
-import { SyncRule, type AckOutcome } from "./sync-rule.js";
+import { ReplicationFencedError, SyncRule, type AckOutcome } from "./sync-rule.js";
 
 /** A member to stream to: its identity and where it listens. */
 export interface StandbyTarget extends MemberIdentity {
@@ -121,7 +121,7 @@ export class ShardReplication {
       }
       if (this.closed || this.rule.state !== "out") return false;
       if (!named) {
-        this.rule.close(new Error("deposed"));
+        this.rule.close(new ReplicationFencedError("naming a standby matched nothing: another server leads the shard now"));
         this.options.onFenced();
         return false;
       }
