@@ -173,7 +173,8 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     maxWaitingPerNamespace: host.maxWaitingPerNamespace,
   });
   if (options.replicas === 1) {
-    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby });
+    const unsafeAnswerFirst = breaks.has("answer-before-ack");
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst });
     leader.start();
   }
   return { service, runtime, metrics, serverId, replicationMetrics, standby, leader };

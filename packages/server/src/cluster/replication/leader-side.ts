@@ -34,6 +34,8 @@ export interface LeaderSideOptions {
   readonly standby: StandbySide;
   /** Default: the real clock. */
   readonly clock?: ReplicationClock | undefined;
+  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=answer-before-ack`): see `SyncRuleOptions.unsafeAnswerFirst`. Default false. */
+  readonly unsafeAnswerFirst?: boolean | undefined;
 }
 
 /** Only grants hold their answer (DESIGN.md: a release is answered at once). */
@@ -139,6 +141,7 @@ export class LeaderSide {
       // The renewal will find the term lost as well; until then its held answers were refused.
       onFenced: () => logger.warn({ shard: term.shard, epoch: term.epoch }, "a standby write matched nothing: this server no longer leads the shard"),
       onStandbyLost: () => this.notBefore.set(term, this.clock.now() + leaderLeaseMs / 3),
+      unsafeAnswerFirst: this.options.unsafeAnswerFirst,
     });
   }
 
