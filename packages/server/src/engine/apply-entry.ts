@@ -2,7 +2,7 @@ import type { LockTable } from "./lock-table.js";
 import type { LockRequestState } from "./lock-request-state.js";
 import type { NamespaceState } from "./namespace-state.js";
 import { HolderTally, ShapeCheck } from "./replica-checks.js";
-import { endReplicaWaiter, grantWaiter, installToken, installWaiter, releaseReplicaToken, updateWaiter } from "./replica-install.js";
+import { endReplicaWaiter, grantWaiter, installToken, installWaiter, releaseReplicaToken, setLimit, updateWaiter } from "./replica-install.js";
 import type { ReplicatedHold, ReplicationEntry } from "./replication-entries.js";
 
 /** What applying entries and restoring images need of the engine. */
@@ -100,9 +100,7 @@ export function applyReplicationEntry(host: ReplicaHost, namespace: string, raw:
     case "limit": {
       const descriptor = check.string(e.descriptor, "entry.descriptor");
       const limit = check.integer(e.limit, "entry.limit", 1);
-      const d = ns?.descriptors.get(descriptor);
-      if (d === undefined || d.isIdle()) return check.fail("entry.descriptor", "is not in use in the namespace (a limit change is only replicated for descriptors in use)");
-      d.limit = limit;
+      setLimit(host.create(namespace), descriptor, limit);
       return;
     }
     case "counter": {

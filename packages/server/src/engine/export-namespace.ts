@@ -22,7 +22,7 @@ export function exportNamespace(ns: NamespaceState, now: number, waitSerial: num
   for (const req of waiting) for (const spec of req.specs ?? []) if (spec.mode === "permit") permits.add(spec.descriptor);
   const limits: { descriptor: string; limit: number }[] = [];
   for (const d of ns.descriptors.values()) {
-    if (!d.isIdle() && (d.holderMode === PERMIT || permits.has(d.key))) limits.push({ descriptor: d.key, limit: d.limit });
+    if (d.holderMode === PERMIT || permits.has(d.key)) limits.push({ descriptor: d.key, limit: d.limit });
     if (d.queueHead === null) continue;
     const serials: number[] = [];
     for (let q: PendingLock | null = d.queueHead; q !== null; q = q.queueNext) serials.push(q.waitSerial);

@@ -500,8 +500,10 @@ export class LockEngine {
   /**
    * Install one entry of the leader's change feed, as decided there (a replica never grants on its
    * own). An entry that is malformed or does not fit (release of an unknown token, a grant of a
-   * live token, a waiter that does not exist) throws `INVALID_ARGUMENT` and changes nothing. Not
-   * idempotent: the same grant or release applied twice is refused the second time, as a misfit.
+   * live token, a waiter that does not exist) throws `INVALID_ARGUMENT` and changes nothing.
+   * Applying an entry twice: a `grant`, `release` or `waiter-ended` is refused the second time (a
+   * misfit, nothing changes); a `waiting`, `limit` or `counter` entry states a whole value, so
+   * applying it again changes nothing. The feed must therefore be applied once, in order.
    */
   applyEntry(namespace: string, entry: ReplicationEntry): void {
     applyReplicationEntry(this.replicaHost(), namespace, entry, this.clock());

@@ -66,12 +66,13 @@ export class LockTable {
       const spec = specs[i] as LockSpec;
       if (spec.limit === undefined) continue;
       let d = ns.descriptors.get(spec.descriptor);
+      // Replicated even for an idle descriptor kept in the map: a later take reuses it, limit and all.
+      if (this.sink !== null && d?.limit !== spec.limit) this.sink(ns.name, { type: "limit", descriptor: spec.descriptor, limit: spec.limit });
       if (d === undefined) {
         d = new DescriptorState(spec.descriptor, spec.limit);
         ns.descriptors.set(spec.descriptor, d);
         created = true;
       }
-      else if (this.sink !== null && d.limit !== spec.limit && !d.isIdle()) this.sink(ns.name, { type: "limit", descriptor: d.key, limit: spec.limit });
       const raised = spec.limit > d.limit;
       d.limit = spec.limit;
       if (raised && d.holderMode === PERMIT) this.pump(ns, d);

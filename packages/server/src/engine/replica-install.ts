@@ -27,6 +27,15 @@ function retireIfIdle(ns: NamespaceState, d: DescriptorState): void {
   if (d.isIdle()) ns.retire(d);
 }
 
+/**
+ * Set a descriptor's live limit, creating it (idle, kept like any idle descriptor) when absent: the
+ * leader keeps idle descriptors with their limit, and a later take reuses them.
+ */
+export function setLimit(ns: NamespaceState, descriptor: string, limit: number): void {
+  const d = descriptorFor(ns, { descriptor, mode: "permit", limit });
+  retireIfIdle(ns, d);
+}
+
 /** Add holds `from`.. of `holds` to `req` (its earlier ones it has already). */
 export function addHolds(table: LockTable, req: LockRequestState, holds: readonly ReplicatedHold[], from: number): void {
   const ns = req.namespace;
@@ -150,6 +159,9 @@ export function endReplicaWaiter(table: LockTable, req: LockRequestState): void 
  * queues its waiters afterwards, in each queue's own order).
  */
 export function installWaiter(table: LockTable, ns: NamespaceState, w: WaiterImage, now: number, enqueue: boolean): LockRequestState {
+  // The leader's arrival brought every permit descriptor of the request into its map with the
+  // request's limit (kept while idle); one the replica lacks is made the same way.
+  for (const spec of w.specs) if (spec.limit !== undefined && !ns.descriptors.has(spec.descriptor)) setLimit(ns, spec.descriptor, spec.limit);
   const req = new LockRequestState(ns, w.specs, w.requestId, w.allOrNone, w.max);
   req.waitOnly = w.waitOnly;
   req.clientDescription = w.clientDescription;

@@ -143,7 +143,10 @@ export interface WaiterEndedEntry {
   readonly reason: WaiterEndReason;
 }
 
-/** A request changed the live permit limit of a descriptor in use. */
+/**
+ * A request set the live permit limit of a descriptor to a new value (on arrival, whatever its
+ * outcome), including one it brings into use just for that, or an idle one the table keeps.
+ */
 export interface LimitEntry {
   readonly type: "limit";
   readonly descriptor: string;

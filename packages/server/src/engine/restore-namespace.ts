@@ -1,6 +1,6 @@
 import type { ReplicaHost } from "./apply-entry.js";
 import { HolderTally, ShapeCheck } from "./replica-checks.js";
-import { installToken, installWaiter, queueOn } from "./replica-install.js";
+import { installToken, installWaiter, queueOn, setLimit } from "./replica-install.js";
 import { REPLICATION_FORMAT, type NamespaceImage, type TokenImage, type WaiterImage } from "./replication-entries.js";
 
 /**
@@ -89,8 +89,5 @@ export function restoreNamespaceImage(host: ReplicaHost, namespace: string, raw:
       if (req?.pending != null && w.queuedOn !== undefined) queueOn(ns, req.pending, w.queuedOn);
     }
   }
-  for (const { descriptor, limit } of limits) {
-    const d = ns.descriptors.get(descriptor);
-    if (d !== undefined) d.limit = limit;
-  }
+  for (const { descriptor, limit } of limits) setLimit(ns, descriptor, limit);
 }
