@@ -37,6 +37,8 @@ interface CliOptions {
   readonly serverId: string | undefined;
   readonly leaderLeaseMs: number;
   readonly shards: number | undefined;
+  /** Standbys per shard (0 or 1). */
+  readonly replicas: 0 | 1;
   /** TEST ONLY: let the cluster's test knobs act (see ClusterOptions.unsafeTestKnobs). */
   readonly unsafeTestKnobs: boolean;
   readonly help: boolean;
@@ -90,6 +92,9 @@ Options:
                         leader's shards move after about this long (default: 3000)
   --shards <n>          cluster mode: shard count of a new cluster (default: 64; an existing
                         cluster keeps its count and refuses a different one)
+  --replicas <0|1>      cluster mode: 1 streams each led shard to a standby, grants answered once
+                        it acknowledged them; 0 turns that off (default: 0 until the standby's
+                        takeover with state is wired)
   --unsafe-test-knobs   TEST ONLY, cluster mode: with --log-level debug, let LEASEHOLD_TEST_BREAK
                         and LEASEHOLD_TEST_RESERVE_BLOCK switch safety rules off for the
                         reliability suite's negative controls (default: off; never in production)
@@ -135,6 +140,7 @@ function parseFlags(argv: readonly string[]) {
         "server-id": { type: "string" },
         "leader-lease-ms": { type: "string", default: "3000" },
         shards: { type: "string" },
+        replicas: { type: "string", default: "0" },
         "unsafe-test-knobs": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
         version: { type: "boolean", short: "v", default: false },
@@ -179,6 +185,7 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
     serverId: values["server-id"],
     leaderLeaseMs: integer("leader-lease-ms", values["leader-lease-ms"], 50, 10 * 60 * 1000),
     shards: values.shards === undefined ? undefined : integer("shards", values.shards, 1, LIMITS.maxShards),
+    replicas: integer("replicas", values.replicas, 0, 1) as 0 | 1,
     unsafeTestKnobs: values["unsafe-test-knobs"],
     help: values.help,
     version: values.version,
@@ -284,6 +291,7 @@ async function main(argv: readonly string[]): Promise<number> {
               serverId: options.serverId,
               leaderLeaseMs: options.leaderLeaseMs,
               shards: options.shards,
+              replicas: options.replicas,
               unsafeTestKnobs: options.unsafeTestKnobs,
               onFatal: () => fatal(),
             },

@@ -41,3 +41,27 @@ export type {
 export { ShardCountMismatchError } from "./cluster/coordinator.js";
 export type { ServingGate } from "./engine/serving-gate.js";
 export type { TimestampReserver } from "./engine/timestamp-reserver.js";
+export { REPLICATION_FORMAT } from "./engine/replication-entries.js";
+export type {
+  ReplicationEntry,
+  ReplicationSink,
+  GrantEntry,
+  ReleaseEntry,
+  ReleaseReason,
+  WaiterEntry,
+  WaiterEndedEntry,
+  WaiterEndReason,
+  LimitEntry,
+  CounterEntry,
+  NamespaceImage,
+  TokenImage,
+  TokenImageAt,
+  LockTokenImage,
+  ImmutableLockImage,
+  TimestampLeaseImage,
+  WaiterImage,
+  ReplicatedHold,
+  ReplicatedQueuePlace,
+  PromoteOptions,
+  PromoteSummary,
+} from "./engine/replication-entries.js";

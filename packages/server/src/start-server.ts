@@ -163,7 +163,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const metrics = createServerMetrics(() => service.metrics(), { version, leaderId: service.leaderId }, {
     namespaces: () => service.namespaceSummaries(),
     topNamespaces,
-    extra: member?.metrics.all(),
+    extra: member === null ? undefined : [...member.metrics.all(), ...member.replicationMetrics.all()],
   });
   let closing: Promise<void> | undefined;
   let url = "";
@@ -173,7 +173,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       ? () => ({ serverId, shards: 1, leaders: [{ shard: 0, leaderUrl: url, leaderId: service.leaderId, epoch: 1 }] })
       : () => (member as ClusterMember).service.cluster();
 
-  const server = createServer(createRequestHandler({
+  const handler = createRequestHandler({
       service,
       metrics,
       logger,
@@ -183,7 +183,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       cluster,
       members: member === null ? undefined : () => (member as ClusterMember).members.answer(),
       isClosing: () => closing !== undefined,
-    }));
+    });
+  // Server-to-server replication is authenticated by the cluster key alone: client admission
+  // (bearer tokens, rate limits) never applies to it, and a client credential never opens it.
+  const replicationRoute = member?.standby.route;
+  const server = createServer(replicationRoute === undefined ? handler : (req, res) => void (replicationRoute(req, res) || handler(req, res)));
   server.on("connection", trackConnection);
   server.on("clientError", handleClientError);
   // lock long-polls wait up to 60 s; leave headroom over that before node gives up on a request.
@@ -208,6 +212,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
 
   async function stop(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    member?.leader?.stop();
     // Answers every waiting lock request 503 and persists the bound; handlers then write the 503s.
     await service.close();
     await member?.members.close();

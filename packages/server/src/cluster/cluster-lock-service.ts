@@ -110,7 +110,7 @@ export class ClusterLockService implements EmbeddedLockService {
     const term = this.route(ns);
     const loading = term.prepare(ns);
     if (loading !== null) await loading;
-    const answer = await term.service.acquireTimestampLease(ns, request);
+    const answer = await term.held(() => term.service.acquireTimestampLease(ns, request));
     const capped = term.capImmutable(ns, answer.minLeased);
     return capped === answer.minLeased ? answer : { ...answer, minLeased: capped };
   }
@@ -182,7 +182,7 @@ export class ClusterLockService implements EmbeddedLockService {
     const term = this.route(ns);
     const loading = term.prepare(ns);
     if (loading !== null) await loading;
-    const answer = await term.service.startTransactions(ns, request);
+    const answer = await term.held(() => term.service.startTransactions(ns, request));
     const capped = term.capImmutable(ns, answer.immutableTimestamp);
     return capped === answer.immutableTimestamp ? answer : { ...answer, immutableTimestamp: capped };
   }

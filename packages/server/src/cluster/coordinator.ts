@@ -87,8 +87,48 @@ export interface Coordinator {
    * `onLost` hears when the listening connection broke (the caller then re-watches).
    */
   watch(listener: (shard: number) => void, onLost: (err: Error) => void): Promise<void>;
+  /**
+   * The members whose heartbeat is younger than `withinMs`, with their URL, incarnation and `ready`
+   * flag, sorted by id (a leader choosing a standby names its incarnation and streams to its URL).
+   */
+  readStandbyCandidates(withinMs: number): Promise<MemberInfo[]>;
+  /** The cluster key (created with the schema at the first start): members sign server-to-server requests with it. */
+  readClusterKey(): Promise<Buffer>;
+  /**
+   * Name `standby` (or none, `null`) as the standby of `term`'s shard, with `in_sync` false. Fenced:
+   * matches only while the row is still `term`'s (shard, epoch, holder and incarnation) and its
+   * stored `sync_round` is below `round`. True when written; false when it matched nothing (a deposed
+   * leader, or a later round already written).
+   */
+  nameStandby(term: LeaderTerm, standby: MemberIdentity | null, round: number): Promise<boolean>;
+  /**
+   * Record whether the standby holds every grant answered, fenced like {@link nameStandby}; `true`
+   * also only while the row names the standby incarnation `standbyIncarnation`. The rounds make
+   * the writes of one term land in the order the leader issued them, whatever answers were lost.
+   */
+  setInSync(term: LeaderTerm, standbyIncarnation: string, inSync: boolean, round: number): Promise<boolean>;
+  /**
+   * Hand `term`'s shard to its in-sync standby in one statement fenced by the epoch: holder, URL
+   * (from the standby's member row) and incarnation become the standby's, epoch + 1, a fresh expiry
+   * of `leaderLeaseMs`, `leader_id` unchanged (the table moves with it), the standby fields
+   * cleared; then NOTIFY as a release does. Only while the row names `standby` (id and incarnation)
+   * in sync. Answers the new term, or `null` when it matched nothing.
+   */
+  handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number): Promise<HandedOverTerm | null>;
   /** Close every connection. */
   close(): Promise<void>;
+}
+
+/** A term as its leader process holds it: fenced writes match only the row of this epoch, holder and incarnation. */
+export interface LeaderTerm extends HeldTerm, MemberIdentity {}
+
+/** A shard just handed to its standby. */
+export interface HandedOverTerm {
+  readonly shard: number;
+  /** The standby's epoch (the leader's + 1). */
+  readonly epoch: number;
+  /** The standby's URL, as its member row gives it. */
+  readonly url: string;
 }
 
 /** Which process a member row or lease row belongs to. */
@@ -154,6 +194,12 @@ export interface ShardLease {
   readonly expired: boolean;
   /** Acquisitions of this shard since the cluster was created. */
   readonly transitions: number;
+  /** The standby the leader named (server id), `null` with none. */
+  readonly standbyId: string | null;
+  /** The named standby's incarnation: a restarted standby (another incarnation) is not it. */
+  readonly standbyIncarnation: string | null;
+  /** True while the leader records that its standby holds every grant it answered. */
+  readonly inSync: boolean;
 }
 
 /** What a server claims a shard with. */

@@ -7,6 +7,10 @@ import { ClusterRuntime } from "./cluster-runtime.js";
 import type { Coordinator } from "./coordinator.js";
 import { HealthProber } from "./health-prober.js";
 import { createPostgresCoordinator } from "./postgres-coordinator.js";
+import { ClusterKeyHolder, loadingClusterKey } from "./replication/cluster-key-holder.js";
+import { ReplicationMetrics, type ShardReplicationView } from "./replication/replication-metrics.js";
+import { createStandbySide, type StandbySide } from "./replication/standby-side.js";
+import { LeaderSide } from "./replication/leader-side.js";
 import { testBreaks, testReserveBlock } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
@@ -58,6 +62,13 @@ export interface ClusterOptions {
    * before this is called; the CLI then exits 1. Default: nothing more.
    */
   readonly onFatal?: ((err: Error) => void) | undefined;
+  /**
+   * Standbys per shard (`--replicas`): 1 streams each led shard's table to a standby (grant answers
+   * wait for its acknowledgement), 0 turns replication off. Default 0 for now: the standby's
+   * takeover with state and the hand-over at SIGTERM are not wired yet (issue 21), and until they
+   * are, a standby costs an acknowledgement per grant and saves nothing; the design's default is 1.
+   */
+  readonly replicas?: 0 | 1 | undefined;
   /** A coordinator to use instead of PostgreSQL (tests, other stores). Default: PostgreSQL. */
   readonly coordinator?: Coordinator | undefined;
 }
@@ -70,6 +81,12 @@ export interface ClusterMember {
   readonly serverId: string;
   /** The answer of `GET /v1/cluster/members` (the status page's cluster view); closed with the server. */
   readonly members: ClusterMembersView;
+  /** Replication metrics (docs/cluster.md "Metrics"), for the server's registry. */
+  readonly replicationMetrics: ReplicationMetrics;
+  /** The standby side: replicas of other leaders' shards and the server-to-server route they stream to. */
+  readonly standby: StandbySide;
+  /** The leader side (`replicas: 1`), `null` with replication off; stopped by the host when it stops. */
+  readonly leader: LeaderSide | null;
 }
 
 /** Host settings a cluster member shares with a single server. */
@@ -101,7 +118,8 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
   const serverId = options.serverId ?? `${hostname()}-${globalThis.crypto.randomUUID().slice(0, 8)}`;
   const breaks = testBreaks(host.logger, knobs);
   let metrics: ClusterMetrics | null = null;
-  const coordinator =
+  const key = new ClusterKeyHolder();
+  const coordinator = loadingClusterKey(
     options.coordinator ??
     createPostgresCoordinator({
       connectionString: options.connectionString,
@@ -111,7 +129,9 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
       // Test mode only: acquisitions and bound extensions with their database time, for the
       // reliability suite's epoch-fence check (packages/reliability, section 5).
       onCommitted: host.logger.isLevelEnabled("debug") ? (event) => host.logger.debug(event, `${event.kind} committed`) : undefined,
-    });
+    }),
+    key,
+  );
   let runtime: ClusterRuntime | null = null;
   metrics = new ClusterMetrics(
     () => runtime?.shardsLed ?? 0,
@@ -140,6 +160,27 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     throw err;
   }
   const service = new ClusterLockService(runtime, coordinator, { serverId, version: host.version });
+  if (options.replicas !== undefined && options.replicas !== 0 && options.replicas !== 1) throw new RangeError(`replicas must be 0 or 1 (got ${String(options.replicas)})`);
+  let leader: LeaderSide | null = null;
+  const replicationMetrics = new ReplicationMetrics((): ShardReplicationView[] => leader?.views() ?? []);
+  const r = runtime;
+  const standby = createStandbySide({
+    serverId,
+    incarnation: r.identity.incarnation,
+    shards: () => r.shards,
+    leases: () => r.leases,
+    key,
+    logger: host.logger,
+    metrics: replicationMetrics,
+    leaseMs: host.leaseMs ?? 10_000,
+    validForMs: host.validForMs,
+    maxWaitingPerNamespace: host.maxWaitingPerNamespace,
+  });
+  if (options.replicas === 1) {
+    const unsafeAnswerFirst = breaks.has("answer-before-ack");
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst });
+    leader.start();
+  }
   const members = new ClusterMembersView({
     serverId,
     url: () => (runtime as ClusterRuntime).url,
@@ -147,5 +188,5 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     readMembers: (withinMs, limit) => coordinator.readMembers(withinMs, limit),
     prober: new HealthProber(),
   });
-  return { service, runtime, metrics, serverId, members };
+  return { service, runtime, metrics, serverId, members, replicationMetrics, standby, leader };
 }

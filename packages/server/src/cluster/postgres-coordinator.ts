@@ -14,6 +14,8 @@ import {
 } from "./coordinator.js";
 import { checkConnectionString } from "./connection-string.js";
 import { CREATE_TABLES, placeSchema, quoteIdentifier, SCHEMA_COMPLETE } from "./postgres-schema.js";
+import { newClusterKey } from "./replication/cluster-key.js";
+import { CLEAR_STANDBY, standbyStatements } from "./replication/postgres-standby-statements.js";
 
 /** Options of {@link createPostgresCoordinator}. */
 export interface PostgresCoordinatorOptions {
@@ -122,6 +124,8 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
   const termArrays = (terms: readonly HeldTerm[]): [number[], string[]] => [terms.map((t) => t.shard), terms.map((t) => String(t.epoch))];
 
   return {
+    ...standbyStatements(run, channel),
+
     async start(shards) {
       // Its own connection with a generous timeout: servers starting together queue on the setup lock.
       if (closed) throw new Error("the coordinator is closed");
@@ -147,6 +151,7 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
         const stored = (await client.query<{ shards: number }>("SELECT shards FROM cluster_config WHERE id = 1")).rows[0]?.shards ?? DEFAULT_SHARDS;
         if (shards !== undefined && stored !== shards) throw new ShardCountMismatchError(stored, shards);
         await client.query("INSERT INTO leases (shard) SELECT generate_series(0, $1::int - 1) ON CONFLICT (shard) DO NOTHING", [stored]);
+        await client.query("INSERT INTO cluster_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING", [newClusterKey()]);
         await client.query("COMMIT");
         return stored;
       } catch (err) {
@@ -206,9 +211,13 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
         version: string;
         expired: boolean;
         transitions: string;
+        standby_id: string | null;
+        standby_incarnation: string | null;
+        in_sync: boolean;
       }>(
         "read-leases",
-        `SELECT shard, holder, url, leader_id, incarnation, epoch, version, transitions, (holder IS NULL OR expires_at <= clock_timestamp()) AS expired
+        `SELECT shard, holder, url, leader_id, incarnation, epoch, version, transitions, (holder IS NULL OR expires_at <= clock_timestamp()) AS expired,
+           standby_id, standby_incarnation, in_sync
          FROM leases ORDER BY shard`,
       );
       return rows.map(
@@ -222,6 +231,9 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
           version: Number(r.version),
           expired: r.expired,
           transitions: Number(r.transitions),
+          standbyId: r.standby_id,
+          standbyIncarnation: r.standby_incarnation,
+          inSync: r.in_sync,
         }),
       );
     },
@@ -235,7 +247,8 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
         "acquire",
         `UPDATE leases l SET holder = $2, url = $3, leader_id = $4, incarnation = $8, epoch = l.epoch + 1, version = l.version + 1,
            transitions = l.transitions + 1, expires_at = clock_timestamp() + make_interval(secs => $5::float8 / 1000),
-           lock_lease_ms = GREATEST(l.lock_lease_ms, $6), valid_for_ms = GREATEST(p.wait_ms, $9), valid_for_epoch = l.epoch + 1
+           lock_lease_ms = GREATEST(l.lock_lease_ms, $6), valid_for_ms = GREATEST(p.wait_ms, $9), valid_for_epoch = l.epoch + 1,
+           ${CLEAR_STANDBY}
          FROM (SELECT shard, CASE WHEN valid_for_epoch = epoch THEN valid_for_ms ELSE GREATEST(valid_for_ms, lock_lease_ms) END AS wait_ms
                FROM leases WHERE shard = $1) p
          WHERE l.shard = p.shard AND l.version = $7 AND (l.holder IS NULL OR l.expires_at <= clock_timestamp())
@@ -277,7 +290,7 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
       await run(
         "release",
         `WITH r AS (
-           UPDATE leases SET holder = NULL, url = NULL, leader_id = NULL, incarnation = NULL, expires_at = '-infinity', version = version + 1
+           UPDATE leases SET holder = NULL, url = NULL, leader_id = NULL, incarnation = NULL, expires_at = '-infinity', version = version + 1, ${CLEAR_STANDBY}
            WHERE holder = $1 AND (shard, epoch) IN (SELECT * FROM unnest($2::int[], $3::bigint[]))
            RETURNING shard)
          SELECT pg_notify($4, shard::text) FROM r`,

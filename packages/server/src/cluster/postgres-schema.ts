@@ -52,8 +52,12 @@ export function quoteIdentifier(name: string): string {
 export const SCHEMA_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   cluster_config: ["id", "shards", "created_at"],
   members: ["server_id", "url", "heartbeat_at", "ready", "incarnation"],
-  leases: ["shard", "holder", "url", "leader_id", "epoch", "version", "expires_at", "transitions", "lock_lease_ms", "incarnation", "valid_for_ms", "valid_for_epoch"],
+  leases: [
+    "shard", "holder", "url", "leader_id", "epoch", "version", "expires_at", "transitions", "lock_lease_ms", "incarnation",
+    "valid_for_ms", "valid_for_epoch", "standby_id", "standby_incarnation", "in_sync", "sync_round",
+  ],
   bounds: ["namespace", "bound", "immutable", "epoch"],
+  cluster_key: ["id", "key"],
 };
 
 /**
@@ -87,7 +91,15 @@ WHERE ${Object.entries(SCHEMA_COLUMNS)
  *   `valid_for_ms`, the longest `validForMs` answered by a leader of the shard whose leases a
  *   client may still believe, complete for every term up to `valid_for_epoch` (a term of an older
  *   version, which does not write it, leaves `valid_for_epoch` behind `epoch`: its successor then
- *   also waits out `lock_lease_ms`; docs/cluster.md "Lease-wait").
+ *   also waits out `lock_lease_ms`; docs/cluster.md "Lease-wait");
+ *   its standby (`standby_id`, `standby_incarnation`), whether that standby holds every grant
+ *   answered (`in_sync`), and the `sync_round` of the last standby write (each such write of a
+ *   term carries a higher round and matches only a lower stored one, so an earlier write whose
+ *   answer was lost can never land after a later one). Every acquisition, hand-over and release
+ *   clears these four.
+ * - `cluster_key`: one row, the 256-bit key members sign server-to-server requests with, written
+ *   by the first server to start (cluster/replication/cluster-key.ts). No role but the members'
+ *   should be granted `SELECT` on it (`PUBLIC` has no rights on it).
  *
  * Columns added after the first release are added by `ALTER TABLE … ADD COLUMN IF NOT EXISTS`, so
  * tables created by an older version are migrated in place (additive, nullable: no rewrite).
@@ -121,10 +133,19 @@ CREATE TABLE IF NOT EXISTS leases (
 ALTER TABLE leases ADD COLUMN IF NOT EXISTS incarnation text;
 ALTER TABLE leases ADD COLUMN IF NOT EXISTS valid_for_ms int NOT NULL DEFAULT 0;
 ALTER TABLE leases ADD COLUMN IF NOT EXISTS valid_for_epoch bigint;
+ALTER TABLE leases ADD COLUMN IF NOT EXISTS standby_id text;
+ALTER TABLE leases ADD COLUMN IF NOT EXISTS standby_incarnation text;
+ALTER TABLE leases ADD COLUMN IF NOT EXISTS in_sync boolean NOT NULL DEFAULT false;
+ALTER TABLE leases ADD COLUMN IF NOT EXISTS sync_round bigint NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS bounds (
   namespace text PRIMARY KEY,
   bound bigint NOT NULL CHECK (bound >= 0),
   immutable bigint,
   epoch bigint NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS cluster_key (
+  id int PRIMARY KEY CHECK (id = 1),
+  key bytea NOT NULL CHECK (octet_length(key) = 32)
+);
+REVOKE ALL ON cluster_key FROM PUBLIC;
 `;

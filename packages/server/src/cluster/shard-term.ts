@@ -6,6 +6,8 @@ import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { coordinatorUnavailable, unavailable } from "./cluster-errors.js";
 import type { Coordinator, HeldTerm, ImmutableRecord } from "./coordinator.js";
 import { QueuedLock, type HeldBack } from "./queued-lock.js";
+import { holdAnswer, holdBegun } from "./replication/hold-answers.js";
+import type { TermReplicator } from "./replication/term-replicator.js";
 import { ShardReserver } from "./shard-reserver.js";
 
 /** How `lock-cancel` ends a held-back wait (PROTOCOL.md "wait-for-locks"). */
@@ -75,6 +77,8 @@ export class ShardTerm implements ServingGate {
   readonly shard: number;
   readonly epoch: number;
   readonly leaderId: string;
+  /** Replication of this term's table to its standby, `null` without one: grant answers wait for it. */
+  replicator: TermReplicator | null = null;
   /** Monotonic times of the first and last operation served (for the serve-interval log). */
   firstServedAt = -1;
   lastServedAt = -1;
@@ -165,9 +169,9 @@ export class ShardTerm implements ServingGate {
   /** `beginLock` of this term: held back in FIFO order while the term may not grant yet. */
   beginLock(namespace: string, body: unknown): LockResponse | WaitingLockHandle {
     if (this.queues.get(namespace) === undefined && !this.waiting && this.reserver.isPrepared(namespace)) {
-      return this.service.beginLock(namespace, body);
+      return holdBegun(this.replicator, () => this.service.beginLock(namespace, body));
     }
-    return this.holdBack(namespace, requestValidators.lock.parse(body), (request) => this.service.beginLock(namespace, request));
+    return this.holdBack(namespace, requestValidators.lock.parse(body), (request) => holdBegun(this.replicator, () => this.service.beginLock(namespace, request)));
   }
 
   /**
@@ -228,6 +232,11 @@ export class ShardTerm implements ServingGate {
     return found;
   }
 
+  /** Run an operation that may grant (transactions/start, timestamp leases), its answer held until the standby acknowledged it. */
+  held<A>(operation: () => Promise<A>): Promise<A> {
+    return holdAnswer(this.replicator, operation);
+  }
+
   /** Load the namespace's bound if this term has not yet (timestamps need it before anything is served). */
   prepare(namespace: string): Promise<void> | null {
     if (this.reserver.isPrepared(namespace)) return null;
@@ -278,6 +287,8 @@ export class ShardTerm implements ServingGate {
     if (this.gateTimer !== null) clearTimeout(this.gateTimer);
     if (this.waitTimer !== null) clearTimeout(this.waitTimer);
     this.reserver.end();
+    this.replicator?.stop();
+    this.replicator?.replication.close(error);
     void this.service.closeWith(error);
     for (const namespace of [...this.queues.keys()]) this.failQueue(namespace, error);
   }

@@ -4,6 +4,17 @@ export interface DeadlineItem {
   deadline: number;
   /** Position in the heap, -1 when not in it; owned by the heap. */
   heapIndex: number;
+  /**
+   * Breaks ties: of equal deadlines, the smaller is due first. Without it the order of equal
+   * deadlines would depend on the heap's history, and a replica (whose heap is built in another
+   * order) could time out two waiters in another order than its leader. Waiters use their serial.
+   */
+  readonly waitSerial: number;
+}
+
+/** True when `a` is due before `b`. */
+function before(a: DeadlineItem, b: DeadlineItem): boolean {
+  return a.deadline < b.deadline || (a.deadline === b.deadline && a.waitSerial < b.waitSerial);
 }
 
 /**
@@ -80,7 +91,7 @@ export class DeadlineHeap<T extends DeadlineItem> {
     while (i > 0) {
       const p = (i - 1) >> 1;
       const parent = items[p] as T;
-      if (parent.deadline <= item.deadline) break;
+      if (!before(item, parent)) break;
       items[i] = parent;
       parent.heapIndex = i;
       i = p;
@@ -97,9 +108,9 @@ export class DeadlineHeap<T extends DeadlineItem> {
       let c = 2 * i + 1;
       if (c >= n) break;
       const right = c + 1;
-      if (right < n && (items[right] as T).deadline < (items[c] as T).deadline) c = right;
+      if (right < n && before(items[right] as T, items[c] as T)) c = right;
       const child = items[c] as T;
-      if (child.deadline >= item.deadline) break;
+      if (!before(child, item)) break;
       items[i] = child;
       child.heapIndex = i;
       i = c;

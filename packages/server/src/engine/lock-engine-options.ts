@@ -5,6 +5,7 @@ import type { SettledOutcome } from "./lock-table.js";
 import type { ServingGate } from "./serving-gate.js";
 import type { TimestampReserver } from "./timestamp-reserver.js";
 import type { TokenSource } from "./token-source.js";
+import type { ReplicationSink } from "./replication-entries.js";
 
 /**
  * The `validForMs` an engine answers with `leaseMs` and `validForMs` as given: `validForMs`, or
@@ -57,6 +58,17 @@ export interface LockEngineOptions {
    * open), as a single server needs; a cluster leader injects its leadership gate.
    */
   readonly gate?: ServingGate | undefined;
+  /**
+   * Start as a passive replica (a standby's copy of a leader's table): it refuses every request
+   * (`UNAVAILABLE`), never lets time change it, and changes only through `restoreNamespace` and
+   * `applyEntry` until `promote`. Default false: a table serves from the start.
+   */
+  readonly replica?: boolean | undefined;
+  /**
+   * Where every change of the table goes as replication entries (see `LockEngine.setReplicationSink`).
+   * Default: none, which costs a null check per change and allocates nothing.
+   */
+  readonly replicationSink?: ReplicationSink | undefined;
 }
 
 /** A page being built in steps (see `LockEngine.inspectInSteps`). */

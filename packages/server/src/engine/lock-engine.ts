@@ -43,6 +43,12 @@ import { reapDue, type ReapHooks, type ReapTally } from "./reap-due.js";
 import { findRevokeTargets, releaseRevoked } from "./revoke-holders.js";
 import { snapshotNamespace } from "./snapshot-namespace.js";
 import { createRandomTokenSource } from "./token-source.js";
+import { applyReplicationEntry, type ReplicaHost } from "./apply-entry.js";
+import { emptyImage, exportNamespace } from "./export-namespace.js";
+import { restoreNamespaceImage } from "./restore-namespace.js";
+import { waiterEntry } from "./replication-emit.js";
+import { REPLICA_GATE, dropUnclaimed, startServing, type ClaimWindow } from "./promote-replica.js";
+import type { NamespaceImage, PromoteOptions, PromoteSummary, ReplicationEntry, ReplicationSink } from "./replication-entries.js";
 
 import { effectiveValidForMs, type InspectionJob, type LockAttempt, type LockEngineOptions } from "./lock-engine-options.js";
 
@@ -90,7 +96,13 @@ export class LockEngine {
   /** Serial of the latest request that had to wait (the watchers view's cursor). */
   private waitSerial = 0;
   private readonly maxWaitingPerNamespace: number;
-  private readonly gate: ServingGate | null;
+  /** The gate asked now: {@link REPLICA_GATE} while a replica, then the configured one. */
+  private gate: ServingGate | null;
+  private readonly servingGate: ServingGate | null;
+  /** Waiters a promotion carried, until their claim window ends; null otherwise. */
+  private claims: ClaimWindow | null = null;
+  /** The lock-event logs' id: the leader id, made new by a promotion (its logs start empty). */
+  private logId: string;
 
   constructor(options: LockEngineOptions = {}) {
     const leaseMs = options.leaseMs ?? 10_000;
@@ -111,8 +123,11 @@ export class LockEngine {
     this.reserver = options.reserver ?? createMemoryTimestampReserver();
     this.onSettled = options.onSettled ?? noop;
     this.onLeaseLapse = options.onLeaseLapse ?? noop;
-    this.gate = options.gate ?? null;
+    this.servingGate = options.gate ?? null;
+    this.gate = options.replica === true ? REPLICA_GATE : this.servingGate;
+    this.logId = this.leaderId;
     this.table = new LockTable(options.tokenSource ?? createRandomTokenSource(), this.lease, leaseMs, this.onSettled);
+    this.table.sink = options.replicationSink ?? null;
     this.reapHooks = { onSettled: this.onSettled, onLeaseLapse: this.onLeaseLapse, timeout: TIMEOUT };
   }
 
@@ -132,7 +147,11 @@ export class LockEngine {
     const requestId = request.requestId;
     if (requestId !== undefined) {
       const existing = ns.requests.get(requestId);
-      if (existing !== undefined) return this.table.retry(existing, specs, allOrNone, max, now + timeoutMs);
+      if (existing !== undefined) {
+        const again = this.table.retry(existing, specs, allOrNone, max, now + timeoutMs);
+        this.claims?.unclaimed.delete(existing);
+        return again;
+      }
     }
     // Checked before anything is created or queued, so a refused request leaves no trace. Only a
     // request that might wait is refused; one the table can grant whole right now always passes.
@@ -159,6 +178,7 @@ export class LockEngine {
     this.table.deadlines.push(pending);
     ns.waiting.add(req);
     if (requestId !== undefined) ns.requests.set(requestId, req);
+    if (this.table.sink !== null) this.table.sink(namespace, waiterEntry(req, now));
     return pending;
   }
 
@@ -171,7 +191,9 @@ export class LockEngine {
   waitForLocks(namespace: string, request: WaitForLocksRequest): WaitForLocksResponse | PendingLock {
     const now = this.catchUp();
     const limits = { maxWaitingPerNamespace: this.maxWaitingPerNamespace, tally: this.tally, nextSerial: () => ++this.waitSerial };
-    return beginWait(this.table, this.namespace(namespace), request, now, limits);
+    const answer = beginWait(this.table, this.namespace(namespace), request, now, limits);
+    if (this.claims !== null && answer instanceof PendingLock) this.claims.unclaimed.delete(answer.request);
+    return answer;
   }
 
   /** Hold a fresh timestamp under `request.name` (`timestamp-leases`); a live `requestId` of it answers it again, renewed. */
@@ -184,7 +206,7 @@ export class LockEngine {
   minLeasedTimestamp(namespace: string, name: string): TimestampLeaseMinResponse {
     this.catchUp();
     const ns = this.namespace(namespace);
-    return { minLeased: ns.minLeased(name) ?? ns.take(1) };
+    return { minLeased: ns.minLeased(name) ?? this.takeCounted(ns, 1) };
   }
 
   /** Release tokens; answers those that were held, in request order, each once. */
@@ -196,7 +218,7 @@ export class LockEngine {
     for (const token of request.tokens) {
       const req = ns.tokens.get(token);
       if (req === undefined) continue;
-      this.table.releaseToken(req);
+      this.table.releaseToken(req, "unlock");
       this.unlocksTotal++;
       unlocked.push(token);
     }
@@ -224,7 +246,7 @@ export class LockEngine {
   /** A range of fresh timestamps `[start, start + count)`. */
   timestamps(namespace: string, request: TimestampsRequest): TimestampsResponse {
     this.catchUp();
-    return { start: this.namespace(namespace).take(request.count), count: request.count };
+    return { start: this.takeCounted(this.namespace(namespace), request.count), count: request.count };
   }
 
   /** Start `count` transactions, each with a token holding an immutable-timestamp lock. */
@@ -260,7 +282,7 @@ export class LockEngine {
   immutableTimestamp(namespace: string): ImmutableTimestampResponse {
     this.catchUp();
     const ns = this.namespace(namespace);
-    return { immutableTimestamp: ns.minImmutable() ?? ns.take(1) };
+    return { immutableTimestamp: ns.minImmutable() ?? this.takeCounted(ns, 1) };
   }
 
   /**
@@ -276,7 +298,7 @@ export class LockEngine {
     this.catchUp();
     if (req.status !== WAITING) return false;
     this.abandonedTotal++;
-    this.table.endWaiting(req);
+    this.table.endWaiting(req, "abandon");
     return true;
   }
 
@@ -296,7 +318,8 @@ export class LockEngine {
 
   /** When the engine next needs {@link advance}: the earliest lease expiry or waiter deadline. */
   nextDeadline(): number {
-    return Math.min(this.table.leases.nextExpiry(), this.table.deadlines.nextDeadline());
+    if (this.gate === REPLICA_GATE) return Infinity;
+    return Math.min(this.table.leases.nextExpiry(), this.table.deadlines.nextDeadline(), this.claims?.until ?? Infinity);
   }
 
   /** Let time pass: reap lapsed leases, then time out waiters whose deadline has come. */
@@ -349,18 +372,18 @@ export class LockEngine {
    * `visible` accepts (default: all). One walk of the namespaces through a bounded heap.
    */
   inspectNamespaces(cursor: string | undefined, limit: number, visible: (namespace: string) => boolean = () => true): { namespaces: NamespaceSummary[]; more: boolean } {
-    return pageOfNamespaces(this.namespaces.values(), cursor, limit, visible, this.catchUp());
+    return pageOfNamespaces(this.namespaces.values(), cursor, limit, visible, this.readNow());
   }
 
   /** Counts of every namespace (for metrics): O(namespaces), no walk of any lock. */
   namespaceSummaries(): NamespaceSummary[] {
-    const now = this.catchUp();
+    const now = this.readNow();
     return [...this.namespaces.values()].map((ns) => summarizeNamespace(ns, now));
   }
 
   /** One page of a namespace's locks (docs/protocol.md "Inspection and revoke"); never creates the namespace. */
   inspect(namespace: string, query: NamespaceLocksQuery): NamespaceLocksResponse {
-    const now = this.catchUp();
+    const now = this.readNow();
     const ns = this.namespaces.get(namespace);
     return ns === undefined ? emptyPage(namespace, query) : inspectNamespace(ns, query, now);
   }
@@ -372,13 +395,13 @@ export class LockEngine {
    * `descriptors` view walks the whole namespace; the others are ready at once.
    */
   inspectInSteps(namespace: string, query: NamespaceLocksQuery): InspectionJob {
-    this.catchUp();
+    this.readNow();
     const ns = this.namespaces.get(namespace);
     if (ns === undefined || query.view !== "descriptors") {
       return { step: () => true, finish: () => this.inspect(namespace, query) };
     }
     const builder = new DescriptorsPageBuilder(ns, query);
-    return { step: (budget) => builder.step(budget), finish: () => builder.finish(this.catchUp()) };
+    return { step: (budget) => builder.step(budget), finish: () => builder.finish(this.readNow()) };
   }
 
   /**
@@ -434,14 +457,120 @@ export class LockEngine {
     return snapshotNamespace(ns);
   }
 
+  /** True while the table is a passive replica (see {@link promote}). */
+  get isReplica(): boolean {
+    return this.gate === REPLICA_GATE;
+  }
+
+  /**
+   * Where every change of the table goes, as replication entries, synchronously and in order
+   * (`null`: nowhere, the default, which allocates nothing). The sink must not call back into the
+   * engine. A standby joins by {@link exportNamespace} and the entries from that moment on.
+   */
+  setReplicationSink(sink: ReplicationSink | null): void {
+    this.table.sink = sink;
+  }
+
+  /** Names of the namespaces the table holds (a shard's are exported one by one), in creation order. */
+  namespaceNames(): string[] {
+    return [...this.namespaces.keys()];
+  }
+
+  /**
+   * The namespace's whole table as plain JSON (see {@link NamespaceImage}); an empty image for a
+   * namespace never used. A serving table catches up first; a replica, or a table behind a closed
+   * gate (a hand-over exports its final state after closing it), is read as it stands.
+   */
+  exportNamespace(namespace: string): NamespaceImage {
+    if (this.closed) this.catchUp();
+    const now = this.gate === null || (this.gate !== REPLICA_GATE && this.gate.isOpen(this.clock())) ? this.catchUp() : this.clock();
+    const ns = this.namespaces.get(namespace);
+    return ns === undefined ? emptyImage(namespace, this.reserver.floor(namespace) + 1, this.waitSerial) : exportNamespace(ns, now, this.waitSerial);
+  }
+
+  /**
+   * Install an image taken by {@link exportNamespace} of another table, on a replica that does not
+   * hold the namespace yet. A bad image, or a namespace already held, throws `INVALID_ARGUMENT`
+   * naming the field and changes nothing.
+   */
+  restoreNamespace(namespace: string, image: NamespaceImage): void {
+    restoreNamespaceImage(this.replicaHost(), namespace, image, this.clock());
+  }
+
+  /**
+   * Install one entry of the leader's change feed, as decided there (a replica never grants on its
+   * own). An entry that is malformed or does not fit (release of an unknown token, a grant of a
+   * live token, a waiter that does not exist) throws `INVALID_ARGUMENT` and changes nothing.
+   * Applying an entry twice: a `grant`, `release` or `waiter-ended` is refused the second time (a
+   * misfit, nothing changes); a `waiting`, `limit` or `counter` entry states a whole value, so
+   * applying it again changes nothing. The feed must therefore be applied once, in order.
+   */
+  applyEntry(namespace: string, entry: ReplicationEntry): void {
+    applyReplicationEntry(this.replicaHost(), namespace, entry, this.clock());
+  }
+
+  /**
+   * Make a replica serve: every lease restarts at a full `leaseMs` from now, tokens keep working
+   * as they are (the engine must have the leader's `leaderId`), and each carried waiter keeps its
+   * place for `claimWindowMs` for a re-sent request with its `requestId`; then unclaimed ones are
+   * dropped and what was granted to them released. Lock-event logs start anew (a new log id).
+   */
+  promote(options: PromoteOptions = {}): PromoteSummary {
+    this.replicaHost();
+    const now = this.clock();
+    const { summary, claims } = startServing(this.table, this.namespaces.values(), now, options);
+    this.claims = claims;
+    this.gate = this.servingGate;
+    this.logId = `${this.leaderId}.${globalThis.crypto.randomUUID()}`;
+    return summary;
+  }
+
+  /** The engine as entries and images see it; throws unless the table is an open replica. */
+  private replicaHost(): ReplicaHost {
+    if (this.closed) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
+    if (this.gate !== REPLICA_GATE) throw new LeaseholdError("INVALID_ARGUMENT", "this lock table is not a replica: only a replica (option replica) restores images, applies entries or is promoted");
+    return {
+      table: this.table,
+      existing: (name) => this.namespaces.get(name),
+      create: (name) => this.namespace(name),
+      noteSerial: (serial) => {
+        if (serial > this.waitSerial) this.waitSerial = serial;
+      },
+    };
+  }
+
   private catchUp(): number {
     if (this.closed) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
     const now = this.clock();
     if (this.gate !== null && !this.gate.isOpen(now)) throw this.gate.refusal();
     this.table.now = now;
+    if (this.claims !== null && this.claims.until <= now) this.endClaimWindow(now);
     const head = this.table.leases.head;
     if ((head !== null && head.expiresAt <= now) || this.table.deadlines.nextDeadline() <= now) reapDue(this.table, now, this.tally, this.reapHooks);
     return now;
+  }
+
+  /** The time for a call that only reads: a serving table catches up first; a replica is read as it stands. */
+  private readNow(): number {
+    if (this.gate !== REPLICA_GATE || this.closed) return this.catchUp();
+    return this.clock();
+  }
+
+  /** Take numbers outside a grant, telling the sink so a replica's counter follows. */
+  private takeCounted(ns: NamespaceState, count: number): number {
+    const first = ns.take(count);
+    if (this.table.sink !== null) this.table.sink(ns.name, { type: "counter", next: ns.nextValue });
+    return first;
+  }
+
+  /** The claim window ended: let time reach its end, drop what is unclaimed, then go on to `now`. */
+  private endClaimWindow(now: number): void {
+    const claims = this.claims as ClaimWindow;
+    this.claims = null;
+    this.table.now = claims.until;
+    reapDue(this.table, claims.until, this.tally, this.reapHooks);
+    this.abandonedTotal += dropUnclaimed(this.table, claims);
+    this.table.now = now;
   }
 
   private namespace(name: string): NamespaceState {
@@ -456,7 +585,7 @@ export class LockEngine {
   }
 
   private watchLog(ns: NamespaceState): LockWatchLog {
-    return (ns.watchLog ??= new LockWatchLog(this.leaderId));
+    return (ns.watchLog ??= new LockWatchLog(this.logId));
   }
 
   private timeoutAtOnce(ns: NamespaceState, specs: readonly LockSpec[]): LockTimeoutResponse {

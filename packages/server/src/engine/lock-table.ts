@@ -9,6 +9,8 @@ import type { NamespaceState } from "./namespace-state.js";
 import type { PendingLock } from "./pending-lock.js";
 import { sameIdentity } from "./request-identity.js";
 import type { TokenSource } from "./token-source.js";
+import type { ReleaseReason, ReplicationSink, WaiterEndReason } from "./replication-entries.js";
+import { grantEntry, waiterEntry } from "./replication-emit.js";
 
 /** What a wait that passed every descriptor answers. */
 export const WAIT_FREE: WaitForLocksResponse = Object.freeze({ status: "free" });
@@ -33,11 +35,23 @@ export class LockTable {
   heldLocks = 0;
   /** Descriptor grants since start. */
   grantsTotal = 0;
+  /**
+   * Where replication entries go (see `LockEngine.setReplicationSink`). Null by default, which
+   * costs one null check per change and allocates nothing.
+   */
+  sink: ReplicationSink | null = null;
+  /**
+   * True once the table carries tokens minted by another process (a promoted replica): every new
+   * token is then checked against the namespace's live ones, so none is ever minted twice, even
+   * by a predictable token source.
+   */
+  guardTokens = false;
 
   constructor(
     private readonly tokens: TokenSource,
     private readonly lease: Lease,
-    private readonly leaseMs: number,
+    /** Lease duration in milliseconds (a replica installs tokens with it). */
+    readonly leaseMs: number,
     private readonly onSettled: (pending: PendingLock, outcome: SettledOutcome) => void,
   ) {}
 
@@ -52,6 +66,8 @@ export class LockTable {
       const spec = specs[i] as LockSpec;
       if (spec.limit === undefined) continue;
       let d = ns.descriptors.get(spec.descriptor);
+      // Replicated even for an idle descriptor kept in the map: a later take reuses it, limit and all.
+      if (this.sink !== null && d?.limit !== spec.limit) this.sink(ns.name, { type: "limit", descriptor: spec.descriptor, limit: spec.limit });
       if (d === undefined) {
         d = new DescriptorState(spec.descriptor, spec.limit);
         ns.descriptors.set(spec.descriptor, d);
@@ -124,11 +140,12 @@ export class LockTable {
     req.trimHolds();
     req.status = HELD;
     req.grantedAt = Math.floor(this.now);
-    const token = (req.token = this.tokens.next());
+    const token = (req.token = this.mint(ns));
     ns.tokens.set(token, req);
     this.leases.append(req, this.now + this.leaseMs);
     if (req.requestId === undefined) req.specs = null;
     if (ns.watchLog !== null) ns.watchLog.granted(req, this.now);
+    if (this.sink !== null) this.sink(ns.name, grantEntry(req, req.pending));
     return { status: "acquired", token, lease: this.lease, acquired: req.acquired() };
   }
 
@@ -145,6 +162,7 @@ export class LockTable {
     ns.waiting.delete(req);
     if (pending.watching) this.unwatch(req);
     if (req.waitOnly) {
+      if (this.sink !== null) this.sink(ns.name, { type: "waiter-ended", serial: pending.waitSerial, reason: "free" });
       req.status = DONE;
       ns.forgetRequestId(req);
       req.pending = null;
@@ -197,6 +215,7 @@ export class LockTable {
       d.dequeue(head);
       req.nextIndex++;
       if (this.advanceAllOrNone(req)) this.grantWaiting(req);
+      else if (this.sink !== null) this.sink(ns.name, waiterEntry(req, this.now));
     }
     // Only watchers the descriptor can be granted to are visited (WatcherLists): a release that
     // grants nobody costs O(1) however many watch. Each one found is granted (it takes at least
@@ -221,9 +240,10 @@ export class LockTable {
     for (let i = 0; i < n; i++) this.pump(ns, req.heldAt(i));
   }
 
-  /** End a live token (unlock or lapse): forget it, its requestId and its lease, and release its holds. */
-  releaseToken(req: LockRequestState): void {
+  /** End a live token (unlock, lapse, revoke): forget it, its requestId and its lease, and release its holds. */
+  releaseToken(req: LockRequestState, reason: ReleaseReason): void {
     const ns = req.namespace;
+    if (this.sink !== null) this.sink(ns.name, { type: "release", token: req.token, reason });
     req.status = DONE;
     ns.tokens.delete(req.token);
     this.leases.remove(req);
@@ -240,9 +260,10 @@ export class LockTable {
    * Take a waiting request out of everything (timeout, abandonment) and release what it holds.
    * Answers its handle, which the caller settles; the request itself lets go of it.
    */
-  endWaiting(req: LockRequestState): PendingLock {
+  endWaiting(req: LockRequestState, reason: WaiterEndReason): PendingLock {
     const ns = req.namespace;
     const pending = req.pending as PendingLock;
+    if (this.sink !== null) this.sink(ns.name, { type: "waiter-ended", serial: pending.waitSerial, reason });
     req.status = DONE;
     this.deadlines.remove(pending);
     ns.waiting.delete(req);
@@ -269,10 +290,11 @@ export class LockTable {
       lock.startTimestamp = first + i;
       lock.arrivedAt = lock.grantedAt = Math.floor(now);
       lock.status = HELD;
-      lock.token = this.tokens.next();
+      lock.token = this.mint(ns);
       ns.tokens.set(lock.token, lock);
       ns.addImmutable(lock);
       this.leases.append(lock, now + this.leaseMs);
+      if (this.sink !== null) this.sink(ns.name, grantEntry(lock, null));
       transactions[i] = { startTimestamp: lock.startTimestamp, token: lock.token };
     }
     return transactions;
@@ -288,11 +310,12 @@ export class LockTable {
     lease.leased = leased;
     lease.arrivedAt = lease.grantedAt = Math.floor(now);
     lease.status = HELD;
-    lease.token = this.tokens.next();
+    lease.token = this.mint(ns);
     ns.tokens.set(lease.token, lease);
     ns.addLease(lease);
     if (requestId !== undefined) ns.requests.set(requestId, lease);
     this.leases.append(lease, now + this.leaseMs);
+    if (this.sink !== null) this.sink(ns.name, grantEntry(lease, null));
     return lease;
   }
 
@@ -319,8 +342,16 @@ export class LockTable {
     if (Math.ceil(deadline) > pending.deadline) {
       pending.deadline = Math.ceil(deadline);
       this.deadlines.update(pending);
+      if (this.sink !== null) this.sink(req.namespace.name, waiterEntry(req, this.now));
     }
     return pending;
+  }
+
+  /** A new token, never one the namespace holds live (checked only once {@link guardTokens} is set). */
+  private mint(ns: NamespaceState): string {
+    let token = this.tokens.next();
+    if (this.guardTokens) while (ns.tokens.has(token)) token = this.tokens.next();
+    return token;
   }
 }
 

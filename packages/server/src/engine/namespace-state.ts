@@ -119,6 +119,25 @@ export class NamespaceState {
     return first;
   }
 
+  /**
+   * Move the counter up to `next`, never down (a replica copying its leader's counter). The bound
+   * is not touched: the first hand-out above it asks the reserver, as always.
+   */
+  raiseCounter(next: number): void {
+    if (next > this.next) this.next = next;
+  }
+
+  /** Start timestamp of the newest immutable-timestamp lock ever recorded (0 if none): a new one must be above it. */
+  get lastImmutableStart(): number {
+    return this.immutables[this.immutables.length - 1]?.startTimestamp ?? 0;
+  }
+
+  /**
+   * Waiting requests by wait serial, kept only while the table is a replica (entries name waiters
+   * by serial); null otherwise.
+   */
+  replicaWaiters: Map<number, LockRequestState> | null = null;
+
   /** Record a new immutable-timestamp lock; its start timestamp is above every earlier one. */
   addImmutable(lock: LockRequestState): void {
     this.immutables.push(lock);

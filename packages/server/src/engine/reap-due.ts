@@ -51,13 +51,13 @@ export function reapDue(table: LockTable, now: number, tally: ReapTally, hooks: 
         startTimestamp: head.startTimestamp === 0 ? undefined : head.startTimestamp,
         heldForMs: Math.max(0, Math.floor(now - head.grantedAt)),
       };
-      table.releaseToken(head);
+      table.releaseToken(head, "lapse");
       tally.lapses++;
       hooks.onLeaseLapse(ns.name, count, lapse);
     } else {
       if (top.deadline > now) break;
       tally.timeouts++;
-      hooks.onSettled(table.endWaiting(top.request), hooks.timeout);
+      hooks.onSettled(table.endWaiting(top.request, "timeout"), hooks.timeout);
     }
   }
   tally.visits++;

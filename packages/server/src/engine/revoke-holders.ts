@@ -88,12 +88,12 @@ export function releaseRevoked(
   for (const req of targets.acquiring) {
     if (req.status !== WAITING) continue;
     revoked.push(describeRevoked(req, now));
-    settle(table.endWaiting(req));
+    settle(table.endWaiting(req, "revoke"));
   }
   for (const req of targets.tokens) {
     if (req.status !== HELD) continue;
     revoked.push(describeRevoked(req, now));
-    table.releaseToken(req);
+    table.releaseToken(req, "revoke");
   }
   return revoked;
 }

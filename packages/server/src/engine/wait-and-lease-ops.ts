@@ -14,6 +14,7 @@ import { PendingLock } from "./pending-lock.js";
 import type { ReapTally } from "./reap-due.js";
 import { sameIdentity, sortedSpecs } from "./request-identity.js";
 import { tooManyWaiting } from "./too-many-waiting.js";
+import { waiterEntry } from "./replication-emit.js";
 
 // `wait-for-locks` and `timestamp-leases` for `LockEngine`, which calls these after its catch-up.
 
@@ -54,6 +55,7 @@ export function beginWait(table: LockTable, ns: NamespaceState, request: WaitFor
   table.deadlines.push(pending);
   ns.waiting.add(req);
   if (requestId !== undefined) ns.requests.set(requestId, req);
+  if (table.sink !== null) table.sink(ns.name, waiterEntry(req, now));
   return pending;
 }
 
@@ -85,6 +87,7 @@ function retriedWait(table: LockTable, req: LockRequestState, specs: readonly Lo
   if (Math.ceil(deadline) > pending.deadline) {
     pending.deadline = Math.ceil(deadline);
     table.deadlines.update(pending);
+    if (table.sink !== null) table.sink(req.namespace.name, waiterEntry(req, table.now));
   }
   return pending;
 }

@@ -20,6 +20,7 @@ import type {
 import type { Logger } from "pino";
 import type { LockTableSnapshot, ServiceMetrics } from "../engine/engine-snapshots.js";
 import type { ServingGate } from "../engine/serving-gate.js";
+import type { ReplicationSink } from "../engine/replication-entries.js";
 import type { TimestampReserver } from "../engine/timestamp-reserver.js";
 import type { LockBatchRun } from "./run-lock-batch.js";
 
@@ -78,6 +79,18 @@ export interface LockServiceOptions {
    * none, always open, as a single server needs; a cluster leader injects its leadership gate.
    */
   readonly servingGate?: ServingGate | undefined;
+  /**
+   * Start as a passive replica of another table (a standby): every request is refused
+   * `UNAVAILABLE` until `promote`; only `restoreNamespace` and `applyEntry` change it. Default
+   * false. A replica must be given its leader's `leaderId`, so the tokens it carries stay valid.
+   */
+  readonly replica?: boolean | undefined;
+  /**
+   * Receives every change of the lock table as a replication entry, synchronously and in order
+   * (see the engine's `ReplicationSink`). Default: none, which costs nothing per grant. Can be
+   * changed later with `setReplicationSink`.
+   */
+  readonly replicationSink?: ReplicationSink | undefined;
   /**
    * How long a lock watch lasts without being registered again, in ms (PROTOCOL.md "Lock watches";
    * `--watch-ttl-ms`). Default 60,000: a follower re-registers well within it (the client at a

@@ -31,6 +31,7 @@ import { pino, type Logger } from "pino";
 import { LockEngine } from "../engine/lock-engine.js";
 import { PendingLock } from "../engine/pending-lock.js";
 import type { SettledOutcome } from "../engine/lock-table.js";
+import type { NamespaceImage, PromoteOptions, PromoteSummary, ReplicationEntry, ReplicationSink } from "../engine/replication-entries.js";
 import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserver.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
 import { DeadlineTimer } from "./deadline-timer.js";
@@ -104,6 +105,8 @@ export class InMemoryLockService implements EmbeddedLockService {
       reserver: this.reserver,
       maxWaitingPerNamespace: options.maxWaitingPerNamespace,
       gate: options.servingGate,
+      replica: options.replica,
+      replicationSink: options.replicationSink,
       onSettled: (pending, outcome) => this.settle(pending, outcome),
       onLeaseLapse: (namespace, descriptors, lapse) => {
         logLeaseLapse(logger, namespace, descriptors, lapse);
@@ -408,6 +411,44 @@ export class InMemoryLockService implements EmbeddedLockService {
   /** The namespace's immutable timestamp without taking a number (see `LockEngine.immutableFloor`). */
   immutableFloor(namespace: string): number | undefined {
     return this.engine.immutableFloor(namespace);
+  }
+
+  /** Where every change of the table goes as replication entries (`null`: nowhere); see `LockEngine.setReplicationSink`. */
+  setReplicationSink(sink: ReplicationSink | null): void {
+    this.engine.setReplicationSink(sink);
+  }
+
+  /** True while the table is a passive replica (option `replica`, until {@link promote}). */
+  get isReplica(): boolean {
+    return this.engine.isReplica;
+  }
+
+  /** Names of the namespaces the table holds (see `LockEngine.namespaceNames`). */
+  namespaceNames(): string[] {
+    return this.engine.namespaceNames();
+  }
+
+  /** The namespace's whole table as JSON (see `LockEngine.exportNamespace`). */
+  exportNamespace(namespace: string): NamespaceImage {
+    return this.engine.exportNamespace(namespace);
+  }
+
+  /** Install an exported image on a replica (see `LockEngine.restoreNamespace`). */
+  restoreNamespace(namespace: string, image: NamespaceImage): void {
+    this.engine.restoreNamespace(namespace, image);
+  }
+
+  /** Install one entry of the leader's change feed on a replica (see `LockEngine.applyEntry`). */
+  applyEntry(namespace: string, entry: ReplicationEntry): void {
+    this.engine.applyEntry(namespace, entry);
+  }
+
+  /** Make a replica serve (see `LockEngine.promote`); its timers start now. */
+  promote(options?: PromoteOptions): PromoteSummary {
+    this.checkOpen();
+    const summary = this.engine.promote(options);
+    this.timer.arm(this.engine.nextDeadline());
+    return summary;
   }
 
   /** Answer waiters `UNAVAILABLE`, refuse later calls, stop the timer and persist the bound. Idempotent. */

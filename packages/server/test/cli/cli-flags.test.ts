@@ -6,7 +6,7 @@ describe("CLI flags", () => {
   it("--help prints every option with its default and exits 0", async () => {
     const { code, stdout } = await runCli(["--help"]);
     expect(code).toBe(0);
-    for (const option of ["--host", "--port", "--data-dir", "--lease-ms", "--log-level", "--help", "--cluster", "--advertise-url", "--server-id", "--leader-lease-ms", "--shards", "import-bound"]) {
+    for (const option of ["--host", "--port", "--data-dir", "--lease-ms", "--log-level", "--help", "--cluster", "--advertise-url", "--server-id", "--leader-lease-ms", "--shards", "--replicas", "import-bound"]) {
       expect(stdout).toContain(option);
     }
     for (const fallback of ["127.0.0.1", "7878", "10000", "info", "3000", "64"]) expect(stdout).toContain(`default: ${fallback}`);
@@ -40,6 +40,7 @@ describe("CLI flags", () => {
     [["--leader-lease-ms", "10"], "--leader-lease-ms"],
     [["--shards", "0"], "--shards"],
     [["--shards", "5000"], "--shards"],
+    [["--replicas", "2"], "--replicas"],
     [["--advertise-url", "10.0.0.1:7878"], "--advertise-url"],
     [["--cluster", ""], "--cluster"],
   ])("refuses %j with a clear message on stderr and exit code 2", async (args, mentions) => {

@@ -12,6 +12,9 @@ const row = (shard: number, holder: string | null, opts: Partial<ShardLease> = {
   version: 10,
   expired: holder === null,
   transitions: 1,
+  standbyId: null,
+  standbyIncarnation: null,
+  inSync: false,
   ...opts,
 });
 

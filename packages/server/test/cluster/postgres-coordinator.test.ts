@@ -32,7 +32,7 @@ describe("PostgresCoordinator", () => {
     expect(leases.map((l) => l.shard)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(leases.every((l) => l.holder === null && l.epoch === 0 && l.expired)).toBe(true);
     const tables = await bed.schema.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1", [bed.schema.name]);
-    expect(tables.map((t) => t.table_name)).toEqual(["bounds", "cluster_config", "leases", "members"]);
+    expect(tables.map((t) => t.table_name)).toEqual(["bounds", "cluster_config", "cluster_key", "leases", "members"]);
   });
 
   it("the columns the start-up check requires are exactly those the DDL creates", async () => {

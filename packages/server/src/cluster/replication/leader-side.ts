@@ -1,0 +1,175 @@
+import type { Logger } from "pino";
+import { unavailable } from "../cluster-errors.js";
+import type { Coordinator, ShardLease } from "../coordinator.js";
+import type { ShardTerm } from "../shard-term.js";
+import { chooseStandbys } from "./choose-standbys.js";
+import type { ClusterKeyHolder } from "./cluster-key-holder.js";
+import { createHttpReplicationTransport } from "./http-replication-transport.js";
+import { snapshotShard } from "./replicated-tables.js";
+import { realReplicationClock, type ReplicationClock } from "./replication-clock.js";
+import type { ReplicationMetrics, ShardReplicationView } from "./replication-metrics.js";
+import { ShardReplication } from "./shard-replication.js";
+import type { StandbySide } from "./standby-side.js";
+import { TermReplicator } from "./term-replicator.js";
+
+/** What {@link LeaderSide} reads of the cluster runtime. */
+export interface LeaderSideRuntime {
+  /** This server's term per shard (`null`: not led here). */
+  readonly terms: readonly (ShardTerm | null)[];
+  /** The lease rows as last read. */
+  readonly leases: readonly ShardLease[];
+  readonly identity: { readonly incarnation: string };
+}
+
+/** What a {@link LeaderSide} is made with. */
+export interface LeaderSideOptions {
+  readonly runtime: LeaderSideRuntime;
+  readonly serverId: string;
+  readonly coordinator: Coordinator;
+  readonly key: ClusterKeyHolder;
+  readonly leaderLeaseMs: number;
+  readonly logger: Logger;
+  readonly metrics: ReplicationMetrics;
+  /** This member's standby side: replicas of shards it no longer stands by for are dropped. */
+  readonly standby: StandbySide;
+  /** Default: the real clock. */
+  readonly clock?: ReplicationClock | undefined;
+  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=answer-before-ack`): see `SyncRuleOptions.unsafeAnswerFirst`. Default false. */
+  readonly unsafeAnswerFirst?: boolean | undefined;
+}
+
+/** Only grants hold their answer (DESIGN.md: a release is answered at once). */
+const isGrant = (entry: unknown): boolean => (entry as { type?: unknown }).type === "grant";
+
+/**
+ * The leader's side of replication on one member (`--replicas 1`): every third of the leader
+ * lease it gives each term this server leads a {@link TermReplicator} (its table's change feed into
+ * the shard's log; grant answers held until acknowledged), attaches a standby to each term without
+ * one in sync (chosen so standbys spread, {@link chooseStandbys}), and drops replicas this member
+ * holds of shards it no longer stands by for.
+ *
+ * Not wired yet (see the report of issue 21): a standby taking a shard over with its replica, the
+ * hand-over at SIGTERM, and balance moves by hand-over; the runtime still starts every term with
+ * an empty table.
+ */
+export class LeaderSide {
+  private readonly streams = new Map<ShardTerm, TermReplicator>();
+  private readonly notBefore = new Map<ShardTerm, number>();
+  private readonly clock: ReplicationClock;
+  private cancel: (() => void) | null = null;
+  private ticking = false;
+  private stopped = false;
+
+  constructor(private readonly options: LeaderSideOptions) {
+    this.clock = options.clock ?? realReplicationClock;
+  }
+
+  /** Begin the cadence (a third of the leader lease). */
+  start(): void {
+    const every = Math.max(10, Math.floor(this.options.leaderLeaseMs / 3));
+    const loop = (): void => {
+      if (this.stopped) return;
+      void this.tick().finally(() => {
+        if (!this.stopped) this.cancel = this.clock.setTimer(loop, every);
+      });
+    };
+    loop();
+  }
+
+  /** Stop the cadence and every stream. */
+  stop(): void {
+    this.stopped = true;
+    this.cancel?.();
+    for (const [term, replicator] of this.streams) {
+      replicator.stop();
+      replicator.replication.close(unavailable("this server is stopping; retry with another", 100));
+      term.replicator = null;
+    }
+    this.streams.clear();
+  }
+
+  /** The replication of every shard led here now (for the metrics). */
+  views(): ShardReplicationView[] {
+    return [...this.streams.values()].map((r) => r.replication.view());
+  }
+
+  /** One round: follow the terms, attach standbys where needed, drop stale replicas. */
+  async tick(): Promise<void> {
+    if (this.ticking || this.options.key.key === null) return;
+    this.ticking = true;
+    try {
+      this.followTerms();
+      await this.attachStandbys();
+      this.dropStaleReplicas();
+    } catch (err) {
+      this.options.logger.warn({ err }, "replication round failed; retrying on the next one");
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private followTerms(): void {
+    const { runtime } = this.options;
+    for (const [term, replicator] of this.streams) {
+      if (runtime.terms[term.shard] === term && !term.isEnded) continue;
+      replicator.stop();
+      replicator.replication.close(unavailable("this server's term of the shard ended; retry", 100));
+      this.streams.delete(term);
+      this.notBefore.delete(term);
+    }
+    for (const term of runtime.terms) {
+      if (term === null || term.isEnded || this.streams.has(term)) continue;
+      const replicator = new TermReplicator(term.service, this.replicationOf(term), { needsAck: isGrant });
+      this.streams.set(term, replicator);
+      term.replicator = replicator;
+      replicator.start();
+    }
+  }
+
+  private replicationOf(term: ShardTerm): ShardReplication {
+    const { serverId, coordinator, key, leaderLeaseMs, logger, metrics, runtime } = this.options;
+    return new ShardReplication({
+      term: { shard: term.shard, epoch: term.epoch, serverId, incarnation: runtime.identity.incarnation },
+      leaderId: term.leaderId,
+      coordinator,
+      connect: (target) => createHttpReplicationTransport({ url: target.url, key: key.key!, timeoutMs: leaderLeaseMs }),
+      snapshot: () => snapshotShard(term.service),
+      clock: this.clock,
+      lateMs: Math.max(1, Math.floor(leaderLeaseMs / 3)),
+      logger,
+      metrics,
+      // The renewal will find the term lost as well; until then its held answers were refused.
+      onFenced: () => logger.warn({ shard: term.shard, epoch: term.epoch }, "a standby write matched nothing: this server no longer leads the shard"),
+      onStandbyLost: () => this.notBefore.set(term, this.clock.now() + leaderLeaseMs / 3),
+      unsafeAnswerFirst: this.options.unsafeAnswerFirst,
+    });
+  }
+
+  private async attachStandbys(): Promise<void> {
+    const now = this.clock.now();
+    const needing = [...this.streams].filter(([term, r]) => r.replication.rule.state === "out" && (this.notBefore.get(term) ?? 0) <= now);
+    if (needing.length === 0) return;
+    const { coordinator, leaderLeaseMs, serverId, runtime } = this.options;
+    const members = await coordinator.readStandbyCandidates(2 * leaderLeaseMs);
+    const chosen = chooseStandbys({ leader: serverId, members, leases: runtime.leases, shards: needing.map(([t]) => t.shard) });
+    for (const [term, replicator] of needing) {
+      const member = members.find((m) => m.serverId === chosen.get(term.shard));
+      if (member === undefined) continue;
+      this.notBefore.set(term, now + leaderLeaseMs);
+      void replicator.replication.attach({ serverId: member.serverId, incarnation: member.incarnation, url: member.url });
+    }
+  }
+
+  /** Drop replicas of terms that moved on, or whose row names another standby now. */
+  private dropStaleReplicas(): void {
+    const { standby, runtime } = this.options;
+    for (const shard of standby.store.shards()) {
+      const replica = standby.store.get(shard);
+      const row = runtime.leases[shard];
+      if (replica === undefined || row === undefined) continue;
+      const moved = row.epoch > replica.stream.epoch;
+      const other = row.epoch === replica.stream.epoch && row.standbyIncarnation !== null && row.standbyIncarnation !== runtime.identity.incarnation;
+      if (moved || other) standby.store.drop(shard);
+    }
+  }
+}

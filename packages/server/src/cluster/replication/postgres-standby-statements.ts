@@ -1,0 +1,82 @@
+import type pg from "pg";
+import type { Coordinator, HandedOverTerm, LeaderTerm, MemberInfo } from "../coordinator.js";
+
+/** How the PostgreSQL coordinator runs one named statement (timed, on its pool). */
+export type RunStatement = <R extends pg.QueryResultRow>(name: string, text: string, values?: unknown[]) => Promise<R[]>;
+
+/** The assignments that clear a row's standby: every acquisition, hand-over and release starts a term without one. */
+export const CLEAR_STANDBY = "standby_id = NULL, standby_incarnation = NULL, in_sync = false, sync_round = 0";
+
+/** The fence of a leader's write: the row is still this term's, on this process. */
+const FENCE = "shard = $1 AND epoch = $2 AND holder = $3 AND incarnation = $4";
+
+const termValues = (term: LeaderTerm): unknown[] => [term.shard, String(term.epoch), term.serverId, term.incarnation];
+
+/**
+ * The standby statements of the PostgreSQL coordinator (DESIGN.md "Locks that outlive their
+ * leader"): the cluster key, naming a standby, recording `in_sync`, and the hand-over. Every write
+ * is one statement fenced by the leader's epoch and incarnation, and bumps the row's `version` (a
+ * follower watching the row for a takeover starts its observation again, and its acquisition of
+ * the version it saw matches nothing).
+ */
+export function standbyStatements(run: RunStatement, channel: string): Pick<Coordinator, "readStandbyCandidates" | "readClusterKey" | "nameStandby" | "setInSync" | "handOver"> {
+  return {
+    async readStandbyCandidates(withinMs) {
+      const rows = await run<{ server_id: string; url: string; incarnation: string | null; ready: boolean }>(
+        "read-standby-candidates",
+        `SELECT server_id, url, incarnation, ready FROM members
+         WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $1::float8 / 1000) ORDER BY server_id`,
+        [withinMs],
+      );
+      // A row of an older version has no incarnation: it cannot be named a standby.
+      return rows.filter((r) => r.incarnation !== null).map((r): MemberInfo => ({ serverId: r.server_id, url: r.url, incarnation: r.incarnation!, ready: r.ready }));
+    },
+
+    async readClusterKey() {
+      const rows = await run<{ key: Buffer }>("read-cluster-key", "SELECT key FROM cluster_key WHERE id = 1");
+      const key = rows[0]?.key;
+      if (key === undefined || key.length !== 32) throw new Error("the cluster has no 256-bit key in table cluster_key (it is created with the schema at the first start)");
+      return key;
+    },
+
+    async nameStandby(term, standby, round) {
+      const rows = await run(
+        "name-standby",
+        `UPDATE leases SET standby_id = $5, standby_incarnation = $6, in_sync = false, sync_round = $7, version = version + 1
+         WHERE ${FENCE} AND sync_round < $7 RETURNING shard`,
+        [...termValues(term), standby?.serverId ?? null, standby?.incarnation ?? null, String(round)],
+      );
+      return rows.length === 1;
+    },
+
+    async setInSync(term, standbyIncarnation, inSync, round) {
+      const rows = await run(
+        "set-in-sync",
+        `UPDATE leases SET in_sync = $6, sync_round = $7, version = version + 1
+         WHERE ${FENCE} AND sync_round < $7 AND (NOT $6 OR standby_incarnation = $5) RETURNING shard`,
+        [...termValues(term), standbyIncarnation, inSync, String(round)],
+      );
+      return rows.length === 1;
+    },
+
+    async handOver(term, standby, leaderLeaseMs) {
+      // SET reads the row as it was: holder and incarnation become the standby's, from the same row.
+      const rows = await run<{ epoch: string; url: string }>(
+        "hand-over",
+        `WITH h AS (
+           UPDATE leases l SET holder = l.standby_id, url = m.url, incarnation = l.standby_incarnation, epoch = l.epoch + 1,
+             version = l.version + 1, transitions = l.transitions + 1,
+             expires_at = clock_timestamp() + make_interval(secs => $7::float8 / 1000), ${CLEAR_STANDBY}
+           FROM members m
+           WHERE l.shard = $1 AND l.epoch = $2 AND l.holder = $3 AND l.incarnation = $4
+             AND l.standby_id = $5 AND l.standby_incarnation = $6 AND l.in_sync
+             AND m.server_id = l.standby_id AND m.incarnation = l.standby_incarnation
+           RETURNING l.shard, l.epoch, l.url)
+         SELECT h.epoch, h.url, pg_notify($8, h.shard::text) FROM h`,
+        [...termValues(term), standby.serverId, standby.incarnation, leaderLeaseMs, channel],
+      );
+      const row = rows[0];
+      return row === undefined ? null : ({ shard: term.shard, epoch: Number(row.epoch), url: row.url } satisfies HandedOverTerm);
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type { ReplicaSink } from "./replica-store.js";
+
+/**
+ * What replication needs of a leader's lock table (the engine's `InMemoryLockService`): its change
+ * feed and its export. Declared here, structurally, so the cluster side stays generic over the
+ * engine's entry and image types (they travel as opaque JSON).
+ */
+export interface ReplicatedTable {
+  /**
+   * Every change of the table, synchronously and in order, as `(namespace, entry)`; `null` stops it.
+   * Typed `never` so the engine's own sink type fits: callers pass a {@link ReplicationSinkFn}.
+   */
+  setReplicationSink(sink: never): void;
+  /** The namespaces the table holds. */
+  namespaceNames(): string[];
+  /** A namespace's whole table as JSON. */
+  exportNamespace(namespace: string): unknown;
+}
+
+/** The sink a {@link ReplicatedTable} is given (entries are opaque here). */
+export type ReplicationSinkFn = ((namespace: string, entry: unknown) => void) | null;
+
+/** What a standby needs of a replica table (an `InMemoryLockService` started as a replica). */
+export interface ReplicaTable {
+  /** Install a namespace's image taken by `exportNamespace`. */
+  restoreNamespace(namespace: string, image: never): void;
+  /** Install one entry of the leader's change feed. */
+  applyEntry(namespace: string, entry: never): void;
+  /** Stop the table (its timers, its waiters). */
+  close(): Promise<void>;
+}
+
+/** One entry of a shard's log: a namespace's engine entry. */
+export interface ShardEntry {
+  readonly ns: string;
+  readonly entry: unknown;
+}
+
+/** A shard's snapshot: every namespace's image. */
+export interface ShardSnapshot {
+  readonly namespaces: Readonly<Record<string, unknown>>;
+}
+
+/** The snapshot of every namespace of `table`, taken now (synchronously). */
+export function snapshotShard(table: ReplicatedTable): ShardSnapshot {
+  const namespaces: Record<string, unknown> = {};
+  for (const namespace of table.namespaceNames()) namespaces[namespace] = table.exportNamespace(namespace);
+  return { namespaces };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A standby's sink for one stream: a fresh replica table (made by `create`, with the leader's
+ * `leaderId`) restored from the shard snapshot, then fed the shard's entries in order. The engine
+ * checks each image and entry itself; this checks only the shard-level shape.
+ */
+export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
+  constructor(readonly table: T) {}
+
+  restore(snapshot: unknown): void {
+    if (!isObject(snapshot) || !isObject(snapshot.namespaces)) throw new Error("a shard snapshot must be { namespaces: { <namespace>: <image> } }");
+    for (const [namespace, image] of Object.entries(snapshot.namespaces)) this.table.restoreNamespace(namespace, image as never);
+  }
+
+  apply(entry: unknown): void {
+    if (!isObject(entry) || typeof entry.ns !== "string" || !("entry" in entry)) throw new Error("a shard entry must be { ns: <namespace>, entry: <entry> }");
+    this.table.applyEntry(entry.ns, entry.entry as never);
+  }
+
+  dispose(): void {
+    void this.table.close().catch(() => undefined);
+  }
+}

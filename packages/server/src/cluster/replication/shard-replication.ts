@@ -1,0 +1,183 @@
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { Coordinator, LeaderTerm, MemberIdentity } from "../coordinator.js";
+import type { ReplicationClock } from "./replication-clock.js";
+import { ReplicationLog } from "./replication-log.js";
+import type { ReplicationMetrics, ShardReplicationView } from "./replication-metrics.js";
+import { ReplicationSender, type ReplicationTransport } from "./replication-sender.js";
+import { ReplicationFencedError, SyncRule, type AckOutcome } from "./sync-rule.js";
+
+/** A member to stream to: its identity and where it listens. */
+export interface StandbyTarget extends MemberIdentity {
+  readonly url: string;
+}
+
+/** What a {@link ShardReplication} is made with. */
+export interface ShardReplicationOptions {
+  /** The leader's term: every standby write is fenced by it. */
+  readonly term: LeaderTerm;
+  /** The term's `leaderId` (a standby's table serves under it after a takeover). */
+  readonly leaderId: string;
+  readonly coordinator: Pick<Coordinator, "nameStandby" | "setInSync">;
+  /** A connection to a standby (http-replication-transport.ts in production). */
+  readonly connect: (target: StandbyTarget) => ReplicationTransport;
+  /**
+   * The shard's table now, as an opaque JSON value: called synchronously right after the log's
+   * position was taken, so it holds every entry appended so far and none after.
+   */
+  readonly snapshot: () => unknown;
+  readonly clock: ReplicationClock;
+  /** A third of the leader lease: see {@link SyncRuleOptions.lateMs}. */
+  readonly lateMs: number;
+  readonly logger: Logger;
+  /** Default: none. */
+  readonly metrics?: ReplicationMetrics | undefined;
+  /** A standby write matched nothing: this server no longer leads the shard (the owner ends the term). */
+  readonly onFenced: () => void;
+  /**
+   * The standby is no longer in sync (late, refused the stream, or detached), and the row says so:
+   * the owner attaches one again when it can (the same member after a pause, or another).
+   */
+  readonly onStandbyLost: (reason: string) => void;
+  /** TEST ONLY: see {@link SyncRuleOptions.unsafeAnswerFirst}. Default false. */
+  readonly unsafeAnswerFirst?: boolean | undefined;
+}
+
+/**
+ * The replication of one term of one shard, generic over its entries (opaque JSON values): the log,
+ * the rule, and at most one stream to the standby the row names. {@link attach} names a standby
+ * (fenced), sends it a snapshot and then the log; the rule marks the row in sync once it holds the
+ * snapshot, and not in sync (before answering) when it is late or refuses the stream.
+ */
+export class ShardReplication {
+  readonly log: ReplicationLog<unknown>;
+  readonly rule: SyncRule;
+  private round = 0;
+  private target: StandbyTarget | null = null;
+  private sender: ReplicationSender<unknown> | null = null;
+  private attaching = false;
+  private closed = false;
+
+  constructor(private readonly options: ShardReplicationOptions) {
+    const { term, coordinator, clock, logger, metrics } = options;
+    this.log = new ReplicationLog(clock);
+    const where = { shard: term.shard, epoch: term.epoch };
+    this.rule = new SyncRule({
+      log: this.log,
+      clock,
+      lateMs: options.lateMs,
+      unsafeAnswerFirst: options.unsafeAnswerFirst,
+      markInSync: () => coordinator.setInSync(term, this.target?.incarnation ?? "", true, ++this.round),
+      markNotInSync: () => coordinator.setInSync(term, this.target?.incarnation ?? "", false, ++this.round),
+      onInSync: () => {
+        metrics?.resyncs.inc({});
+        logger.info({ ...where, standby: this.target?.serverId }, "standby in sync");
+      },
+      onOut: () => {
+        metrics?.notInSync.inc({});
+        const standby = this.target?.serverId;
+        this.dropStream();
+        logger.warn({ ...where, standby }, "standby recorded not in sync");
+        options.onStandbyLost("not in sync");
+      },
+      onFenced: () => {
+        this.dropStream();
+        options.onFenced();
+      },
+      onMarkError: (err) => logger.warn({ ...where, err }, "recording the standby's sync state failed; retrying"),
+    });
+  }
+
+  /** Append an entry to the log; answers its sequence number. */
+  append(entry: unknown): number {
+    return this.log.append(entry);
+  }
+
+  /** See {@link SyncRule.whenAcked}: a grant is answered once this resolves. */
+  whenAcked(seq: number): Promise<AckOutcome> {
+    return this.rule.whenAcked(seq);
+  }
+
+  /** The standby streamed to now, `null` with none. */
+  get standby(): StandbyTarget | null {
+    return this.target;
+  }
+
+  /**
+   * Name `target` as the standby (one fenced write, `in_sync` false), then send it a snapshot and
+   * the log. Only while the rule is `out` and nothing else attaches. Answers true once the stream
+   * started; false when it could not (the write failed or matched nothing, or the state changed).
+   */
+  async attach(target: StandbyTarget): Promise<boolean> {
+    if (this.closed || this.attaching || this.rule.state !== "out") return false;
+    this.attaching = true;
+    try {
+      let named: boolean;
+      try {
+        named = await this.options.coordinator.nameStandby(this.options.term, target, ++this.round);
+      } catch (err) {
+        this.options.logger.warn({ shard: this.options.term.shard, standby: target.serverId, err }, "naming a standby failed; will try again");
+        return false;
+      }
+      if (this.closed || this.rule.state !== "out") return false;
+      if (!named) {
+        this.rule.close(new ReplicationFencedError("naming a standby matched nothing: another server leads the shard now"));
+        this.options.onFenced();
+        return false;
+      }
+      this.target = target;
+      // The log's position and the table's snapshot are taken in the same turn: nothing in between.
+      const seq = this.log.startRetaining();
+      const payload = this.options.snapshot();
+      this.rule.beginJoin(seq);
+      this.startStream(target, seq, payload);
+      return true;
+    } finally {
+      this.attaching = false;
+    }
+  }
+
+  /** What the metrics read. */
+  view(): ShardReplicationView {
+    const lag = this.log.lag();
+    return { lagEntries: lag.entries, lagMs: lag.ms, inSync: this.rule.state === "in-sync" };
+  }
+
+  /** End: the stream stops, waiting grants are rejected with `error`. Idempotent. */
+  close(error: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.rule.close(error);
+    this.dropStream();
+  }
+
+  private startStream(target: StandbyTarget, seq: number, payload: unknown): void {
+    const { term, leaderId, metrics, logger } = this.options;
+    const sender = new ReplicationSender<unknown>({
+      log: this.log,
+      transport: this.options.connect(target),
+      stream: { shard: term.shard, epoch: term.epoch, leaderId, leaderIncarnation: term.incarnation, standbyIncarnation: target.incarnation, streamId: randomUUID() },
+      snapshot: { seq, payload },
+      clock: this.options.clock,
+      retryMs: Math.max(10, Math.floor(this.options.lateMs / 10)),
+      onAck: (acked, ms) => {
+        metrics?.ackLatency.observe({}, ms / 1000);
+        if (this.sender === sender) this.rule.streamAcked(acked);
+      },
+      onRefused: (refusal) => {
+        logger.warn({ shard: term.shard, epoch: term.epoch, standby: target.serverId, code: refusal.code, reason: refusal.message }, "standby refused the replication stream");
+        // It will acknowledge nothing more: record not-in-sync now rather than at the deadline.
+        if (this.sender === sender) this.rule.standbyLost();
+      },
+      onError: (err) => logger.debug({ shard: term.shard, standby: target.serverId, err }, "replication exchange failed; re-sending"),
+    });
+    this.sender = sender;
+    sender.start();
+  }
+
+  private dropStream(): void {
+    const sender = this.sender;
+    this.sender = null;
+    void sender?.stop();
+  }
+}

@@ -1,0 +1,68 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "pino";
+import { InMemoryLockService } from "../../service/in-memory-lock-service.js";
+import type { ShardLease } from "../coordinator.js";
+import type { ClusterKeyHolder } from "./cluster-key-holder.js";
+import { ReplicaStore } from "./replica-store.js";
+import { ShardReplicaSink } from "./replicated-tables.js";
+import type { ReplicationMetrics } from "./replication-metrics.js";
+import { createReplicationRoute } from "./replication-route.js";
+
+/** What a member's standby side is made with. */
+export interface StandbySideOptions {
+  readonly serverId: string;
+  /** This process's incarnation (the leader names it in the row; another one refuses). */
+  readonly incarnation: string;
+  /** The cluster's shard count, `null` before joining. */
+  readonly shards: () => number | null;
+  /** The lease rows as last read (a message of an older epoch than its shard's row is refused). */
+  readonly leases: () => readonly ShardLease[];
+  readonly key: ClusterKeyHolder;
+  readonly logger: Logger;
+  readonly metrics: ReplicationMetrics;
+  /** The lock lease and answer settings a replica table serves with once promoted (the member's own). */
+  readonly leaseMs: number;
+  readonly validForMs?: number | undefined;
+  readonly maxWaitingPerNamespace?: number | undefined;
+}
+
+/** A member's standby side: its replicas and the route leaders stream to. */
+export interface StandbySide {
+  readonly store: ReplicaStore;
+  /** The replication route: answers and returns true for its paths, false for every other request. */
+  readonly route: (req: IncomingMessage, res: ServerResponse) => boolean;
+}
+
+/**
+ * The standby side of a member: a {@link ReplicaStore} whose replicas are replica lock tables
+ * (`InMemoryLockService` started as a replica, under the leader's `leaderId`), behind the
+ * replication route authenticated by the cluster key (loaded at join; until then every request is
+ * refused).
+ */
+export function createStandbySide(options: StandbySideOptions): StandbySide {
+  const { logger } = options;
+  const store = new ReplicaStore({
+    incarnation: options.incarnation,
+    shards: options.shards,
+    rowEpoch: (shard) => options.leases()[shard]?.epoch ?? null,
+    createSink: (stream) =>
+      new ShardReplicaSink(
+        new InMemoryLockService({
+          replica: true,
+          leaderId: stream.leaderId,
+          serverId: options.serverId,
+          leaseMs: options.leaseMs,
+          ...(options.validForMs === undefined ? {} : { validForMs: options.validForMs }),
+          ...(options.maxWaitingPerNamespace === undefined ? {} : { maxWaitingPerNamespace: options.maxWaitingPerNamespace }),
+          logger,
+        }),
+      ),
+  });
+  const route = createReplicationRoute({
+    key: () => options.key.key,
+    store,
+    logger,
+    onUnauthenticated: (reason) => options.metrics.unauthenticated(reason),
+  });
+  return { store, route };
+}

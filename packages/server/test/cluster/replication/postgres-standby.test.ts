@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import type { Coordinator, LeaseClaim, LeaderTerm, MemberIdentity } from "../../../src/cluster/coordinator.js";
+import { createPostgresCoordinator } from "../../../src/cluster/postgres-coordinator.js";
+import { schemaPerTest } from "../pg-schema.js";
+
+const claim = (serverId: string, leaderLeaseMs = 60_000): LeaseClaim => ({
+  serverId,
+  incarnation: `${serverId}-inc`,
+  url: `http://${serverId}.invalid`,
+  leaderId: `${serverId}-term`,
+  leaderLeaseMs,
+  lockLeaseMs: 700,
+});
+const member = (serverId: string, incarnation = `${serverId}-inc`): MemberIdentity => ({ serverId, incarnation });
+
+describe("PostgresCoordinator: standbys, in_sync and the hand-over", () => {
+  const bed = schemaPerTest<Coordinator>();
+  const coordinator = (): Coordinator => {
+    const c = createPostgresCoordinator({ connectionString: bed.schema.connectionString });
+    bed.open.push(c);
+    return c;
+  };
+  type Row = { holder: string | null; incarnation: string | null; epoch: string; leader_id: string | null; standby_id: string | null; standby_incarnation: string | null; in_sync: boolean; version: string; url: string | null };
+  const row = async (shard = 0): Promise<Row> =>
+    (await bed.schema.query<Row>("SELECT holder, incarnation, epoch, leader_id, standby_id, standby_incarnation, in_sync, version, url FROM leases WHERE shard = $1", [shard]))[0]!;
+
+  /** Leader "a" holds shard 0 (epoch 1) with a lease of `leaseMs`; "b" is a live member. */
+  async function led(leaseMs = 60_000): Promise<{ c: Coordinator; term: LeaderTerm }> {
+    const c = coordinator();
+    await c.start(2);
+    const acquired = (await c.acquire(0, 0, claim("a", leaseMs)))!;
+    await c.heartbeat({ serverId: "b", incarnation: "b-inc", url: "http://b.invalid:8080", ready: true }, 60_000);
+    return { c, term: { shard: 0, epoch: acquired.epoch, serverId: "a", incarnation: "a-inc" } };
+  }
+
+  /** Shard 0 taken from "a" by "x" after a's lease ran out: a is deposed. */
+  async function depose(c: Coordinator): Promise<void> {
+    await new Promise((r) => setTimeout(r, 150));
+    const seen = (await c.readLeases())[0]!;
+    expect(await c.acquire(0, seen.version, claim("x"))).not.toBeNull();
+  }
+
+  it("creates a 256-bit cluster key with the schema, the same for every member, kept across restarts", async () => {
+    const a = coordinator();
+    await a.start(2);
+    const key = await a.readClusterKey();
+    expect(key.length).toBe(32);
+    const b = coordinator();
+    await b.start(2);
+    expect((await b.readClusterKey()).equals(key)).toBe(true);
+    const grants = await bed.schema.query<{ grantee: string }>("SELECT grantee FROM information_schema.role_table_grants WHERE table_schema = $1 AND table_name = 'cluster_key'", [bed.schema.name]);
+    expect(grants.map((g) => g.grantee)).not.toContain("PUBLIC");
+  });
+
+  it("names a standby and records in_sync, fenced by epoch and incarnation; the rounds keep the leader's order", async () => {
+    const { c, term } = await led();
+    expect(await c.nameStandby(term, member("b"), 1)).toBe(true);
+    expect(await row()).toMatchObject({ standby_id: "b", standby_incarnation: "b-inc", in_sync: false });
+    // in_sync = true only for the standby incarnation the row names.
+    expect(await c.setInSync(term, "b-other", true, 2)).toBe(false);
+    expect(await c.setInSync(term, "b-inc", true, 3)).toBe(true);
+    expect((await c.readLeases())[0]).toMatchObject({ standbyId: "b", standbyIncarnation: "b-inc", inSync: true });
+    expect(await c.setInSync(term, "b-inc", false, 4)).toBe(true);
+    // An earlier round landing late (its answer was lost) changes nothing.
+    expect(await c.setInSync(term, "b-inc", true, 3)).toBe(false);
+    expect((await row()).in_sync).toBe(false);
+    // Another process with the leader's server id (a restart) is not the leader.
+    expect(await c.setInSync({ ...term, incarnation: "a-restarted" }, "b-inc", true, 9)).toBe(false);
+    expect((await row()).in_sync).toBe(false);
+  });
+
+  it("a deposed leader's standby and in_sync writes change nothing", async () => {
+    const { c, term } = await led(100);
+    expect(await c.nameStandby(term, member("b"), 1)).toBe(true);
+    await depose(c);
+    expect(await row()).toMatchObject({ holder: "x", epoch: "2", standby_id: null, in_sync: false });
+    // The new leader names the same standby: only the epoch (and incarnation) tell the terms apart.
+    const x = { shard: 0, epoch: 2, serverId: "x", incarnation: "x-inc" };
+    expect(await c.nameStandby(x, member("b"), 1)).toBe(true);
+    const before = await row();
+    // High rounds, so that only the term's fence can refuse them.
+    expect(await c.nameStandby(term, member("b"), 100)).toBe(false);
+    expect(await c.setInSync(term, "b-inc", true, 101)).toBe(false);
+    expect(await row()).toEqual(before);
+    expect(await c.setInSync(x, "b-inc", true, 2)).toBe(true);
+    const inSync = await row();
+    expect(await c.setInSync(term, "b-inc", false, 102)).toBe(false);
+    expect(await row()).toEqual(inSync);
+  });
+
+  it("hands the shard to its in-sync standby in one statement: holder, url, incarnation, epoch + 1, leader_id kept, and notifies", async () => {
+    const { c, term } = await led();
+    const watcher = coordinator();
+    const heard = new Promise<number>((resolve) => void watcher.watch(resolve, () => undefined));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await c.nameStandby(term, member("b"), 1)).toBe(true);
+    // Not in sync yet: no hand-over.
+    expect(await c.handOver(term, member("b"), 60_000)).toBeNull();
+    expect(await c.setInSync(term, "b-inc", true, 2)).toBe(true);
+    // Not to another incarnation of the standby (a restarted one holds nothing).
+    expect(await c.handOver(term, member("b", "b-restarted"), 60_000)).toBeNull();
+    const before = await row();
+    const moved = await c.handOver(term, member("b"), 60_000);
+    expect(moved).toEqual({ shard: 0, epoch: 2, url: "http://b.invalid:8080" });
+    expect(await heard).toBe(0);
+    const after = await row();
+    expect(after).toMatchObject({ holder: "b", incarnation: "b-inc", epoch: "2", leader_id: "a-term", url: "http://b.invalid:8080", standby_id: null, standby_incarnation: null, in_sync: false });
+    expect(Number(after.version)).toBeGreaterThan(Number(before.version));
+    expect((await c.readLeases())[0]!.expired).toBe(false);
+    // The old leader's term is over: a second hand-over, or any standby write, matches nothing.
+    expect(await c.handOver(term, member("b"), 60_000)).toBeNull();
+    expect(await c.nameStandby(term, member("b"), 5)).toBe(false);
+    // The new leader writes its own standby state (its rounds start again with its term).
+    expect(await c.nameStandby({ shard: 0, epoch: 2, serverId: "b", incarnation: "b-inc" }, member("a"), 1)).toBe(true);
+  });
+
+  it("a deposed leader's hand-over changes nothing", async () => {
+    const { c, term } = await led(100);
+    expect(await c.nameStandby(term, member("b"), 1)).toBe(true);
+    expect(await c.setInSync(term, "b-inc", true, 2)).toBe(true);
+    await depose(c);
+    // The new leader has the same standby, in sync: only the epoch fence refuses the old leader.
+    const x = { shard: 0, epoch: 2, serverId: "x", incarnation: "x-inc" };
+    expect(await c.nameStandby(x, member("b"), 1)).toBe(true);
+    expect(await c.setInSync(x, "b-inc", true, 2)).toBe(true);
+    const before = await row();
+    expect(await c.handOver(term, member("b"), 60_000)).toBeNull();
+    expect(await row()).toEqual(before);
+  });
+
+  it("every acquisition and release starts the term without a standby", async () => {
+    const { c, term } = await led();
+    await c.nameStandby(term, member("b"), 1);
+    await c.setInSync(term, "b-inc", true, 2);
+    await c.release("a", [term]);
+    expect(await row()).toMatchObject({ standby_id: null, standby_incarnation: null, in_sync: false });
+    const next = (await c.acquire(0, (await c.readLeases())[0]!.version, claim("a")))!;
+    const t2 = { shard: 0, epoch: next.epoch, serverId: "a", incarnation: "a-inc" };
+    // A new term's rounds start at 1 again.
+    expect(await c.nameStandby(t2, member("b"), 1)).toBe(true);
+  });
+});

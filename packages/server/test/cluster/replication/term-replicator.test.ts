@@ -1,0 +1,150 @@
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import type { Coordinator } from "../../../src/cluster/coordinator.js";
+import { ReplicaStore } from "../../../src/cluster/replication/replica-store.js";
+import { ShardReplicaSink, snapshotShard, type ReplicaTable, type ReplicatedTable } from "../../../src/cluster/replication/replicated-tables.js";
+import type { ReplicationMessage } from "../../../src/cluster/replication/replication-wire.js";
+import { ShardReplication } from "../../../src/cluster/replication/shard-replication.js";
+import { TermReplicator } from "../../../src/cluster/replication/term-replicator.js";
+import { FakeReplicationClock, settle } from "./fake-replication-clock.js";
+
+type Entry = { type: "grant" | "release"; token: string };
+
+/** A leader table: tokens per namespace, every change fed to the sink. */
+class LeaderTable implements ReplicatedTable {
+  readonly tokens = new Map<string, Set<string>>();
+  private sink: ((ns: string, entry: Entry) => void) | null = null;
+  setReplicationSink(sink: ((ns: string, entry: Entry) => void) | null): void {
+    this.sink = sink;
+  }
+  namespaceNames(): string[] {
+    return [...this.tokens.keys()];
+  }
+  exportNamespace(ns: string): unknown {
+    return [...(this.tokens.get(ns) ?? [])];
+  }
+  grant(ns: string, token: string): string {
+    let set = this.tokens.get(ns);
+    if (set === undefined) this.tokens.set(ns, (set = new Set()));
+    set.add(token);
+    this.sink?.(ns, { type: "grant", token });
+    return token;
+  }
+  release(ns: string, token: string): boolean {
+    this.tokens.get(ns)?.delete(token);
+    this.sink?.(ns, { type: "release", token });
+    return true;
+  }
+}
+
+/** A replica table: the same structure, changed only by images and entries. */
+class FollowerTable implements ReplicaTable {
+  readonly tokens = new Map<string, Set<string>>();
+  restoreNamespace(ns: string, image: never): void {
+    this.tokens.set(ns, new Set(image as string[]));
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+  applyEntry(ns: string, raw: never): void {
+    const entry = raw as Entry;
+    let set = this.tokens.get(ns);
+    if (set === undefined) this.tokens.set(ns, (set = new Set()));
+    if (entry.type === "grant") set.add(entry.token);
+    else set.delete(entry.token);
+  }
+}
+
+function setup() {
+  const clock = new FakeReplicationClock();
+  const leader = new LeaderTable();
+  const followers: FollowerTable[] = [];
+  const store = new ReplicaStore({
+    incarnation: "s-inc",
+    shards: () => 4,
+    rowEpoch: () => null,
+    createSink: () => {
+      const table = new FollowerTable();
+      followers.push(table);
+      return new ShardReplicaSink(table);
+    },
+  });
+  const answers: (() => void)[] = [];
+  let manual = false;
+  const coordinator = { nameStandby: () => Promise.resolve(true), setInSync: () => Promise.resolve(true) } as unknown as Coordinator;
+  const replication = new ShardReplication({
+    term: { shard: 0, epoch: 1, serverId: "a", incarnation: "a-inc" },
+    leaderId: "L1",
+    coordinator,
+    connect: () => ({
+      send: (m) =>
+        new Promise((resolve, reject) => {
+          const deliver = (): void => {
+            try {
+              resolve(store.receive(JSON.parse(JSON.stringify(m)) as ReplicationMessage));
+            } catch (err) {
+              reject(err);
+            }
+          };
+          if (manual) answers.push(deliver);
+          else deliver();
+        }).then((a) => a as { ackedSeq: number }),
+      close: () => Promise.resolve(),
+    }),
+    snapshot: () => snapshotShard(leader),
+    clock,
+    lateMs: 1_000,
+    logger: pino({ level: "silent" }),
+    onFenced: () => undefined,
+    onStandbyLost: () => undefined,
+  });
+  const replicator = new TermReplicator(leader, replication, { needsAck: (e) => (e as Entry).type === "grant" });
+  replicator.start();
+  return {
+    clock,
+    leader,
+    replicator,
+    replication,
+    follower: () => followers.at(-1)!,
+    hold: () => (manual = true),
+    release: async () => {
+      for (const deliver of answers.splice(0)) deliver();
+      await settle();
+    },
+    answers,
+  };
+}
+
+describe("TermReplicator", () => {
+  it("a standby joins by the table's snapshot and follows its change feed; the replica holds what the leader holds", async () => {
+    const s = setup();
+    s.leader.grant("ns-a", "t1");
+    s.leader.grant("ns-b", "t2");
+    await s.clock.endTurn();
+    expect(await s.replication.attach({ serverId: "s", incarnation: "s-inc", url: "http://s.invalid" })).toBe(true);
+    await settle();
+    expect(s.replication.rule.state).toBe("in-sync");
+    const granted = s.replicator.hold(() => s.leader.grant("ns-a", "t3"));
+    expect(granted).toBeInstanceOf(Promise);
+    await s.clock.endTurn();
+    expect(await granted).toBe("t3");
+    s.leader.release("ns-b", "t2");
+    await s.clock.endTurn();
+    expect(s.follower().tokens).toEqual(s.leader.tokens);
+  });
+
+  it("holds a grant's answer until the standby acknowledged it; a release is answered at once", async () => {
+    const s = setup();
+    await s.replication.attach({ serverId: "s", incarnation: "s-inc", url: "http://s.invalid" });
+    await settle();
+    let answered: string | null = null;
+    void Promise.resolve(s.replicator.hold(() => s.leader.grant("ns", "t1"))).then((t) => (answered = t));
+    s.hold();
+    await s.clock.endTurn();
+    expect(answered).toBeNull();
+    // A release needs no acknowledgement: its answer is not a promise.
+    expect(s.replicator.hold(() => s.leader.release("ns", "t0"))).toBe(true);
+    await s.release();
+    expect(answered).toBe("t1");
+  });
+});
