@@ -10,6 +10,7 @@ const claim = (serverId: string, leaderLeaseMs = 60_000): LeaseClaim => ({
   leaderId: `${serverId}-term`,
   leaderLeaseMs,
   lockLeaseMs: 700,
+  validForMs: 350,
 });
 const member = (serverId: string, incarnation = `${serverId}-inc`): MemberIdentity => ({ serverId, incarnation });
 
