@@ -17,14 +17,18 @@ export function canAnswer(res: ServerResponse): boolean {
  */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: ExtraHeaders): void {
   if (res.destroyed) return;
-  const payload = Buffer.from(JSON.stringify(body), "utf8");
+  // A string, not a Buffer: node:http then sends the head and the body as one string in one
+  // socket write, where a Buffer body goes as a second chunk through the corked `writev` path
+  // (its own write request and buffer list; a one-caller profile of the server had `writev` and
+  // that path as its largest entries).
+  const payload = JSON.stringify(body);
   res.writeHead(status, {
     ...headers,
     "content-type": "application/json; charset=utf-8",
-    "content-length": String(payload.length),
+    "content-length": String(Buffer.byteLength(payload, "utf8")),
     "cache-control": "no-store",
   });
-  res.end(payload);
+  res.end(payload, "utf8");
 }
 
 /** Write a {@link LeaseholdError} as `{ error: { code, message, details } }` with its status. */

@@ -1,0 +1,59 @@
+/**
+ * `pnpm bench:peer-trials [trials] [seconds]`: leasehold_async against redlock, side by side, on
+ * the two workloads issue 23 sets targets for: one caller's lock+unlock p50 (target ≤ 0.5×
+ * redlock's) and 64 callers on 8 shared keys (target ≥ 1.5× redlock's pairs/s). Each trial starts
+ * a new server process, warms both peers, then runs one c1 round and one contended round of each
+ * peer, the order alternating between trials; it prints each trial's ratios and their medians.
+ * A quicker, focused form of `pnpm bench peers` for measuring a change to the request path: no
+ * etcd, no PostgreSQL, nothing written to the results. `LEASEHOLD_SERVER_NODE_ARGS` (space
+ * separated) is passed to the server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+ */
+import { leaseholdPeer } from "./peers/leasehold-peer.js";
+import type { PeerDriver } from "./peers/peer.js";
+import { openRedlockPeer } from "./peers/redlock-peer.js";
+import { runRound, type PeerWorkload } from "./peers/workloads.js";
+import { startServerProcess } from "./server-process.js";
+import { quantile } from "./stats.js";
+
+const trials = Number(process.argv[2] ?? 3);
+const seconds = Number(process.argv[3] ?? 2);
+const nodeArgs = (process.env.LEASEHOLD_SERVER_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
+
+/** One round of `workload` on `driver`: the c1 pair p50 in µs, or the pairs per second. */
+async function measure(driver: PeerDriver, workload: PeerWorkload, ms: number): Promise<number> {
+  const session = await driver.session();
+  const result = await runRound(session, workload, ms, { pairs: workload === "c1", waits: false });
+  await session.end();
+  return workload === "c1" ? quantile(result.pairUs, 0.5) : result.pairs / result.seconds;
+}
+
+const redlock = await openRedlockPeer();
+const c1Ratios: number[] = [];
+const contendedRatios: number[] = [];
+try {
+  for (let t = 0; t < trials; t++) {
+    const server = await startServerProcess({ nodeArgs });
+    try {
+      const leasehold = leaseholdPeer("leasehold_async", server.url, "try", true);
+      const order = t % 2 === 0 ? [leasehold, redlock.driver] : [redlock.driver, leasehold];
+      for (const d of order) for (const w of ["c1", "contended"] as const) await measure(d, w, 1_500);
+      const c1 = new Map<string, number>();
+      const contended = new Map<string, number>();
+      for (const d of order) c1.set(d.name, await measure(d, "c1", seconds * 1_000));
+      for (const d of order) contended.set(d.name, await measure(d, "contended", seconds * 1_000));
+      const c1Ratio = c1.get("leasehold_async")! / c1.get("redlock")!;
+      const contendedRatio = contended.get("leasehold_async")! / contended.get("redlock")!;
+      c1Ratios.push(c1Ratio);
+      contendedRatios.push(contendedRatio);
+      console.log(
+        `trial ${t + 1}/${trials}: c1 p50 leasehold ${c1.get("leasehold_async")!.toFixed(0)} µs, redlock ${c1.get("redlock")!.toFixed(0)} µs, ratio ${c1Ratio.toFixed(2)}; ` +
+          `contended leasehold ${Math.round(contended.get("leasehold_async")!)} pairs/s, redlock ${Math.round(contended.get("redlock")!)}, ratio ${contendedRatio.toFixed(2)}`,
+      );
+    } finally {
+      await server.stop();
+    }
+  }
+} finally {
+  await redlock.close();
+}
+console.log(`median c1 p50 ratio leasehold/redlock ${quantile(c1Ratios, 0.5).toFixed(2)} (target <= 0.5); median contended ratio ${quantile(contendedRatios, 0.5).toFixed(2)} (target >= 1.5)`);
