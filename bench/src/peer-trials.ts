@@ -7,6 +7,8 @@
  * A quicker, focused form of `pnpm bench peers` for measuring a change to the request path: no
  * etcd, no PostgreSQL, nothing written to the results. `LEASEHOLD_SERVER_NODE_ARGS` (space
  * separated) is passed to the server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+ * `LEASEHOLD_BASELINE_CLI=<another build's packages/server/dist/cli.js>` also runs leasehold_async
+ * against a server of that build in the same rounds (`baseline`), for an A/B of a server change.
  */
 import { leaseholdPeer } from "./peers/leasehold-peer.js";
 import type { PeerDriver } from "./peers/peer.js";
@@ -18,6 +20,7 @@ import { quantile } from "./stats.js";
 const trials = Number(process.argv[2] ?? 3);
 const seconds = Number(process.argv[3] ?? 2);
 const nodeArgs = (process.env.LEASEHOLD_SERVER_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
+const baselineCli = process.env.LEASEHOLD_BASELINE_CLI;
 
 /** One round of `workload` on `driver`: the c1 pair p50 in µs, or the pairs per second. */
 async function measure(driver: PeerDriver, workload: PeerWorkload, ms: number): Promise<number> {
@@ -30,12 +33,18 @@ async function measure(driver: PeerDriver, workload: PeerWorkload, ms: number): 
 const redlock = await openRedlockPeer();
 const c1Ratios: number[] = [];
 const contendedRatios: number[] = [];
+const baselineC1Ratios: number[] = [];
+const baselineContendedRatios: number[] = [];
 try {
   for (let t = 0; t < trials; t++) {
     const server = await startServerProcess({ nodeArgs });
+    const baselineServer = baselineCli === undefined ? undefined : await startServerProcess({ cli: baselineCli });
     try {
       const leasehold = leaseholdPeer("leasehold_async", server.url, "try", true);
-      const order = t % 2 === 0 ? [leasehold, redlock.driver] : [redlock.driver, leasehold];
+      // The baseline build's driver is told apart by its name in the maps below.
+      const baseline: PeerDriver | undefined = baselineServer === undefined ? undefined : { ...leaseholdPeer("leasehold_sync", baselineServer.url, "try", true), name: "leasehold_sync" };
+      const base = t % 2 === 0 ? [leasehold, redlock.driver] : [redlock.driver, leasehold];
+      const order = baseline === undefined ? base : t % 2 === 0 ? [...base, baseline] : [baseline, ...base];
       for (const d of order) for (const w of ["c1", "contended"] as const) await measure(d, w, 1_500);
       const c1 = new Map<string, number>();
       const contended = new Map<string, number>();
@@ -45,15 +54,22 @@ try {
       const contendedRatio = contended.get("leasehold_async")! / contended.get("redlock")!;
       c1Ratios.push(c1Ratio);
       contendedRatios.push(contendedRatio);
+      if (baseline !== undefined) {
+        baselineC1Ratios.push(c1.get("leasehold_sync")! / c1.get("redlock")!);
+        baselineContendedRatios.push(contended.get("leasehold_sync")! / contended.get("redlock")!);
+        console.log(`  baseline build: c1 p50 ${c1.get("leasehold_sync")!.toFixed(0)} µs, ratio ${baselineC1Ratios.at(-1)!.toFixed(2)}; contended ${Math.round(contended.get("leasehold_sync")!)} pairs/s, ratio ${baselineContendedRatios.at(-1)!.toFixed(2)}`);
+      }
       console.log(
         `trial ${t + 1}/${trials}: c1 p50 leasehold ${c1.get("leasehold_async")!.toFixed(0)} µs, redlock ${c1.get("redlock")!.toFixed(0)} µs, ratio ${c1Ratio.toFixed(2)}; ` +
           `contended leasehold ${Math.round(contended.get("leasehold_async")!)} pairs/s, redlock ${Math.round(contended.get("redlock")!)}, ratio ${contendedRatio.toFixed(2)}`,
       );
     } finally {
       await server.stop();
+      await baselineServer?.stop();
     }
   }
 } finally {
   await redlock.close();
 }
+if (baselineCli !== undefined) console.log(`baseline build: median c1 p50 ratio ${quantile(baselineC1Ratios, 0.5).toFixed(2)}; median contended ratio ${quantile(baselineContendedRatios, 0.5).toFixed(2)}`);
 console.log(`median c1 p50 ratio leasehold/redlock ${quantile(c1Ratios, 0.5).toFixed(2)} (target <= 0.5); median contended ratio ${quantile(contendedRatios, 0.5).toFixed(2)} (target >= 1.5)`);
