@@ -1,9 +1,11 @@
 /**
- * `pnpm bench:peer-trials [trials] [seconds]`: leasehold_async against redlock, side by side, on
+ * `pnpm bench:peer-trials [trials] [rounds]`: leasehold_async against redlock, side by side, on
  * the two workloads issue 23 sets targets for: one caller's lock+unlock p50 (target ≤ 0.5×
  * redlock's) and 64 callers on 8 shared keys (target ≥ 1.5× redlock's pairs/s). Each trial starts
- * a new server process, warms both peers, then runs one c1 round and one contended round of each
- * peer, the order alternating between trials; it prints each trial's ratios and their medians.
+ * a new server process, warms both peers, then runs `rounds` (default 6) short slices (0.5 s) of
+ * each workload on each peer, the order rotating every round, so that the load of a shared machine,
+ * which moves within seconds, hits every peer alike; c1 pools the pairs of all slices (p50), the
+ * contended figure is the median slice. It prints each trial's ratios and their medians.
  * A quicker, focused form of `pnpm bench peers` for measuring a change to the request path: no
  * etcd, no PostgreSQL, nothing written to the results. `LEASEHOLD_SERVER_NODE_ARGS` (space
  * separated) is passed to the server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
@@ -18,16 +20,31 @@ import { startServerProcess } from "./server-process.js";
 import { quantile } from "./stats.js";
 
 const trials = Number(process.argv[2] ?? 3);
-const seconds = Number(process.argv[3] ?? 2);
+const rounds = Number(process.argv[3] ?? 6);
+const SLICE_MS = 500;
 const nodeArgs = (process.env.LEASEHOLD_SERVER_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
 const baselineCli = process.env.LEASEHOLD_BASELINE_CLI;
 
-/** One round of `workload` on `driver`: the c1 pair p50 in µs, or the pairs per second. */
-async function measure(driver: PeerDriver, workload: PeerWorkload, ms: number): Promise<number> {
+/** One slice of `workload` on `driver`: the pairs' durations in µs (c1), and the pairs per second. */
+async function slice(driver: PeerDriver, workload: PeerWorkload, ms: number): Promise<{ pairUs: number[]; rate: number }> {
   const session = await driver.session();
   const result = await runRound(session, workload, ms, { pairs: workload === "c1", waits: false });
   await session.end();
-  return workload === "c1" ? quantile(result.pairUs, 0.5) : result.pairs / result.seconds;
+  return { pairUs: result.pairUs, rate: result.pairs / result.seconds };
+}
+
+/** `rounds` slices of `workload` on each driver, rotating the order: per driver, c1's pooled p50 (µs) or the median rate. */
+async function measure(drivers: readonly PeerDriver[], workload: PeerWorkload): Promise<Map<string, number>> {
+  const pooled = new Map<string, number[]>(drivers.map((d) => [d.name, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < drivers.length; i++) {
+      const driver = drivers[(i + r) % drivers.length]!;
+      const { pairUs, rate } = await slice(driver, workload, SLICE_MS);
+      if (workload === "c1") pooled.get(driver.name)!.push(...pairUs);
+      else pooled.get(driver.name)!.push(rate);
+    }
+  }
+  return new Map([...pooled].map(([name, values]) => [name, quantile(values, 0.5)]));
 }
 
 const redlock = await openRedlockPeer();
@@ -45,11 +62,9 @@ try {
       const baseline: PeerDriver | undefined = baselineServer === undefined ? undefined : { ...leaseholdPeer("leasehold_sync", baselineServer.url, "try", true), name: "leasehold_sync" };
       const base = t % 2 === 0 ? [leasehold, redlock.driver] : [redlock.driver, leasehold];
       const order = baseline === undefined ? base : t % 2 === 0 ? [...base, baseline] : [baseline, ...base];
-      for (const d of order) for (const w of ["c1", "contended"] as const) await measure(d, w, 1_500);
-      const c1 = new Map<string, number>();
-      const contended = new Map<string, number>();
-      for (const d of order) c1.set(d.name, await measure(d, "c1", seconds * 1_000));
-      for (const d of order) contended.set(d.name, await measure(d, "contended", seconds * 1_000));
+      for (const d of order) for (const w of ["c1", "contended"] as const) await slice(d, w, 1_500);
+      const c1 = await measure(order, "c1");
+      const contended = await measure(order, "contended");
       const c1Ratio = c1.get("leasehold_async")! / c1.get("redlock")!;
       const contendedRatio = contended.get("leasehold_async")! / contended.get("redlock")!;
       c1Ratios.push(c1Ratio);

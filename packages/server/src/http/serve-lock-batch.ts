@@ -99,28 +99,6 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
       if (tokens.length > 0) gatheredTokens.push(...tokens);
       return;
     }
-    // Later lines (grants handed over by a release) are gathered too, until the end of the
-    // current task: one release often grants several entries of this batch (an unlock of 8
-    // tokens under contention), and a write each was a socket write, with its chunk header, each.
-    late += text;
-    if (tokens.length > 0) lateTokens.push(...tokens);
-    if (!lateScheduled) {
-      lateScheduled = true;
-      queueMicrotask(flushLate);
-    }
-  };
-  let late = "";
-  let lateTokens: string[] = [];
-  let lateScheduled = false;
-  /** Write the lines gathered since the last flush (a no-op when the client left: `close` releases their tokens). */
-  const flushLate = (): void => {
-    lateScheduled = false;
-    if (late === "") return;
-    const text = late;
-    const tokens = lateTokens;
-    late = "";
-    lateTokens = [];
-    if (exchange.gone || res.destroyed) return;
     res.write(text, tokens.length === 0 ? undefined : delivered(tokens));
   };
 
@@ -148,7 +126,5 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
   exchange.onGone = () => run.abandon();
   await run.done;
   exchange.onGone = null;
-  // The last lines may still be gathered (run.done settles in the task of the last answer).
-  flushLate();
   if (!exchange.gone) res.end();
 }
