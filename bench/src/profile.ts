@@ -1,7 +1,9 @@
 /**
- * `pnpm bench:profile [label] [seconds]`: profile the server's hot path (`node --cpu-prof`) and the
- * client's (the inspector's profiler) while 64 callers run lock + tryUnlock with lock batching,
- * the peers suite's c64 workload, and print the top frames by self time of each as Markdown
+ * `pnpm bench:profile [label] [seconds] [workload]`: profile the server's hot path (`node --cpu-prof`)
+ * and the client's (the inspector's profiler) while a peers-suite workload runs lock + tryUnlock with
+ * lock batching (`c64`, the default: 64 callers on own keys; `contended`: 64 callers on 8 keys; `c1`:
+ * one caller), and print the top frames by self time of each (with `LEASEHOLD_PROFILE_AREAS=1`, also
+ * self time by area: a leasehold package's directory, a dependency, Node's own modules) as Markdown
  * tables, also written to `bench/results/profile-<label>.md`, which `pnpm bench` includes in
  * docs/benchmarks.md ("Profiles"). The profiles themselves are kept in
  * `bench/results/profiles/<label>-{server,client}.cpuprofile` (git-ignored) for Chrome DevTools.
