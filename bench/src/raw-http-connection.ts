@@ -48,6 +48,11 @@ export class RawHttpConnection {
     this.socket.destroy();
   }
 
+  /** True once the socket is gone (closed by either side, e.g. the server's keep-alive timeout): open a new one. */
+  get closed(): boolean {
+    return this.socket.destroyed;
+  }
+
   private tryParse(): void {
     const end = this.buffer.indexOf("\r\n\r\n");
     if (end < 0 || !this.waiting) return;

@@ -16,15 +16,16 @@ const cli = fileURLToPath(new URL("../../packages/server/dist/cli.js", import.me
 
 /**
  * Start `packages/server/dist/cli.js` on an ephemeral port (or `port`) and wait for its `listening`
- * line. `clusterArgs` starts a cluster member instead of a single server with a data directory.
+ * line. `clusterArgs` starts a cluster member instead of a single server with a data directory;
+ * `cli` starts another build's `cli.js` (an A/B comparison of two commits; default this one's).
  */
 export async function startServerProcess(
-  options: { leaseMs?: number; nodeArgs?: readonly string[]; clusterArgs?: readonly string[] | undefined; port?: number | undefined } = {},
+  options: { leaseMs?: number; nodeArgs?: readonly string[]; clusterArgs?: readonly string[] | undefined; port?: number | undefined; cli?: string | undefined } = {},
 ): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "leasehold-bench-"));
   // Cluster members (`clusterArgs`: `--cluster <conn>` and friends) keep their bounds in PostgreSQL, not a data directory.
   const store = options.clusterArgs === undefined ? ["--data-dir", dataDir] : [...options.clusterArgs];
-  const args = [...(options.nodeArgs ?? []), cli, "--host", "127.0.0.1", "--port", String(options.port ?? 0), ...store, "--log-level", "info"];
+  const args = [...(options.nodeArgs ?? []), options.cli ?? cli, "--host", "127.0.0.1", "--port", String(options.port ?? 0), ...store, "--log-level", "info"];
   if (options.leaseMs !== undefined) args.push("--lease-ms", String(options.leaseMs));
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   const listening = new Promise<string>((resolve, reject) => {

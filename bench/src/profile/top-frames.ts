@@ -48,3 +48,32 @@ export function topFrames(profile: CpuProfile, limit: number): Frame[] {
     .slice(0, limit)
     .map(([frame, n]) => ({ frame, selfPercent: (100 * n) / total }));
 }
+
+/** The area a script belongs to, for {@link byArea}: a leasehold package's directory, a dependency, or Node's own code. */
+function areaOf(functionName: string, url: string): string {
+  if (url === "") return functionName.startsWith("(") ? functionName : "(native)";
+  const pkg = /packages\/([^/]+)\/dist\/(?:([^/]+)\/)?/.exec(url);
+  if (pkg) return `${pkg[1]}${pkg[2] !== undefined && !pkg[2].endsWith(".js") ? `/${pkg[2]}` : ""}`;
+  const nm = /node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (nm) return nm[1]!;
+  const internal = /^node:internal\/(?:(streams|http|http2|util|process|timers|perf|fs)\b|([^/]+))/.exec(url);
+  if (internal) return `node:${internal[1] ?? internal[2]}`;
+  return url.startsWith("node:") ? url : "(other)";
+}
+
+/**
+ * Self time grouped by area (`server/http`, `server/engine`, `undici`, `node:_http_server`,
+ * `(idle)`, `(garbage collector)`, …), as percent of all samples, largest first.
+ */
+export function byArea(profile: CpuProfile): { area: string; percent: number }[] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const counts = new Map<string, number>();
+  for (const id of profile.samples) {
+    const node = byId.get(id);
+    if (node === undefined) continue;
+    const area = areaOf(node.callFrame.functionName, node.callFrame.url);
+    counts.set(area, (counts.get(area) ?? 0) + 1);
+  }
+  const total = profile.samples.length || 1;
+  return [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([area, n]) => ({ area, percent: (100 * n) / total }));
+}

@@ -14,6 +14,8 @@ function trimHttpWhitespace(part: string): string {
  */
 export function checkContentType(header: string | undefined, allowMissing: boolean): void {
   if (header === undefined && allowMissing) return;
+  // What clients send (leasehold's own sends the first): accepted without splitting and trimming.
+  if (header === "application/json" || header === "application/json; charset=utf-8") return;
   const [mediaType = "", ...parameters] = (header ?? "").split(";").map(trimHttpWhitespace);
   if (mediaType.toLowerCase() !== "application/json") {
     throw new LeaseholdError(

@@ -5,6 +5,8 @@ import { LeaseholdError, validateNamespace } from "@leasehold/protocol";
  * same client mistake as a bad namespace, so it gets the same 400.
  */
 export function decodeNamespace(raw: string): string {
+  // Without a `%` there is nothing to decode (and nothing decodeURIComponent could refuse).
+  if (!raw.includes("%")) return validateNamespace(raw);
   let decoded: string;
   try {
     decoded = decodeURIComponent(raw);
