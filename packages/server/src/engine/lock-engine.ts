@@ -482,7 +482,7 @@ export class LockEngine {
    * gate (a hand-over exports its final state after closing it), is read as it stands.
    */
   exportNamespace(namespace: string): NamespaceImage {
-    if (this.closed) this.catchUp();
+    if (this.closed) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
     const now = this.gate === null || (this.gate !== REPLICA_GATE && this.gate.isOpen(this.clock())) ? this.catchUp() : this.clock();
     const ns = this.namespaces.get(namespace);
     return ns === undefined ? emptyImage(namespace, this.reserver.floor(namespace) + 1, this.waitSerial) : exportNamespace(ns, now, this.waitSerial);

@@ -66,8 +66,10 @@ export class LockTable {
       const spec = specs[i] as LockSpec;
       if (spec.limit === undefined) continue;
       let d = ns.descriptors.get(spec.descriptor);
-      // Replicated even for an idle descriptor kept in the map: a later take reuses it, limit and all.
-      if (this.sink !== null && d?.limit !== spec.limit) this.sink(ns.name, { type: "limit", descriptor: spec.descriptor, limit: spec.limit });
+      // Replicated for every permit spec, even an unchanged limit or an idle descriptor kept in the
+      // map: a replica may lack the descriptor, or hold it with another limit (made fresh where the
+      // leader reused an idle one), and a later take reuses it, limit and all.
+      if (this.sink !== null) this.sink(ns.name, { type: "limit", descriptor: spec.descriptor, limit: spec.limit });
       if (d === undefined) {
         d = new DescriptorState(spec.descriptor, spec.limit);
         ns.descriptors.set(spec.descriptor, d);

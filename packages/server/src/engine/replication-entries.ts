@@ -144,8 +144,9 @@ export interface WaiterEndedEntry {
 }
 
 /**
- * A request set the live permit limit of a descriptor to a new value (on arrival, whatever its
- * outcome), including one it brings into use just for that, or an idle one the table keeps.
+ * A request set the live permit limit of a descriptor (on arrival, whatever its outcome): one per
+ * permit spec of every lock request, changed or not, including a descriptor it brings into use
+ * just for that or an idle one the table keeps.
  */
 export interface LimitEntry {
   readonly type: "limit";

@@ -48,7 +48,9 @@ describe("the change feed", () => {
     leader.unlock("ns", { tokens: [t1] });
     leader.startTransactions("ns", { count: 1 });
     leader.acquireTimestampLease("ns", { name: "n", count: 1 });
-    expect(entries.map((e) => e.type)).toEqual(["grant", "waiting", "limit", "grant", "counter", "release", "grant", "grant", "grant"]);
+    expect(entries.map((e) => e.type)).toEqual(["limit", "grant", "waiting", "limit", "grant", "counter", "release", "grant", "grant", "grant"]);
+    // The first request brings b into use with its limit; the third changes it.
+    expect(entries.shift()).toEqual({ type: "limit", descriptor: "b", limit: 2 });
     expect(entries[0]).toEqual({ type: "grant", kind: "lock", token: "t1", holds: [{ descriptor: "a", mode: "exclusive", fencingToken: 1 }, { descriptor: "b", mode: "permit", fencingToken: 2, limit: 2 }], allOrNone: true, max: 2, waitedMs: 0, next: 3 });
     expect(entries[1]).toMatchObject({ type: "waiting", serial: 1, requestId: "r1", clientDescription: "w", remainingMs: 500, queuedOn: { descriptor: "a", mode: "exclusive" }, holds: [], next: 3 });
     expect(entries[2]).toEqual({ type: "limit", descriptor: "b", limit: 3 });
@@ -124,7 +126,7 @@ describe("a replica", () => {
       ["a shared grant next to an exclusive holder", { type: "grant", kind: "lock", token: "t9", holds: [{ descriptor: "a", mode: "shared", fencingToken: 5 }], allOrNone: true, max: 1, waitedMs: 0, next: 9 }],
       ["a fencing token at or above the counter", { type: "grant", kind: "lock", token: "t9", holds: [{ descriptor: "z", mode: "exclusive", fencingToken: 9 }], allOrNone: true, max: 1, waitedMs: 0, next: 9 }],
       ["an unknown waiter's end", { type: "waiter-ended", serial: 4, reason: "timeout" }],
-      ["a limit on a descriptor not in use", { type: "limit", descriptor: "zz", limit: 2 }],
+      ["a limit below 1", { type: "limit", descriptor: "a", limit: 0 }],
       ["a malformed entry (no holds)", { type: "grant", kind: "lock", token: "t9", allOrNone: true, max: 1, waitedMs: 0, next: 9 }],
       ["a malformed entry (bad mode)", { type: "grant", kind: "lock", token: "t9", holds: [{ descriptor: "q", mode: "sole", fencingToken: 1 }], allOrNone: true, max: 1, waitedMs: 0, next: 9 }],
       ["an entry of an unknown type", { type: "refresh", token: "t1" }],

@@ -10,6 +10,7 @@ export interface SeqSource extends TokenSource {
   n: number;
 }
 
+/** Tokens `t1`, `t2`, … from a counter the test can read and set. */
 export function seqSource(): SeqSource {
   const source = { n: 0, next: () => `t${++source.n}` };
   return source;
