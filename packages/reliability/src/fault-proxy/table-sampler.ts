@@ -31,14 +31,22 @@ export interface TableSampler {
 }
 
 /**
+ * The engine keeps lease times in whole milliseconds and rounds an expiry up, never early
+ * (engine/lease-queue.ts), so a holder may outlive `renewal + leaseMs` by under a millisecond.
+ * (Seen once: still held 0.1 ms after the un-rounded end.) The promise to clients, `validForMs`, is
+ * half the lease and unaffected.
+ */
+const ENGINE_TIME_RESOLUTION_MS = 1;
+
+/**
  * Look at the lock table from inside the server at a fixed interval and check, each time:
  * - `exclusive-snapshot`: a descriptor held exclusively has exactly one holder, and no descriptor
  *   has holders in two modes;
  * - `holder-past-lease`: no holder outlived its lease. The sample first makes the engine catch up
  *   (a refresh of a token that does not exist, sent through the untapped method: it reaps every
  *   lease due by then and changes nothing else), then reads `snapshot()` in the same tick. A holder
- *   whose latest renewal the tap recorded as finished by `t`, with `t + leaseMs` before the probe
- *   began, must have been reaped;
+ *   whose latest renewal the tap recorded as finished by `t`, with `t + leaseMs` (plus the
+ *   engine's 1 ms time resolution) before the probe began, must have been reaped;
  * - `holder-after-unlock`: no holder is still there after an unlock call that released it finished.
  */
 export function startTableSampler(options: TableSamplerOptions): TableSampler {
@@ -68,7 +76,7 @@ export function startTableSampler(options: TableSamplerOptions): TableSampler {
             unattributed++;
             continue;
           }
-          if (rec.maxRenewAfter + leaseMs < probeAt) {
+          if (rec.maxRenewAfter + leaseMs + ENGINE_TIME_RESOLUTION_MS < probeAt) {
             violations.add(
               "holder-past-lease",
               `${ns}/${d.descriptor} fencing ${h.fencingToken}: last renewal done by ${rec.maxRenewAfter.toFixed(1)} ms, lease ${leaseMs} ms, still held at ${probeAt.toFixed(1)} ms`,
