@@ -50,7 +50,7 @@ export function tokenImage(req: LockRequestState): TokenImage {
 
 /** The grant entry of a token just granted; `waiter` is the handle it waited with, if it did. */
 export function grantEntry(req: LockRequestState, waiter: PendingLock | null): GrantEntry {
-  const entry = { type: "grant" as const, ...tokenImage(req), next: req.namespace.nextValue } as GrantEntry & { waiter?: number };
+  const entry = { type: "grant" as const, ...tokenImage(req), next: req.namespace.nextValue } as GrantEntry & { waiter?: number | undefined };
   if (waiter !== null) entry.waiter = waiter.waitSerial;
   return entry;
 }

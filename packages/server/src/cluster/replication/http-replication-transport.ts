@@ -4,6 +4,9 @@ import type { ReplicationTransport } from "./replication-sender.js";
 import { replicationPath, ReplicationRefusal, type RefusalCode, type ReplicationAck, type ReplicationMessage } from "./replication-wire.js";
 
 /** Options of {@link createHttpReplicationTransport}. */
+
+/** The `error` object of a refusal, as far as the sender reads it. */
+type RefusalBody = { code?: unknown; message?: unknown; details?: unknown };
 export interface HttpReplicationTransportOptions {
   /** The standby's advertised URL (`http://host:port`). */
   readonly url: string;
@@ -54,7 +57,7 @@ export function createHttpReplicationTransport(options: HttpReplicationTransport
         if (typeof ackedSeq !== "number") throw new Error(`the standby at ${origin} answered 200 without ackedSeq`);
         return { ackedSeq };
       }
-      const error = (parsed as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error;
+      const error = (parsed as { error?: RefusalBody | undefined }).error;
       const code = error?.code;
       if (answer.statusCode >= 400 && answer.statusCode < 500 && typeof code === "string" && (CODES as readonly string[]).includes(code)) {
         const details = typeof error?.details === "object" && error.details !== null ? (error.details as Record<string, unknown>) : {};
