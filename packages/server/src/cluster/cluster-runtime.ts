@@ -2,13 +2,15 @@ import { randomUUID } from "node:crypto";
 import { unavailable } from "./cluster-errors.js";
 import type { LossReason } from "./cluster-metrics.js";
 import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
-import type { HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
+import type { AcquiredTerm, HeldTerm, LeaseClaim, LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { LeaseRenewer } from "./lease-renewer.js";
 import { observeRows, planShards, type Seen } from "./plan-shards.js";
 import { effectiveValidForMs } from "../engine/lock-engine-options.js";
 import { gateMargin, leaseWaitEnd } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
+import { canHandOver, handOverTerm } from "./replication/hand-over.js";
+import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
 
 export type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
@@ -59,6 +61,8 @@ export class ClusterRuntime {
   coordinatorDown: string | null = null;
   /** Hears every term that ended (the service folds its counters into its totals). */
   onTermEnded: (term: ShardTerm) => void = () => undefined;
+  /** Takes over shards with this member's replicas (`--replicas 1`), `null`: every term starts empty. */
+  promoter: ReplicaPromoter | null = null;
   /** The URL other servers and clients reach this one at; set once the server listens. */
   url: string;
 
@@ -186,20 +190,26 @@ export class ClusterRuntime {
     // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
     // statement, and an acquisition that lands after this point releases itself.
     const held: HeldTerm[] = [];
+    const handing: ShardTerm[] = [];
     for (const term of this.terms) {
       if (term === null) continue;
-      held.push({ shard: term.shard, epoch: term.epoch });
-      this.lose(term, "stopping", "this server is shutting down");
+      // With an in-sync standby the term ends (gate closed) but its replication stays open.
+      const handOff = canHandOver(term);
+      (handOff ? handing : held).push(term);
+      this.lose(term, "stopping", "this server is shutting down", handOff);
     }
-    const { coordinator, serverId, logger } = this.options;
+    const { coordinator, serverId, logger, leaderLeaseMs } = this.options;
     if (this.shards === null) return;
+    const context = { coordinator, serverId, incarnation: this.identity.incarnation, leaderLeaseMs, logger };
+    const moved = await Promise.all(handing.map((term) => handOverTerm(term, context)));
+    handing.forEach((term, i) => moved[i] !== true && held.push(term));
     try {
       // Leave the member list before releasing, so the servers that hear the release compute their
       // shares without this one and take the shards at once. A heartbeat in flight would put the
       // row back after the delete: wait for it first (bounded by the statement timeout).
       await this.renewer.stop();
       await coordinator.leave(this.identity);
-      await coordinator.release(serverId, held);
+      await coordinator.release(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })));
     } catch (err) {
       logger.warn({ err, shards: held.length }, "could not release shards at stop; other servers take them once their leases expire");
     }
@@ -222,10 +232,10 @@ export class ClusterRuntime {
     }
   }
 
-  private lose(term: ShardTerm, kind: LossReason, reason: string): void {
+  private lose(term: ShardTerm, kind: LossReason, reason: string, handingOver = false): void {
     if (this.terms[term.shard] !== term) return;
     this.terms[term.shard] = null;
-    term.end(unavailable(`this server stopped leading shard ${term.shard} (${reason}); re-send to its new leader`, this.retryAfterMs, { shard: term.shard }));
+    term.end(unavailable(`this server stopped leading shard ${term.shard} (${reason}); re-send to its new leader`, this.retryAfterMs, { shard: term.shard }), handingOver);
     const { logger, metrics } = this.options;
     metrics.transitions.inc({ event: "lost" });
     metrics.losses.inc({ reason: kind });
@@ -327,7 +337,9 @@ export class ClusterRuntime {
   private observe(leases: ShardLease[], readSentAt: number): void {
     this.leases = leases;
     this.leasesReadAt = readSentAt;
-    const orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.terms.map((t) => t?.epoch));
+    let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.terms.map((t) => t?.epoch));
+    // Rows handed over to this standby are adopted with its replica; the rest are released.
+    if (this.promoter !== null && !this.stopping) orphans = this.promoter.adoptOrAnswer(orphans, leases, (row, carried) => this.adopt(row, carried));
     if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);
   }
 
@@ -367,24 +379,51 @@ export class ClusterRuntime {
   private async acquire(shard: number): Promise<void> {
     const row = this.leases[shard];
     if (row === undefined || this.terms[shard] !== null) return;
-    const { coordinator, serverId, leaderLeaseMs, leaseMs, logger, metrics } = this.options;
-    const url = this.url;
-    const leaderId = randomUUID();
-    const validForMs = effectiveValidForMs(leaseMs, this.options.validForMs); // recorded by the acquisition, before the term serves
+    // The in-sync standby of this very process takes the shard with its replica (same leaderId).
+    const carried = this.promoter?.forTakeover(row) ?? null;
+    const claim = this.claim(carried?.leaderId ?? randomUUID(), carried !== null && this.promoter?.fencesAcquisition === true);
     const sentAt = this.clock();
     const sentWall = this.wallClock();
     let got;
     try {
-      got = await coordinator.acquire(shard, row.version, { serverId, incarnation: this.identity.incarnation, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs, validForMs });
+      got = await this.options.coordinator.acquire(shard, row.version, claim);
     } catch (err) {
       return this.warn(err, "a shard acquisition failed; its outcome is read back next round");
     }
-    if (got === null) return;
+    if (got !== null) this.startTerm(row, got, claim, sentAt, sentWall, carried);
+  }
+
+  /** A row handed over to this standby: start its term with the replica once the fenced adoption wrote the row. */
+  private async adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
+    const claim = this.claim(carried.leaderId, true);
+    const sentAt = this.clock();
+    const sentWall = this.wallClock();
+    let got;
+    try {
+      got = await this.options.coordinator.adoptHandOver(row.shard, row.epoch, claim);
+    } catch (err) {
+      return this.warn(err, "adopting a handed-over shard failed; it expires and is taken over as after a crash");
+    }
+    if (got !== null && this.terms[row.shard] === null) this.startTerm(row, got, claim, sentAt, sentWall, carried);
+  }
+
+  private claim(leaderId: string, withState: boolean): LeaseClaim {
+    const { serverId, leaderLeaseMs, leaseMs } = this.options;
+    const validForMs = effectiveValidForMs(leaseMs, this.options.validForMs); // recorded by the acquisition, before the term serves
+    return { serverId, incarnation: this.identity.incarnation, url: this.url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs, validForMs, withState };
+  }
+
+  /** Serve a term just acquired (or adopted): empty with the lease-wait, or a promoted replica's table without one. */
+  private startTerm(row: ShardLease, got: AcquiredTerm, claim: LeaseClaim, sentAt: number, sentWall: number, carried: CarriedTable | null): void {
+    const shard = got.shard;
+    const { coordinator, serverId, leaderLeaseMs, leaseMs, logger, metrics } = this.options;
+    const { url, leaderId, validForMs } = claim;
     if (this.stopping) {
-      await coordinator.release(serverId, [got]).catch(() => undefined);
+      void coordinator.release(serverId, [got]).catch(() => undefined);
       return;
     }
-    const leaseWaitMs = this.options.breaks?.has("lease-wait") === true ? 0 : leaseWaitEnd(0, got.lockDelayMs, this.options.leaderLeaseMs);
+    // A promoted table carries every lock granted: nothing to wait out.
+    const leaseWaitMs = carried !== null || this.options.breaks?.has("lease-wait") === true ? 0 : leaseWaitEnd(0, got.lockDelayMs, this.options.leaderLeaseMs);
     const term = new ShardTerm({
       term: got,
       leaderId,
@@ -395,7 +434,7 @@ export class ClusterRuntime {
       wallClock: this.wallClock,
       gateUntil: { monotonic: sentAt + leaderLeaseMs - this.margin, wall: sentWall + leaderLeaseMs - this.margin },
       grantsFrom: this.clock() + leaseWaitMs,
-      lockDelayMs: got.lockDelayMs,
+      lockDelayMs: carried !== null ? validForMs : got.lockDelayMs,
       gateless: this.options.breaks?.has("gate") === true,
       leaseMs,
       validForMs,
@@ -405,15 +444,17 @@ export class ClusterRuntime {
       retryAfterMs: this.retryAfterMs,
       onFailed: this.failTerm,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
+      carried: carried?.namespaces,
     });
     this.terms[shard] = term;
     this.leases[shard] = { ...row, holder: serverId, url, leaderId, incarnation: this.identity.incarnation, epoch: got.epoch, expired: false };
     // Counted from when it was sent, the gate may close before the next tick's renewal answers
     // when the acquisition waited long for a connection: renew this term at once then.
     if (this.clock() - sentAt > leaderLeaseMs / 3 - this.margin) this.renewer.renewSoon();
-    const reason = row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
+    const reason = carried !== null ? (row.holder === serverId ? "handed over" : "standby takeover") : row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
     metrics.transitions.inc({ event: "acquired" });
     logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs, leaseWaitMs }, "shard acquired");
+    if (carried !== null) this.promoter?.logPromotion(term, row.holder === serverId ? "hand-over" : "takeover", carried.epoch);
   }
 
   /** Log a bug met while serving (a lock batch entry that threw something not a LeaseholdError). */

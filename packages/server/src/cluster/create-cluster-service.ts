@@ -11,6 +11,7 @@ import { ClusterKeyHolder, loadingClusterKey } from "./replication/cluster-key-h
 import { ReplicationMetrics, type ShardReplicationView } from "./replication/replication-metrics.js";
 import { createStandbySide, type StandbySide } from "./replication/standby-side.js";
 import { LeaderSide } from "./replication/leader-side.js";
+import { ReplicaPromoter } from "./replication/promote-replica.js";
 import { testBreaks, testReserveBlock } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
@@ -178,7 +179,9 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
   });
   if (options.replicas === 1) {
     const unsafeAnswerFirst = breaks.has("answer-before-ack");
-    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst });
+    const unsafeAnyEpoch = breaks.has("promote-any-epoch");
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, keepStaleReplicas: unsafeAnyEpoch });
+    r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyEpoch });
     leader.start();
   }
   const members = new ClusterMembersView({
