@@ -179,9 +179,9 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
   });
   if (options.replicas === 1) {
     const unsafeAnswerFirst = breaks.has("answer-before-ack");
-    const unsafeAnyEpoch = breaks.has("promote-any-epoch");
-    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, keepStaleReplicas: unsafeAnyEpoch });
-    r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyEpoch });
+    const unsafeAnyReplica = breaks.has("promote-any-replica");
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, keepStaleReplicas: unsafeAnyReplica });
+    r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica });
     leader.start();
   }
   const members = new ClusterMembersView({

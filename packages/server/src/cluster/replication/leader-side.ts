@@ -34,7 +34,7 @@ export interface LeaderSideOptions {
   readonly standby: StandbySide;
   /** Default: the real clock. */
   readonly clock?: ReplicationClock | undefined;
-  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=promote-any-epoch`): replicas of superseded terms are kept (see `ReplicaPromoter`). Default false. */
+  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=promote-any-replica`): replicas of superseded terms are kept (see `ReplicaPromoter`). Default false. */
   readonly keepStaleReplicas?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=answer-before-ack`): see `SyncRuleOptions.unsafeAnswerFirst`. Default false. */
   readonly unsafeAnswerFirst?: boolean | undefined;

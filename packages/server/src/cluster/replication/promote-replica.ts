@@ -25,12 +25,12 @@ export interface ReplicaPromoterOptions {
   readonly incarnation: string;
   readonly logger: Logger;
   /**
-   * TEST ONLY (`LEASEHOLD_TEST_BREAK=promote-any-epoch`): promote whatever replica this member
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=promote-any-replica`): promote whatever replica this member
    * holds of the shard, whatever the row says of its standby, incarnation, epoch and leaderId (and
    * keep replicas of superseded epochs, see `LeaderSide`), so a negative control can show that a
    * stale table promoted resurrects void tokens. Default false.
    */
-  readonly unsafeAnyEpoch?: boolean | undefined;
+  readonly unsafeAnyReplica?: boolean | undefined;
 }
 
 /** Starts a term on a promoted table: the runtime's own term set-up. */
@@ -56,7 +56,7 @@ export class ReplicaPromoter {
    * (`LeaseClaim.withState`); false only under the test break, which promotes without them.
    */
   get fencesAcquisition(): boolean {
-    return this.options.unsafeAnyEpoch !== true;
+    return this.options.unsafeAnyReplica !== true;
   }
 
   /**
@@ -65,10 +65,10 @@ export class ReplicaPromoter {
    * checks the same row conditions in the statement.
    */
   forTakeover(row: ShardLease): CarriedTable | null {
-    const { serverId, incarnation, unsafeAnyEpoch } = this.options;
+    const { serverId, incarnation, unsafeAnyReplica } = this.options;
     const replica = this.options.store.get(row.shard);
     if (replica === undefined) return null;
-    if (unsafeAnyEpoch !== true) {
+    if (unsafeAnyReplica !== true) {
       if (!row.inSync || row.standbyId !== serverId || row.standbyIncarnation !== incarnation) return null;
       if (replica.stream.epoch !== row.epoch || replica.stream.leaderId !== row.leaderId || replica.stream.standbyIncarnation !== incarnation) return null;
     }

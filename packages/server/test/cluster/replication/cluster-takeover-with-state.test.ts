@@ -15,18 +15,26 @@ type Row = { shard: number; holder: string | null; leader_id: string | null; sta
 describe("cluster CLI with --replicas 1: the in-sync standby takes the shard over with its table", () => {
   let schema: TestSchema;
   const running: CliProcess[] = [];
-  const start = async (): Promise<CliProcess> => {
-    const server = await startCli([
-      "--port", "0",
-      "--cluster", schema.connectionString,
-      "--leader-lease-ms", String(LEADER_LEASE_MS),
-      "--shards", String(SHARDS),
-      "--lease-ms", String(LEASE_MS),
-      "--replicas", "1",
-      "--log-level", "info",
-    ]);
-    running.push(server);
-    return server;
+  /** Start a server; `unsafeBreak` (TEST ONLY) switches that rule off in it (test-breaks.ts). */
+  const start = async (unsafeBreak?: string): Promise<CliProcess> => {
+    const knobs = unsafeBreak === undefined ? ["--log-level", "info"] : ["--log-level", "debug", "--unsafe-test-knobs"];
+    // The child inherits the environment at spawn time.
+    if (unsafeBreak !== undefined) process.env.LEASEHOLD_TEST_BREAK = unsafeBreak;
+    try {
+      const server = await startCli([
+        "--port", "0",
+        "--cluster", schema.connectionString,
+        "--leader-lease-ms", String(LEADER_LEASE_MS),
+        "--shards", String(SHARDS),
+        "--lease-ms", String(LEASE_MS),
+        "--replicas", "1",
+        ...knobs,
+      ]);
+      running.push(server);
+      return server;
+    } finally {
+      delete process.env.LEASEHOLD_TEST_BREAK;
+    }
   };
 
   beforeEach(async () => {
@@ -44,9 +52,9 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
   const rows = () => schema.query<Row>("SELECT shard, holder, leader_id, standby_id, in_sync, epoch FROM leases ORDER BY shard");
 
   /** Two servers, one shard each, each shard's standby in sync; a lock held on `held` in a namespace a leads. */
-  async function heldAtA() {
+  async function heldAtA(bBreak?: string) {
     const a = await start();
-    const b = await start();
+    const b = await start(bBreak);
     const map = await settled([a.url, b.url], 20_000, (m) => ledBy(m, a.url) === 1 && ledBy(m, b.url) === 1);
     const ns = namespaceLedBy(map, a.url);
     const shard = shardOf(ns, SHARDS);
@@ -121,5 +129,49 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
     expect(promoted).toMatchObject({ kind: "takeover", epoch: epoch + 1, fromEpoch: epoch, leaderId, leaseWaitMs: 0 });
     expect(promoted!.locksCarried).toBeGreaterThanOrEqual(1);
     expect(b.lines.find((l) => l.msg === "shard acquired" && l.shard === shard && l.epoch === epoch + 1)).toMatchObject({ reason: "standby takeover", leaseWaitMs: 0, leaderId });
+  }, 60_000);
+
+  /**
+   * The standby falls behind (SIGSTOP): a records it not in sync, then unlocks the held lock and
+   * grants it again to another token. a dies, b resumes and takes the shard. Its replica is stale
+   * (it still holds the unlocked token), so the rule must keep b from promoting it: b starts the
+   * shard empty, under a new leaderId. Answers what b says of the unlocked token and of the new one.
+   */
+  async function staleStandbyTakesOver(bBreak?: string) {
+    const { a, b, ns, shard, token, leaderId } = await heldAtA(bBreak);
+    b.child.kill("SIGSTOP");
+    // A grant waits for the stopped standby until a records it not in sync (a third of a leader lease).
+    const other = (await op(a.url, ns, "lock", { locks: [{ descriptor: "other", mode: "exclusive" }], acquireTimeoutMs: 0 })).json as LockResponse;
+    expect(other.status).toBe("acquired");
+    const [row] = await schema.query<Row>("SELECT in_sync FROM leases WHERE shard = $1", [shard]);
+    expect(row).toMatchObject({ in_sync: false });
+    expect((await op(a.url, ns, "unlock", { tokens: [token] })).status).toBe(200);
+    const again = (await op(a.url, ns, "lock", { locks: [{ descriptor: "held", mode: "exclusive" }], acquireTimeoutMs: 0 })).json as LockResponse;
+    if (again.status !== "acquired") throw new Error(`a did not grant held again: ${JSON.stringify(again)}`);
+    a.child.kill("SIGKILL");
+    await a.exited;
+    b.child.kill("SIGCONT");
+    const unlocked = await refreshAt(b.url, ns, token);
+    const current = (await op(b.url, ns, "refresh", { tokens: [again.token] })).json as RefreshResponse;
+    const acquired = b.lines.find((l) => l.msg === "shard acquired" && l.shard === shard);
+    return { unlocked: unlocked.refreshed, current: current.refreshed, leaderId, acquired };
+  }
+
+  it("a standby that fell behind (not in sync) never promotes its stale table: the shard starts empty under a new leaderId, with the lease-wait", async () => {
+    const { unlocked, acquired, leaderId } = await staleStandbyTakesOver();
+    // The check: a token unlocked at the old leader is not held anywhere.
+    expect(unlocked).toEqual([]);
+    expect(acquired).toMatchObject({ reason: "expired" });
+    expect(acquired!.leaderId).not.toBe(leaderId);
+    expect(acquired!.leaseWaitMs).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("negative control (LEASEHOLD_TEST_BREAK=promote-any-replica): with the rule off, the stale table is promoted and the check fires", async () => {
+    const { unlocked, current, leaderId, acquired } = await staleStandbyTakesOver("promote-any-replica");
+    // The check of the test above fails: the unlocked token is held again at the new leader, and
+    // the lock a granted last (same leaderId) is lost.
+    expect(unlocked).not.toEqual([]);
+    expect(current).toEqual([]);
+    expect(acquired).toMatchObject({ leaderId, leaseWaitMs: 0 });
   }, 60_000);
 });
