@@ -1,4 +1,4 @@
-import { shardOf, type LockResponse, type RefreshResponse } from "@leasehold/protocol";
+import { shardOf, type LockResponse, type RefreshResponse, type TimestampsResponse } from "@leasehold/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startCli, type CliProcess } from "../../support/cli-process.js";
 import { sleep, waitFor } from "../../support/wait-for.js";
@@ -73,7 +73,8 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
     // Not vacuous: the row names b as a's in-sync standby when a goes.
     expect(row).toMatchObject({ leader_id: locked.lease.leaderId, standby_id: expect.any(String), in_sync: true });
     expect(row!.standby_id).not.toBe(row!.holder);
-    return { a, b, ns, shard, token: locked.token, leaderId: locked.lease.leaderId, epoch: Number(row!.epoch) };
+    const stamps = (await op(a.url, ns, "timestamps", { count: 1_000 })).json as TimestampsResponse;
+    return { a, b, ns, shard, token: locked.token, leaderId: locked.lease.leaderId, epoch: Number(row!.epoch), lastTimestamp: stamps.start + stamps.count - 1 };
   }
 
   /** Refresh `token` at `url` until the shard answers there (421/503 meanwhile); answers the refresh. */
@@ -89,7 +90,10 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
   }
 
   /** What the new leader must answer once it took the shard with the table. */
-  async function expectTableCarried(b: CliProcess, ns: string, token: string, leaderId: string): Promise<void> {
+  async function expectTableCarried(b: CliProcess, ns: string, token: string, leaderId: string, lastTimestamp: number): Promise<void> {
+    // Timestamps go on above every one the old leader handed out (the carried counter resumes above the stored bound).
+    const stamps = (await op(b.url, ns, "timestamps", { count: 1 })).json as TimestampsResponse;
+    expect(stamps.start).toBeGreaterThan(lastTimestamp);
     // The held lock stays held: excluded at b, its token refreshed there.
     const busy = (await op(b.url, ns, "lock", { locks: [{ descriptor: "held", mode: "exclusive" }], acquireTimeoutMs: 0 })).json as LockResponse;
     expect(busy.status).toBe("timeout");
@@ -101,12 +105,12 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
   }
 
   it("SIGTERM of the leader: it hands the shard over; the standby serves at once with the held lock held, the same leaderId and no lease-wait", async () => {
-    const { a, b, ns, shard, token, leaderId, epoch } = await heldAtA();
+    const { a, b, ns, shard, token, leaderId, epoch, lastTimestamp } = await heldAtA();
     a.child.kill("SIGTERM");
     expect((await a.exited).code).toBe(0);
     const refreshed = await refreshAt(b.url, ns, token);
     expect(refreshed.refreshed).toEqual([token]);
-    await expectTableCarried(b, ns, token, leaderId);
+    await expectTableCarried(b, ns, token, leaderId, lastTimestamp);
     // The log lines: a handed over, b promoted its replica without a lease-wait.
     expect(a.lines.find((l) => l.msg === "shard handed over" && l.shard === shard)).toMatchObject({ epoch, newEpoch: epoch + 1, leaderId });
     const promoted = b.lines.find((l) => l.msg === "standby promoted" && l.shard === shard);
@@ -119,12 +123,12 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
   }, 60_000);
 
   it("SIGKILL of the leader: the in-sync standby takes over once the lease expired, the token valid, no lease-wait", async () => {
-    const { a, b, ns, shard, token, leaderId, epoch } = await heldAtA();
+    const { a, b, ns, shard, token, leaderId, epoch, lastTimestamp } = await heldAtA();
     a.child.kill("SIGKILL");
     await a.exited;
     const refreshed = await refreshAt(b.url, ns, token);
     expect(refreshed.refreshed).toEqual([token]);
-    await expectTableCarried(b, ns, token, leaderId);
+    await expectTableCarried(b, ns, token, leaderId, lastTimestamp);
     const promoted = b.lines.find((l) => l.msg === "standby promoted" && l.shard === shard);
     expect(promoted).toMatchObject({ kind: "takeover", epoch: epoch + 1, fromEpoch: epoch, leaderId, leaseWaitMs: 0 });
     expect(promoted!.locksCarried).toBeGreaterThanOrEqual(1);
