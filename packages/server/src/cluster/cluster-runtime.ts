@@ -56,6 +56,9 @@ export class ClusterRuntime {
   private running: Promise<void> | null = null;
   private again = false;
   private stopping = false;
+  /** When the heartbeat that answered {@link members} was sent, and when the last hand-over to this server was adopted. */
+  private membersSentAt = -Infinity;
+  private adoptedAt = -Infinity;
   private lastWarnAt = -Infinity;
   /** Why the last pass or join attempt could not reach PostgreSQL, or `null`. */
   coordinatorDown: string | null = null;
@@ -200,15 +203,18 @@ export class ClusterRuntime {
     }
     const { coordinator, serverId, logger, leaderLeaseMs } = this.options;
     if (this.shards === null) return;
+    // Leave the member list before handing over and releasing, so the servers that hear the NOTIFY
+    // compute their shares without this one and take the shards at once. A heartbeat in flight
+    // would put the row back after the delete: wait for it first (bounded by the statement timeout).
+    const left = this.renewer
+      .stop()
+      .then(() => coordinator.leave(this.identity))
+      .catch((err: unknown) => logger.warn({ err }, "could not leave the member list at stop; the heartbeat ages out"));
+    await left;
     const context = { coordinator, serverId, incarnation: this.identity.incarnation, leaderLeaseMs, logger };
     const moved = await Promise.all(handing.map((term) => handOverTerm(term, context)));
     handing.forEach((term, i) => moved[i] !== true && held.push(term));
     try {
-      // Leave the member list before releasing, so the servers that hear the release compute their
-      // shares without this one and take the shards at once. A heartbeat in flight would put the
-      // row back after the delete: wait for it first (bounded by the statement timeout).
-      await this.renewer.stop();
-      await coordinator.leave(this.identity);
       await coordinator.release(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })));
     } catch (err) {
       logger.warn({ err, shards: held.length }, "could not release shards at stop; other servers take them once their leases expire");
@@ -226,6 +232,7 @@ export class ClusterRuntime {
   /** A heartbeat sent at `sentAt` answered the live members. */
   private heardMembers(members: LiveMember[], sentAt: number): void {
     this.members = members;
+    this.membersSentAt = sentAt;
     // Another live process took this server id over (this one was paused): lead nothing.
     if (this.identity.observe(members, sentAt) === "lost") {
       for (const term of this.terms) if (term !== null) this.lose(term, "duplicate", `another live process runs with --server-id ${this.options.serverId}`);
@@ -368,7 +375,8 @@ export class ClusterRuntime {
       for (let shard = queue.shift(); shard !== undefined; shard = queue.shift()) await this.acquire(shard);
     };
     await Promise.all(Array.from({ length: Math.min(ACQUIRE_LANES, queue.length) }, lane));
-    if (plan.release !== null) {
+    // A hand-over comes from a member that is leaving: balance only by a member list heard since.
+    if (plan.release !== null && this.membersSentAt > this.adoptedAt) {
       const term = this.terms[plan.release];
       if (term === null || term === undefined) return;
       this.lose(term, "balance", `balancing: this server leads more than its share of ${plan.share}`);
@@ -396,7 +404,7 @@ export class ClusterRuntime {
   /** A row handed over to this standby: start its term with the replica once the fenced adoption wrote the row. */
   private async adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
     const claim = this.claim(carried.leaderId, true);
-    const sentAt = this.clock();
+    const sentAt = (this.adoptedAt = this.clock());
     const sentWall = this.wallClock();
     let got;
     try {
