@@ -1,16 +1,15 @@
-import { randomUUID } from "node:crypto";
 import { unavailable } from "./cluster-errors.js";
 import type { LossReason } from "./cluster-metrics.js";
 import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
-import type { AcquiredTerm, HeldTerm, LeaseClaim, LiveMember, ShardLease } from "./coordinator.js";
+import type { HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { LeaseRenewer } from "./lease-renewer.js";
 import { observeRows, planShards, type Seen } from "./plan-shards.js";
-import { effectiveValidForMs } from "../engine/lock-engine-options.js";
-import { gateMargin, leaseWaitEnd } from "./margins.js";
+import { gateMargin } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
 import { canHandOver, handOverTerm } from "./replication/hand-over.js";
 import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
+import { TermStarter } from "./term-starter.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
 
 export type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
@@ -50,6 +49,8 @@ export class ClusterRuntime {
   private listening = false;
   private joining: JoinRetry | null = null;
   private readonly renewer: LeaseRenewer;
+  /** Acquires shards and starts their terms (empty, or with a promoted replica). */
+  private readonly starter: TermStarter;
   private readonly wallClock: () => number;
   private readonly margin: number;
   private timer: NodeJS.Timeout | null = null;
@@ -90,6 +91,25 @@ export class ClusterRuntime {
       onUnmatched: (term) => this.lose(term, "renewal", "the renewal matched nothing: another server may lead it"),
       onMembers: (members, sentAt) => this.heardMembers(members, sentAt),
       onError: (err, msg) => this.warn(err, msg),
+    });
+    this.starter = new TermStarter({
+      options,
+      clock: this.clock,
+      wallClock: this.wallClock,
+      margin: this.margin,
+      incarnation: this.identity.incarnation,
+      url: () => this.url,
+      retryAfterMs: () => this.retryAfterMs,
+      stopping: () => this.stopping,
+      promoter: () => this.promoter,
+      led: (shard) => this.terms[shard] ?? null,
+      onFailed: (term, reason) => this.failTerm(term, reason),
+      onStarted: (term, row) => {
+        this.terms[term.shard] = term;
+        this.leases[term.shard] = row;
+      },
+      renewSoon: () => this.renewer.renewSoon(),
+      warn: (err, msg) => this.warn(err, msg),
     });
   }
 
@@ -384,85 +404,16 @@ export class ClusterRuntime {
     }
   }
 
-  private async acquire(shard: number): Promise<void> {
+  private acquire(shard: number): Promise<void> {
     const row = this.leases[shard];
-    if (row === undefined || this.terms[shard] !== null) return;
-    // The in-sync standby of this very process takes the shard with its replica (same leaderId).
-    const carried = this.promoter?.forTakeover(row) ?? null;
-    const claim = this.claim(carried?.leaderId ?? randomUUID(), carried !== null && this.promoter?.fencesAcquisition === true);
-    const sentAt = this.clock();
-    const sentWall = this.wallClock();
-    let got;
-    try {
-      got = await this.options.coordinator.acquire(shard, row.version, claim);
-    } catch (err) {
-      return this.warn(err, "a shard acquisition failed; its outcome is read back next round");
-    }
-    if (got !== null) this.startTerm(row, got, claim, sentAt, sentWall, carried);
+    if (row === undefined || this.terms[shard] !== null) return Promise.resolve();
+    return this.starter.acquire(row);
   }
 
   /** A row handed over to this standby: start its term with the replica once the fenced adoption wrote the row. */
-  private async adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
-    const claim = this.claim(carried.leaderId, true);
-    const sentAt = (this.adoptedAt = this.clock());
-    const sentWall = this.wallClock();
-    let got;
-    try {
-      got = await this.options.coordinator.adoptHandOver(row.shard, row.epoch, claim);
-    } catch (err) {
-      return this.warn(err, "adopting a handed-over shard failed; it expires and is taken over as after a crash");
-    }
-    if (got !== null && this.terms[row.shard] === null) this.startTerm(row, got, claim, sentAt, sentWall, carried);
-  }
-
-  private claim(leaderId: string, withState: boolean): LeaseClaim {
-    const { serverId, leaderLeaseMs, leaseMs } = this.options;
-    const validForMs = effectiveValidForMs(leaseMs, this.options.validForMs); // recorded by the acquisition, before the term serves
-    return { serverId, incarnation: this.identity.incarnation, url: this.url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs, validForMs, withState };
-  }
-
-  /** Serve a term just acquired (or adopted): empty with the lease-wait, or a promoted replica's table without one. */
-  private startTerm(row: ShardLease, got: AcquiredTerm, claim: LeaseClaim, sentAt: number, sentWall: number, carried: CarriedTable | null): void {
-    const shard = got.shard;
-    const { coordinator, serverId, leaderLeaseMs, leaseMs, logger, metrics } = this.options;
-    const { url, leaderId, validForMs } = claim;
-    if (this.stopping) {
-      void coordinator.release(serverId, [got]).catch(() => undefined);
-      return;
-    }
-    // A promoted table carries every lock granted: nothing to wait out.
-    const leaseWaitMs = carried !== null || this.options.breaks?.has("lease-wait") === true ? 0 : leaseWaitEnd(0, got.lockDelayMs, this.options.leaderLeaseMs);
-    const term = new ShardTerm({
-      term: got,
-      leaderId,
-      serverId,
-      coordinator,
-      logger,
-      clock: this.clock,
-      wallClock: this.wallClock,
-      gateUntil: { monotonic: sentAt + leaderLeaseMs - this.margin, wall: sentWall + leaderLeaseMs - this.margin },
-      grantsFrom: this.clock() + leaseWaitMs,
-      lockDelayMs: carried !== null ? validForMs : got.lockDelayMs,
-      gateless: this.options.breaks?.has("gate") === true,
-      leaseMs,
-      validForMs,
-      maxWaitingPerNamespace: this.options.maxWaitingPerNamespace,
-      watchTtlMs: this.options.watchTtlMs,
-      reserveBlock: this.options.reserveBlock,
-      retryAfterMs: this.retryAfterMs,
-      onFailed: this.failTerm,
-      onBoundExtended: () => metrics.boundExtensions.inc({}),
-      carried: carried?.namespaces,
-    });
-    this.terms[shard] = term;
-    this.leases[shard] = { ...row, holder: serverId, url, leaderId, incarnation: this.identity.incarnation, epoch: got.epoch, expired: false };
-    // Counted from when it was sent, the gate may close before the next tick's renewal answers
-    // when the acquisition waited long for a connection: renew this term at once then.
-    if (this.clock() - sentAt > leaderLeaseMs / 3 - this.margin) this.renewer.renewSoon();
-    const reason = carried !== null ? (row.holder === serverId ? "handed over" : "standby takeover") : row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
-    metrics.transitions.inc({ event: "acquired" });
-    logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs, leaseWaitMs }, "shard acquired");
-    if (carried !== null) this.promoter?.logPromotion(term, row.holder === serverId ? "hand-over" : "takeover", carried.epoch);
+  private adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
+    this.adoptedAt = this.clock();
+    return this.starter.adopt(row, carried);
   }
 
   /** Log a bug met while serving (a lock batch entry that threw something not a LeaseholdError). */
