@@ -42,34 +42,31 @@ export class TermStarter {
   constructor(private readonly host: TermStarterHost) {}
 
   /** Try to acquire `row`'s shard as it was read (its version). */
-  async acquire(row: ShardLease): Promise<void> {
-    const { host } = this;
-    const promoter = host.promoter();
+  acquire(row: ShardLease): Promise<void> {
+    const promoter = this.host.promoter();
     // The in-sync standby of this very process takes the shard with its replica (same leaderId).
     const carried = promoter?.forTakeover(row) ?? null;
     const claim = this.claim(carried?.leaderId ?? randomUUID(), carried !== null && promoter?.fencesAcquisition === true);
-    const sentAt = host.clock();
-    const sentWall = host.wallClock();
-    let got;
-    try {
-      got = await host.options.coordinator.acquire(row.shard, row.version, claim);
-    } catch (err) {
-      return host.warn(err, "a shard acquisition failed; its outcome is read back next round");
-    }
-    if (got !== null) this.start(row, got, claim, sentAt, sentWall, carried);
+    return this.claimThenStart(row, claim, carried, () => this.host.options.coordinator.acquire(row.shard, row.version, claim), "a shard acquisition failed; its outcome is read back next round");
   }
 
   /** Adopt a row handed over to this standby: start its term with the replica once the fenced adoption wrote the row. */
-  async adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
-    const { host } = this;
+  adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
     const claim = this.claim(carried.leaderId, true);
+    const failed = "adopting a handed-over shard failed; it expires and is taken over as after a crash";
+    return this.claimThenStart(row, claim, carried, () => this.host.options.coordinator.adoptHandOver(row.shard, row.epoch, claim), failed);
+  }
+
+  /** Send the claiming statement (times taken just before), then start the term unless it matched nothing or the shard is led already. */
+  private async claimThenStart(row: ShardLease, claim: LeaseClaim, carried: CarriedTable | null, statement: () => Promise<AcquiredTerm | null>, failed: string): Promise<void> {
+    const { host } = this;
     const sentAt = host.clock();
     const sentWall = host.wallClock();
     let got;
     try {
-      got = await host.options.coordinator.adoptHandOver(row.shard, row.epoch, claim);
+      got = await statement();
     } catch (err) {
-      return host.warn(err, "adopting a handed-over shard failed; it expires and is taken over as after a crash");
+      return host.warn(err, failed);
     }
     if (got !== null && host.led(row.shard) === null) this.start(row, got, claim, sentAt, sentWall, carried);
   }
