@@ -93,8 +93,8 @@ Options:
   --shards <n>          cluster mode: shard count of a new cluster (default: 64; an existing
                         cluster keeps its count and refuses a different one)
   --replicas <0|1>      cluster mode: 1 streams each led shard to a standby, grants answered once
-                        it acknowledged them; 0 turns that off (default: 0 until the standby's
-                        takeover with state is wired)
+                        it acknowledged them, so locks survive a SIGTERM or crash of their
+                        leader; 0 turns that off (default: 1)
   --unsafe-test-knobs   TEST ONLY, cluster mode: with --log-level debug, let LEASEHOLD_TEST_BREAK
                         and LEASEHOLD_TEST_RESERVE_BLOCK switch safety rules off for the
                         reliability suite's negative controls (default: off; never in production)
@@ -140,7 +140,7 @@ function parseFlags(argv: readonly string[]) {
         "server-id": { type: "string" },
         "leader-lease-ms": { type: "string", default: "3000" },
         shards: { type: "string" },
-        replicas: { type: "string", default: "0" },
+        replicas: { type: "string", default: "1" },
         "unsafe-test-knobs": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
         version: { type: "boolean", short: "v", default: false },

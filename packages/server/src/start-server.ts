@@ -212,9 +212,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
 
   async function stop(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    member?.leader?.stop();
     // Answers every waiting lock request 503 and persists the bound; handlers then write the 503s.
+    // A cluster member hands shards with an in-sync standby over first: their streams stay open
+    // until then, so the leader side stops after.
     await service.close();
+    member?.leader?.stop();
     await member?.members.close();
     server.closeIdleConnections();
     const timer = setTimeout(() => server.closeAllConnections(), closeTimeoutMs);

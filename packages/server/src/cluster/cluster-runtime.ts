@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { unavailable } from "./cluster-errors.js";
 import type { LossReason } from "./cluster-metrics.js";
 import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
@@ -6,9 +5,11 @@ import type { HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { LeaseRenewer } from "./lease-renewer.js";
 import { observeRows, planShards, type Seen } from "./plan-shards.js";
-import { effectiveValidForMs } from "../engine/lock-engine-options.js";
-import { gateMargin, leaseWaitEnd } from "./margins.js";
+import { gateMargin } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
+import { canHandOver, handOverTerm } from "./replication/hand-over.js";
+import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
+import { TermStarter } from "./term-starter.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
 
 export type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
@@ -48,17 +49,24 @@ export class ClusterRuntime {
   private listening = false;
   private joining: JoinRetry | null = null;
   private readonly renewer: LeaseRenewer;
+  /** Acquires shards and starts their terms (empty, or with a promoted replica). */
+  private readonly starter: TermStarter;
   private readonly wallClock: () => number;
   private readonly margin: number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
   private stopping = false;
+  /** When the heartbeat that answered {@link members} was sent, and when the last hand-over to this server was adopted. */
+  private membersSentAt = -Infinity;
+  private adoptedAt = -Infinity;
   private lastWarnAt = -Infinity;
   /** Why the last pass or join attempt could not reach PostgreSQL, or `null`. */
   coordinatorDown: string | null = null;
   /** Hears every term that ended (the service folds its counters into its totals). */
   onTermEnded: (term: ShardTerm) => void = () => undefined;
+  /** Takes over shards with this member's replicas (`--replicas 1`), `null`: every term starts empty. */
+  promoter: ReplicaPromoter | null = null;
   /** The URL other servers and clients reach this one at; set once the server listens. */
   url: string;
 
@@ -83,6 +91,25 @@ export class ClusterRuntime {
       onUnmatched: (term) => this.lose(term, "renewal", "the renewal matched nothing: another server may lead it"),
       onMembers: (members, sentAt) => this.heardMembers(members, sentAt),
       onError: (err, msg) => this.warn(err, msg),
+    });
+    this.starter = new TermStarter({
+      options,
+      clock: this.clock,
+      wallClock: this.wallClock,
+      margin: this.margin,
+      incarnation: this.identity.incarnation,
+      url: () => this.url,
+      retryAfterMs: () => this.retryAfterMs,
+      stopping: () => this.stopping,
+      promoter: () => this.promoter,
+      led: (shard) => this.terms[shard] ?? null,
+      onFailed: (term, reason) => this.failTerm(term, reason),
+      onStarted: (term, row) => {
+        this.terms[term.shard] = term;
+        this.leases[term.shard] = row;
+      },
+      renewSoon: () => this.renewer.renewSoon(),
+      warn: (err, msg) => this.warn(err, msg),
     });
   }
 
@@ -186,20 +213,29 @@ export class ClusterRuntime {
     // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
     // statement, and an acquisition that lands after this point releases itself.
     const held: HeldTerm[] = [];
+    const handing: ShardTerm[] = [];
     for (const term of this.terms) {
       if (term === null) continue;
-      held.push({ shard: term.shard, epoch: term.epoch });
-      this.lose(term, "stopping", "this server is shutting down");
+      // With an in-sync standby the term ends (gate closed) but its replication stays open.
+      const handOff = canHandOver(term);
+      (handOff ? handing : held).push(term);
+      this.lose(term, "stopping", "this server is shutting down", handOff);
     }
-    const { coordinator, serverId, logger } = this.options;
+    const { coordinator, serverId, logger, leaderLeaseMs } = this.options;
     if (this.shards === null) return;
+    // Leave the member list before handing over and releasing, so the servers that hear the NOTIFY
+    // compute their shares without this one and take the shards at once. A heartbeat in flight
+    // would put the row back after the delete: wait for it first (bounded by the statement timeout).
+    const left = this.renewer
+      .stop()
+      .then(() => coordinator.leave(this.identity))
+      .catch((err: unknown) => logger.warn({ err }, "could not leave the member list at stop; the heartbeat ages out"));
+    await left;
+    const context = { coordinator, serverId, incarnation: this.identity.incarnation, leaderLeaseMs, logger };
+    const moved = await Promise.all(handing.map((term) => handOverTerm(term, context)));
+    handing.forEach((term, i) => moved[i] !== true && held.push(term));
     try {
-      // Leave the member list before releasing, so the servers that hear the release compute their
-      // shares without this one and take the shards at once. A heartbeat in flight would put the
-      // row back after the delete: wait for it first (bounded by the statement timeout).
-      await this.renewer.stop();
-      await coordinator.leave(this.identity);
-      await coordinator.release(serverId, held);
+      await coordinator.release(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })));
     } catch (err) {
       logger.warn({ err, shards: held.length }, "could not release shards at stop; other servers take them once their leases expire");
     }
@@ -216,16 +252,17 @@ export class ClusterRuntime {
   /** A heartbeat sent at `sentAt` answered the live members. */
   private heardMembers(members: LiveMember[], sentAt: number): void {
     this.members = members;
+    this.membersSentAt = sentAt;
     // Another live process took this server id over (this one was paused): lead nothing.
     if (this.identity.observe(members, sentAt) === "lost") {
       for (const term of this.terms) if (term !== null) this.lose(term, "duplicate", `another live process runs with --server-id ${this.options.serverId}`);
     }
   }
 
-  private lose(term: ShardTerm, kind: LossReason, reason: string): void {
+  private lose(term: ShardTerm, kind: LossReason, reason: string, handingOver = false): void {
     if (this.terms[term.shard] !== term) return;
     this.terms[term.shard] = null;
-    term.end(unavailable(`this server stopped leading shard ${term.shard} (${reason}); re-send to its new leader`, this.retryAfterMs, { shard: term.shard }));
+    term.end(unavailable(`this server stopped leading shard ${term.shard} (${reason}); re-send to its new leader`, this.retryAfterMs, { shard: term.shard }), handingOver);
     const { logger, metrics } = this.options;
     metrics.transitions.inc({ event: "lost" });
     metrics.losses.inc({ reason: kind });
@@ -327,7 +364,9 @@ export class ClusterRuntime {
   private observe(leases: ShardLease[], readSentAt: number): void {
     this.leases = leases;
     this.leasesReadAt = readSentAt;
-    const orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.terms.map((t) => t?.epoch));
+    let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.terms.map((t) => t?.epoch));
+    // Rows handed over to this standby are adopted with its replica; the rest are released.
+    if (this.promoter !== null && !this.stopping) orphans = this.promoter.adoptOrAnswer(orphans, leases, (row, carried) => this.adopt(row, carried));
     if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);
   }
 
@@ -356,7 +395,8 @@ export class ClusterRuntime {
       for (let shard = queue.shift(); shard !== undefined; shard = queue.shift()) await this.acquire(shard);
     };
     await Promise.all(Array.from({ length: Math.min(ACQUIRE_LANES, queue.length) }, lane));
-    if (plan.release !== null) {
+    // A hand-over comes from a member that is leaving: balance only by a member list heard since.
+    if (plan.release !== null && this.membersSentAt > this.adoptedAt) {
       const term = this.terms[plan.release];
       if (term === null || term === undefined) return;
       this.lose(term, "balance", `balancing: this server leads more than its share of ${plan.share}`);
@@ -364,56 +404,16 @@ export class ClusterRuntime {
     }
   }
 
-  private async acquire(shard: number): Promise<void> {
+  private acquire(shard: number): Promise<void> {
     const row = this.leases[shard];
-    if (row === undefined || this.terms[shard] !== null) return;
-    const { coordinator, serverId, leaderLeaseMs, leaseMs, logger, metrics } = this.options;
-    const url = this.url;
-    const leaderId = randomUUID();
-    const validForMs = effectiveValidForMs(leaseMs, this.options.validForMs); // recorded by the acquisition, before the term serves
-    const sentAt = this.clock();
-    const sentWall = this.wallClock();
-    let got;
-    try {
-      got = await coordinator.acquire(shard, row.version, { serverId, incarnation: this.identity.incarnation, url, leaderId, leaderLeaseMs, lockLeaseMs: leaseMs, validForMs });
-    } catch (err) {
-      return this.warn(err, "a shard acquisition failed; its outcome is read back next round");
-    }
-    if (got === null) return;
-    if (this.stopping) {
-      await coordinator.release(serverId, [got]).catch(() => undefined);
-      return;
-    }
-    const leaseWaitMs = this.options.breaks?.has("lease-wait") === true ? 0 : leaseWaitEnd(0, got.lockDelayMs, this.options.leaderLeaseMs);
-    const term = new ShardTerm({
-      term: got,
-      leaderId,
-      serverId,
-      coordinator,
-      logger,
-      clock: this.clock,
-      wallClock: this.wallClock,
-      gateUntil: { monotonic: sentAt + leaderLeaseMs - this.margin, wall: sentWall + leaderLeaseMs - this.margin },
-      grantsFrom: this.clock() + leaseWaitMs,
-      lockDelayMs: got.lockDelayMs,
-      gateless: this.options.breaks?.has("gate") === true,
-      leaseMs,
-      validForMs,
-      maxWaitingPerNamespace: this.options.maxWaitingPerNamespace,
-      watchTtlMs: this.options.watchTtlMs,
-      reserveBlock: this.options.reserveBlock,
-      retryAfterMs: this.retryAfterMs,
-      onFailed: this.failTerm,
-      onBoundExtended: () => metrics.boundExtensions.inc({}),
-    });
-    this.terms[shard] = term;
-    this.leases[shard] = { ...row, holder: serverId, url, leaderId, incarnation: this.identity.incarnation, epoch: got.epoch, expired: false };
-    // Counted from when it was sent, the gate may close before the next tick's renewal answers
-    // when the acquisition waited long for a connection: renew this term at once then.
-    if (this.clock() - sentAt > leaderLeaseMs / 3 - this.margin) this.renewer.renewSoon();
-    const reason = row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
-    metrics.transitions.inc({ event: "acquired" });
-    logger.info({ shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs, leaseWaitMs }, "shard acquired");
+    if (row === undefined || this.terms[shard] !== null) return Promise.resolve();
+    return this.starter.acquire(row);
+  }
+
+  /** A row handed over to this standby: start its term with the replica once the fenced adoption wrote the row. */
+  private adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
+    this.adoptedAt = this.clock();
+    return this.starter.adopt(row, carried);
   }
 
   /** Log a bug met while serving (a lock batch entry that threw something not a LeaseholdError). */

@@ -115,6 +115,14 @@ export interface Coordinator {
    * in sync. Answers the new term, or `null` when it matched nothing.
    */
   handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number): Promise<HandedOverTerm | null>;
+  /**
+   * The standby a shard was handed to starts its term: one statement fenced by the handed-over
+   * row (shard, `epoch`, holder and incarnation the claim's, `leader_id` the claim's) sets a fresh
+   * expiry of `claim.leaderLeaseMs` (the serving gate counts from when it was sent) and records
+   * the lease-wait as an acquisition does (`validForMs`, complete up to this epoch) before the
+   * term serves. Answers the term, or `null` when it matched nothing.
+   */
+  adoptHandOver(shard: number, epoch: number, claim: LeaseClaim): Promise<AcquiredTerm | null>;
   /** Close every connection. */
   close(): Promise<void>;
 }
@@ -222,6 +230,13 @@ export interface LeaseClaim {
    * before the term serves anything: the record is never below what a client of it was told.
    */
   readonly validForMs: number;
+  /**
+   * True for a standby taking the shard over with its replica: the acquisition then also requires
+   * the row to keep {@link leaderId} (the replica's) and to name this process as its in-sync
+   * standby, and it keeps `leader_id` (the table moves with the leadership). Default false: a new
+   * `leaderId` and no standby condition.
+   */
+  readonly withState?: boolean | undefined;
 }
 
 /** A term just acquired. */

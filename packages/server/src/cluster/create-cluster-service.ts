@@ -11,6 +11,7 @@ import { ClusterKeyHolder, loadingClusterKey } from "./replication/cluster-key-h
 import { ReplicationMetrics, type ShardReplicationView } from "./replication/replication-metrics.js";
 import { createStandbySide, type StandbySide } from "./replication/standby-side.js";
 import { LeaderSide } from "./replication/leader-side.js";
+import { ReplicaPromoter } from "./replication/promote-replica.js";
 import { testBreaks, testReserveBlock } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
@@ -64,9 +65,11 @@ export interface ClusterOptions {
   readonly onFatal?: ((err: Error) => void) | undefined;
   /**
    * Standbys per shard (`--replicas`): 1 streams each led shard's table to a standby (grant answers
-   * wait for its acknowledgement), 0 turns replication off. Default 0 for now: the standby's
-   * takeover with state and the hand-over at SIGTERM are not wired yet (issue 21), and until they
-   * are, a standby costs an acknowledgement per grant and saves nothing; the design's default is 1.
+   * wait for its acknowledgement), which takes the shard over with every lock when its leader stops
+   * (SIGTERM: hand-over) or dies (takeover once its lease expired), same `leaderId`, no lease-wait;
+   * 0 turns replication off (a new leader then starts the shard empty and waits out the old
+   * leases). Default 1: an in-memory acknowledgement per batch of grants buys locks that survive
+   * deploys and single crashes (DESIGN.md "Locks that outlive their leader").
    */
   readonly replicas?: 0 | 1 | undefined;
   /** A coordinator to use instead of PostgreSQL (tests, other stores). Default: PostgreSQL. */
@@ -176,9 +179,11 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     validForMs: host.validForMs,
     maxWaitingPerNamespace: host.maxWaitingPerNamespace,
   });
-  if (options.replicas === 1) {
+  if ((options.replicas ?? 1) === 1) {
     const unsafeAnswerFirst = breaks.has("answer-before-ack");
-    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst });
+    const unsafeAnyReplica = breaks.has("promote-any-replica");
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, keepStaleReplicas: unsafeAnyReplica });
+    r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica });
     leader.start();
   }
   const members = new ClusterMembersView({

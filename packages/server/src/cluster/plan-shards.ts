@@ -70,6 +70,8 @@ export interface Plan {
  * order, where the members are the live ones past their join wait), so servers do not grab each
  * other's hand-overs, and a joiner (which takes nothing yet) never makes them decline one; one
  * still free after a whole leader lease is taken whatever the shares say, like an expired one.
+ * An expired row that names an in-sync standby waits one more leader lease for every server but
+ * that standby (the same process: server id and incarnation), which takes it with its replica.
  * A never-led row (a cluster's cold start) is taken only while this server leads less than its
  * share among *all* live members, joiners included: servers started together end their join waits
  * moments apart, and the first one ready must not take every shard (the others would then collide
@@ -107,7 +109,8 @@ export function planShards(input: PlanInput): Plan {
     const row = leases[(offset + k) % count]!;
     if (led[row.shard] === true || (row.holder === serverId && row.incarnation === incarnation)) continue;
     const since = seen[row.shard];
-    const unchangedForALease = since !== null && since !== undefined && since.version === row.version && now - since.at >= leaderLeaseMs;
+    const unchangedFor = since !== null && since !== undefined && since.version === row.version ? now - since.at : -1;
+    const unchangedForALease = unchangedFor >= leaderLeaseMs;
     if (row.holder === null) {
       free++;
       // Below its share, at once; otherwise only once nobody took it for a whole leader lease (the
@@ -118,7 +121,10 @@ export function planShards(input: PlanInput): Plan {
       if (row.epoch === 0 ? leading + take.length < coldShare : leading + take.length < share || unchangedForALease) take.push(row.shard);
       continue;
     }
-    if (row.expired && unchangedForALease) {
+    // A row naming an in-sync standby is its standby's to take with the table (same leaderId, no
+    // lease-wait): the others leave it to that process for one more leader lease.
+    const standbyFirst = row.inSync && row.standbyId !== null && !(row.standbyId === serverId && row.standbyIncarnation === incarnation);
+    if (row.expired && unchangedForALease && (!standbyFirst || unchangedFor >= 2 * leaderLeaseMs)) {
       free++;
       take.push(row.shard);
     }

@@ -252,8 +252,9 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
          FROM (SELECT shard, CASE WHEN valid_for_epoch = epoch THEN valid_for_ms ELSE GREATEST(valid_for_ms, lock_lease_ms) END AS wait_ms
                FROM leases WHERE shard = $1) p
          WHERE l.shard = p.shard AND l.version = $7 AND (l.holder IS NULL OR l.expires_at <= clock_timestamp())
+           AND (NOT $10 OR (l.leader_id = $4 AND l.standby_id = $2 AND l.standby_incarnation = $8 AND l.in_sync))
          RETURNING l.epoch, p.wait_ms, ${DB_TIME_US}`,
-        [shard, claim.serverId, claim.url, claim.leaderId, claim.leaderLeaseMs, Math.ceil(claim.lockLeaseMs), seen, claim.incarnation, Math.ceil(claim.validForMs)],
+        [shard, claim.serverId, claim.url, claim.leaderId, claim.leaderLeaseMs, Math.ceil(claim.lockLeaseMs), seen, claim.incarnation, Math.ceil(claim.validForMs), claim.withState === true],
       );
       const row = rows[0];
       if (row !== undefined) onCommitted?.({ kind: "acquisition", shard, epoch: Number(row.epoch), dbTimeUs: Number(row.db_time_us) });

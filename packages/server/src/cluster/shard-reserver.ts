@@ -23,6 +23,11 @@ export interface ShardReserverHooks {
   readonly onExtended: () => void;
   /** An extension failed with an unknown outcome (logged by the term). */
   readonly onError: (namespace: string, err: unknown) => void;
+  /**
+   * A namespace's bound was loaded: its counter must resume above `floor` (a table that carried the
+   * namespace from a replica holds a lower counter). Default: nothing.
+   */
+  readonly onLoaded?: ((namespace: string, floor: number) => void) | undefined;
 }
 
 /**
@@ -144,7 +149,9 @@ export class ShardReserver implements TimestampReserver {
 
   private loaded(namespace: string, stored: StoredBound, durable: number): void {
     this.hooks.onExtended();
-    if (!this.ended) this.bounds.set(namespace, { floor: stored.bound, durable, cap: stored.immutable ?? stored.bound + 1, extending: null });
+    if (this.ended) return;
+    this.bounds.set(namespace, { floor: stored.bound, durable, cap: stored.immutable ?? stored.bound + 1, extending: null });
+    this.hooks.onLoaded?.(namespace, stored.bound);
   }
 
   private extend(namespace: string, state: NamespaceBound, upTo: number): void {

@@ -1,5 +1,6 @@
 import { requestValidators, type LeaseholdError, type LockResponse, type WaitForLocksResponse } from "@leasehold/protocol";
 import type { Logger } from "pino";
+import type { PromoteSummary } from "../engine/replication-entries.js";
 import type { ServingGate } from "../engine/serving-gate.js";
 import { InMemoryLockService } from "../service/in-memory-lock-service.js";
 import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
@@ -49,6 +50,13 @@ export interface ShardTermOptions {
   /** Called once when the term must end on its own (gate closed, deposed): the runtime ends it. */
   readonly onFailed: (term: ShardTerm, reason: string) => void;
   readonly onBoundExtended: () => void;
+  /**
+   * The namespaces' images of a promoted replica (a standby taking the shard over with its state),
+   * keyed by namespace: the table starts with them, every lease restarted at a full `leaseMs`, each
+   * carried waiter kept for the claim window; `leaderId` must be the replica's. Default: none, the
+   * table starts empty.
+   */
+  readonly carried?: Readonly<Record<string, unknown>> | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=gate`): the gate never closes by time. Default false. */
   readonly gateless?: boolean | undefined;
 }
@@ -79,6 +87,10 @@ export class ShardTerm implements ServingGate {
   readonly leaderId: string;
   /** Replication of this term's table to its standby, `null` without one: grant answers wait for it. */
   replicator: TermReplicator | null = null;
+  /** What the table carried from a promoted replica, `null` when it started empty. */
+  readonly carried: PromoteSummary | null = null;
+  /** True when the term ended to hand its table over: its replication stays open until the hand-over is done. */
+  handingOver = false;
   /** Monotonic times of the first and last operation served (for the serve-interval log). */
   firstServedAt = -1;
   lastServedAt = -1;
@@ -101,6 +113,8 @@ export class ShardTerm implements ServingGate {
       onDeposed: (reason) => options.onFailed(this, reason),
       onExtended: options.onBoundExtended,
       onError: (namespace, err) => options.logger.warn({ shard: this.shard, epoch: this.epoch, namespace, err }, "bound extension failed; its outcome will be re-read"),
+      // A carried namespace's counter is the replica's copy: resume above the bound just loaded.
+      onLoaded: (namespace, floor) => this.service.raiseCounter(namespace, floor + 1),
     });
     this.service = new InMemoryLockService({
       leaderId: options.leaderId,
@@ -113,7 +127,12 @@ export class ShardTerm implements ServingGate {
       clock,
       timestampReserver: this.reserver,
       servingGate: this,
+      replica: options.carried !== undefined,
     });
+    if (options.carried !== undefined) {
+      for (const [namespace, image] of Object.entries(options.carried)) this.service.restoreNamespace(namespace, image as never);
+      this.carried = this.service.promote();
+    }
     const wait = options.grantsFrom - clock();
     this.waitOver = wait <= 0;
     if (!this.waitOver) {
@@ -279,18 +298,27 @@ export class ShardTerm implements ServingGate {
 
   /**
    * Stop serving at once: waiting and held-back requests are answered with `error` (a 503 the
-   * client re-sends elsewhere), the table is dropped and its tokens are void. Idempotent.
+   * client re-sends elsewhere), the table is dropped and its tokens are void. Idempotent. With
+   * `handingOver`, the replication stream stays open (grant answers held for it still wait for
+   * their acknowledgement) until {@link finishHandOver}.
    */
-  end(error: LeaseholdError): void {
+  end(error: LeaseholdError, handingOver = false): void {
     if (this.ended !== null) return;
     this.ended = error;
+    this.handingOver = handingOver;
     if (this.gateTimer !== null) clearTimeout(this.gateTimer);
     if (this.waitTimer !== null) clearTimeout(this.waitTimer);
     this.reserver.end();
+    // Feeding stops before the table closes: its waiters stay in the standby's copy for a hand-over.
     this.replicator?.stop();
-    this.replicator?.replication.close(error);
+    if (!handingOver) this.replicator?.replication.close(error);
     void this.service.closeWith(error);
     for (const namespace of [...this.queues.keys()]) this.failQueue(namespace, error);
+  }
+
+  /** The hand-over is done or abandoned: close the replication stream (answers still held get `error`). */
+  finishHandOver(error: LeaseholdError): void {
+    this.replicator?.replication.close(error);
   }
 
   private armGate(): void {

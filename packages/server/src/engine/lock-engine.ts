@@ -525,6 +525,16 @@ export class LockEngine {
     return summary;
   }
 
+  /**
+   * Move `namespace`'s counter up to `next`, never down (nothing when the table does not hold the
+   * namespace). A table that carried another's namespaces (a promoted replica) resumes its counters
+   * above a bound loaded afterwards: numbers between its copied counter and that bound were never
+   * handed out, but may not be handed out either (the bound is the promise).
+   */
+  raiseCounter(namespace: string, next: number): void {
+    this.namespaces.get(namespace)?.raiseCounter(next);
+  }
+
   /** The engine as entries and images see it; throws unless the table is an open replica. */
   private replicaHost(): ReplicaHost {
     if (this.closed) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");

@@ -443,6 +443,11 @@ export class InMemoryLockService implements EmbeddedLockService {
     this.engine.applyEntry(namespace, entry);
   }
 
+  /** Move a namespace's counter up to `next`, never down (see `LockEngine.raiseCounter`). */
+  raiseCounter(namespace: string, next: number): void {
+    this.engine.raiseCounter(namespace, next);
+  }
+
   /** Make a replica serve (see `LockEngine.promote`); its timers start now. */
   promote(options?: PromoteOptions): PromoteSummary {
     this.checkOpen();

@@ -31,7 +31,8 @@ describe("cluster: a server that takes a shard back (A → B → A, empty table)
   const start = async (log = false): Promise<RunningServer> =>
     startServer({
       leaseMs: LEASE_MS,
-      cluster: { connectionString: bed.schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 2 },
+      // Without standbys: every change of leader starts the shard empty (the subject here).
+      cluster: { connectionString: bed.schema.connectionString, leaderLeaseMs: LEADER_LEASE_MS, shards: 2, replicas: 0 },
       ...(log ? { logger: pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) }) } : {}),
     });
 

@@ -33,6 +33,21 @@ const input = (leases: ShardLease[], over: Partial<PlanInput> = {}): PlanInput =
 });
 
 describe("planShards", () => {
+  it("leaves an expired row naming an in-sync standby to that very process for one more leader lease", () => {
+    // c died; its row names b (this incarnation) as its in-sync standby.
+    const leases = [row(0, "c", { expired: true, standbyId: "b", standbyIncarnation: "b-incarnation", inSync: true })];
+    const at = (now: number, over: Partial<PlanInput>) => planShards(input(leases, { now, members: ["a", "b"], led: [false], ...over })).take;
+    // The standby takes it after one leader lease, as after any crash.
+    expect(at(1_300, { serverId: "b" })).toEqual([0]);
+    // Any other member (and a restarted b: another incarnation) waits a second lease.
+    expect(at(1_300, {})).toEqual([]);
+    expect(at(1_300, { serverId: "b", incarnation: "b-restarted" })).toEqual([]);
+    expect(at(1_600, {})).toEqual([0]);
+    // Not in sync: nothing to wait for.
+    const behind = [row(0, "c", { expired: true, standbyId: "b", standbyIncarnation: "b-incarnation", inSync: false })];
+    expect(planShards(input(behind, { now: 1_300, led: [false] })).take).toEqual([0]);
+  });
+
   it("takes released shards only up to its share (⌊S/n⌋, one more for the first S mod n members)", () => {
     const leases = [0, 1, 2, 3, 4].map((s) => row(s, null));
     expect(planShards(input(leases))).toMatchObject({ take: [0, 1, 2], share: 3, release: null });

@@ -34,6 +34,8 @@ export interface LeaderSideOptions {
   readonly standby: StandbySide;
   /** Default: the real clock. */
   readonly clock?: ReplicationClock | undefined;
+  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=promote-any-replica`): replicas of superseded terms are kept (see `ReplicaPromoter`). Default false. */
+  readonly keepStaleReplicas?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=answer-before-ack`): see `SyncRuleOptions.unsafeAnswerFirst`. Default false. */
   readonly unsafeAnswerFirst?: boolean | undefined;
 }
@@ -48,9 +50,8 @@ const isGrant = (entry: unknown): boolean => (entry as { type?: unknown }).type 
  * one in sync (chosen so standbys spread, {@link chooseStandbys}), and drops replicas this member
  * holds of shards it no longer stands by for.
  *
- * Not wired yet (see the report of issue 21): a standby taking a shard over with its replica, the
- * hand-over at SIGTERM, and balance moves by hand-over; the runtime still starts every term with
- * an empty table.
+ * The runtime promotes these replicas (promote-replica.ts) and hands shards over at SIGTERM
+ * (hand-over.ts). Not wired yet: balance moves by hand-over (a balanced shard is released).
  */
 export class LeaderSide {
   private readonly streams = new Map<ShardTerm, TermReplicator>();
@@ -111,7 +112,8 @@ export class LeaderSide {
   private followTerms(): void {
     const { runtime } = this.options;
     for (const [term, replicator] of this.streams) {
-      if (runtime.terms[term.shard] === term && !term.isEnded) continue;
+      // A term handing over keeps its stream until the hand-over closes it (hand-over.ts).
+      if ((runtime.terms[term.shard] === term && !term.isEnded) || term.handingOver) continue;
       replicator.stop();
       replicator.replication.close(unavailable("this server's term of the shard ended; retry", 100));
       this.streams.delete(term);
@@ -163,6 +165,7 @@ export class LeaderSide {
   /** Drop replicas of terms that moved on, or whose row names another standby now. */
   private dropStaleReplicas(): void {
     const { standby, runtime } = this.options;
+    if (this.options.keepStaleReplicas === true) return;
     for (const shard of standby.store.shards()) {
       const replica = standby.store.get(shard);
       const row = runtime.leases[shard];

@@ -6,6 +6,11 @@ export interface ReplicaSink {
   restore(snapshot: unknown): void;
   /** Apply one log entry, in sequence order. Throws when it cannot: the replica is then dropped. */
   apply(entry: unknown, seq: number): void;
+  /**
+   * The replica's whole table as a shard snapshot (`{ namespaces: { <namespace>: <image> } }`), for
+   * a promotion to start a serving table from. Default: none (such a sink never promotes).
+   */
+  snapshot?(): unknown;
   /** Release what the sink holds once it is replaced or dropped. Default: nothing. */
   dispose?(): void;
 }
@@ -60,6 +65,16 @@ export class ReplicaStore {
   drop(shard: number): void {
     this.replicas.get(shard)?.sink.dispose?.();
     this.replicas.delete(shard);
+  }
+
+  /**
+   * Remove the replica of `shard` and hand it to the caller without disposing of it (a promotion
+   * takes its table); later messages of its stream are refused as lacking a snapshot.
+   */
+  take(shard: number): ShardReplica | undefined {
+    const held = this.replicas.get(shard);
+    this.replicas.delete(shard);
+    return held;
   }
 
   /** Apply `message` (already authenticated and parsed); answers the acknowledgement or throws a {@link ReplicationRefusal}. */

@@ -22,6 +22,10 @@ export type ReplicationSinkFn = ((namespace: string, entry: unknown) => void) | 
 
 /** What a standby needs of a replica table (an `InMemoryLockService` started as a replica). */
 export interface ReplicaTable {
+  /** The namespaces the table holds (needed to promote it; a table without it never promotes). */
+  namespaceNames?(): string[];
+  /** A namespace's whole table as JSON (needed to promote it, like {@link namespaceNames}). */
+  exportNamespace?(namespace: string): unknown;
   /** Install a namespace's image taken by `exportNamespace`. */
   restoreNamespace(namespace: string, image: never): void;
   /** Install one entry of the leader's change feed. */
@@ -42,7 +46,7 @@ export interface ShardSnapshot {
 }
 
 /** The snapshot of every namespace of `table`, taken now (synchronously). */
-export function snapshotShard(table: ReplicatedTable): ShardSnapshot {
+export function snapshotShard(table: Pick<ReplicatedTable, "namespaceNames" | "exportNamespace">): ShardSnapshot {
   const namespaces: Record<string, unknown> = {};
   for (const namespace of table.namespaceNames()) namespaces[namespace] = table.exportNamespace(namespace);
   return { namespaces };
@@ -68,6 +72,13 @@ export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
   apply(entry: unknown): void {
     if (!isObject(entry) || typeof entry.ns !== "string" || !("entry" in entry)) throw new Error("a shard entry must be { ns: <namespace>, entry: <entry> }");
     this.table.applyEntry(entry.ns, entry.entry as never);
+  }
+
+  /** The replica's table as it stands, every namespace's image (see {@link snapshotShard}). */
+  snapshot(): ShardSnapshot {
+    const { table } = this;
+    if (table.namespaceNames === undefined || table.exportNamespace === undefined) throw new Error("this replica table cannot be exported, so it cannot be promoted");
+    return snapshotShard({ namespaceNames: () => table.namespaceNames!(), exportNamespace: (ns) => table.exportNamespace!(ns) });
   }
 
   dispose(): void {

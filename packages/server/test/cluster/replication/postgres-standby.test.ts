@@ -115,6 +115,46 @@ describe("PostgresCoordinator: standbys, in_sync and the hand-over", () => {
     expect(await c.nameStandby({ shard: 0, epoch: 2, serverId: "b", incarnation: "b-inc" }, member("a"), 1)).toBe(true);
   });
 
+  it("a standby takes an expired row with its table only while the row names it in sync under the same leader_id, which it keeps", async () => {
+    const { c, term } = await led(100);
+    expect(await c.nameStandby(term, member("b"), 1)).toBe(true);
+    const withState = (over: Partial<LeaseClaim> = {}): LeaseClaim => ({ ...claim("b"), leaderId: "a-term", withState: true, ...over });
+    await new Promise((r) => setTimeout(r, 150));
+    let seen = (await c.readLeases())[0]!;
+    // Named but not in sync: refused.
+    expect(await c.acquire(0, seen.version, withState())).toBeNull();
+    // (The standby writes are fenced by the term, not by its expiry.)
+    expect(await c.setInSync(term, "b-inc", true, 2)).toBe(true);
+    seen = (await c.readLeases())[0]!;
+    // Another incarnation of b, another member, or another leader_id: refused.
+    expect(await c.acquire(0, seen.version, withState({ incarnation: "b-restarted" }))).toBeNull();
+    expect(await c.acquire(0, seen.version, withState({ ...claim("x"), leaderId: "a-term", withState: true }))).toBeNull();
+    expect(await c.acquire(0, seen.version, withState({ leaderId: "other-term" }))).toBeNull();
+    const got = await c.acquire(0, seen.version, withState());
+    expect(got).toMatchObject({ shard: 0, epoch: term.epoch + 1 });
+    expect(await row()).toMatchObject({ holder: "b", incarnation: "b-inc", leader_id: "a-term", standby_id: null, in_sync: false });
+  });
+
+  it("the standby adopts a handed-over row in one fenced statement: fresh expiry, lease-wait recorded for its epoch", async () => {
+    const { c, term } = await led();
+    expect(await c.nameStandby(term, member("b"), 1)).toBe(true);
+    expect(await c.setInSync(term, "b-inc", true, 2)).toBe(true);
+    const moved = (await c.handOver(term, member("b"), 60_000))!;
+    const adopt = (over: Partial<LeaseClaim> = {}) => c.adoptHandOver(0, moved.epoch, { ...claim("b", 5_000), leaderId: "a-term", validForMs: 900, ...over });
+    // Not by another process, nor under another leader_id, nor for another epoch.
+    expect(await adopt({ incarnation: "b-restarted" })).toBeNull();
+    expect(await adopt({ leaderId: "b-term" })).toBeNull();
+    expect(await c.adoptHandOver(0, moved.epoch + 1, { ...claim("b"), leaderId: "a-term" })).toBeNull();
+    const before = await row();
+    expect(await adopt()).toEqual({ shard: 0, epoch: moved.epoch, lockDelayMs: 350 });
+    const after = await bed.schema.query<{ valid_for_ms: number; valid_for_epoch: string; version: string; holder: string; leader_id: string }>(
+      "SELECT valid_for_ms, valid_for_epoch, version, holder, leader_id FROM leases WHERE shard = 0",
+    );
+    // The record: a's validForMs (complete up to a's epoch) or b's own, whichever is longer, now complete up to b's.
+    expect(after[0]).toMatchObject({ valid_for_ms: 900, valid_for_epoch: String(moved.epoch), holder: "b", leader_id: "a-term" });
+    expect(Number(after[0]!.version)).toBeGreaterThan(Number(before.version));
+  });
+
   it("a deposed leader's hand-over changes nothing", async () => {
     const { c, term } = await led(100);
     expect(await c.nameStandby(term, member("b"), 1)).toBe(true);
