@@ -4,6 +4,9 @@ import type { ShardTerm } from "../shard-term.js";
 import type { ReplicaStore, ShardReplica } from "./replica-store.js";
 
 /** A replica's table taken out of the store, to start a serving term with (same `leaderId`). */
+
+/** A replica snapshot's images by namespace, as far as promotion reads them. */
+type NamespaceImages = Record<string, unknown>;
 export interface CarriedTable {
   /** The leader id its tokens carry: the new term keeps it, so every token stays valid. */
   readonly leaderId: string;
@@ -130,7 +133,7 @@ export class ReplicaPromoter {
   private take(shard: number, replica: ShardReplica): CarriedTable | null {
     this.options.store.take(shard);
     try {
-      const snapshot = replica.sink.snapshot?.() as { namespaces?: Record<string, unknown> } | undefined;
+      const snapshot = replica.sink.snapshot?.() as { namespaces?: NamespaceImages | undefined } | undefined;
       if (snapshot?.namespaces === undefined) return null;
       return { leaderId: replica.stream.leaderId, epoch: replica.stream.epoch, namespaces: snapshot.namespaces };
     } catch (err) {
