@@ -1,9 +1,9 @@
 import type { TimestampsResponse } from "@leasehold/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startCli, type CliProcess } from "../support/cli-process.js";
 import { sleep } from "../support/wait-for.js";
 import { ledBy, namespaceLedBy, op, settled } from "./cluster-support.js";
-import { createTestSchema, type TestSchema } from "./pg-schema.js";
+import { cliSchemaPerTest } from "./cli-schema-per-test.js";
 
 const LEADER_LEASE_MS = 500;
 
@@ -20,14 +20,14 @@ function intervals(server: CliProcess, shard: number): { epoch: number; from: nu
 }
 
 describe("cluster CLI: failover of a crashed or paused leader", () => {
-  let schema: TestSchema;
-  const running: CliProcess[] = [];
+  const bed = cliSchemaPerTest();
+  const running = bed.running;
   /** `replicas` "0" for the path without a standby (the default, 1, takes over with the table). */
   const start = async (replicas = "1"): Promise<CliProcess> => {
     const server = await startCli([
       "--replicas", replicas,
       "--port", "0",
-      "--cluster", schema.connectionString,
+      "--cluster", bed.schema.connectionString,
       "--leader-lease-ms", String(LEADER_LEASE_MS),
       "--shards", "2",
       "--lease-ms", "1000",
@@ -37,17 +37,6 @@ describe("cluster CLI: failover of a crashed or paused leader", () => {
     return server;
   };
 
-  beforeEach(async () => {
-    schema = await createTestSchema();
-  });
-  afterEach(async () => {
-    for (const server of running.splice(0)) {
-      server.child.kill("SIGCONT");
-      server.child.kill("SIGKILL");
-      await server.exited;
-    }
-    await schema.drop();
-  });
 
   it("SIGKILL of a leader: the survivor takes over after the lease and continues timestamps above the dead leader's", async () => {
     // Without standbys: a takeover with an empty table (with one: replication/cluster-takeover-with-state.test.ts).

@@ -1,9 +1,9 @@
 import type { TimestampsResponse } from "@leasehold/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startCli, type CliProcess } from "../support/cli-process.js";
 import { sleep } from "../support/wait-for.js";
 import { ledBy, namespaceLedBy, op, settled } from "./cluster-support.js";
-import { createTestSchema, type TestSchema } from "./pg-schema.js";
+import { cliSchemaPerTest } from "./cli-schema-per-test.js";
 
 const LEADER_LEASE_MS = 500;
 
@@ -33,12 +33,12 @@ const logged = (server: CliProcess, msg: string | RegExp): Record<string, unknow
   server.lines.filter((l) => typeof l.msg === "string" && (typeof msg === "string" ? l.msg === msg : msg.test(l.msg)));
 
 describe("cluster CLI: two live processes with one --server-id", () => {
-  let schema: TestSchema;
-  const running: CliProcess[] = [];
+  const bed = cliSchemaPerTest();
+  const running = bed.running;
   const start = async (serverId: string): Promise<CliProcess> => {
     const server = await startCli([
       "--port", "0",
-      "--cluster", schema.connectionString,
+      "--cluster", bed.schema.connectionString,
       "--server-id", serverId,
       "--leader-lease-ms", String(LEADER_LEASE_MS),
       "--shards", "2",
@@ -49,16 +49,6 @@ describe("cluster CLI: two live processes with one --server-id", () => {
     return server;
   };
 
-  beforeEach(async () => {
-    schema = await createTestSchema();
-  });
-  afterEach(async () => {
-    for (const server of running.splice(0)) {
-      server.child.kill("SIGKILL");
-      await server.exited;
-    }
-    await schema.drop();
-  });
 
   it("the second waits as a plain member (no shard released under the live one, timestamps never go backwards) and takes the id once the first's heartbeat lapses", async () => {
     const [first, other] = await Promise.all([start("dup"), start("other")]);
@@ -67,7 +57,7 @@ describe("cluster CLI: two live processes with one --server-id", () => {
     const ns = namespaceLedBy(map, first.url, "dup");
     const log = new TimestampLog(ns);
     await log.round([{ name: "first", url: first.url }]);
-    const epochBefore = (await schema.query<{ epoch: string }>("SELECT epoch FROM leases WHERE shard = $1", [shard]))[0]!.epoch;
+    const epochBefore = (await bed.schema.query<{ epoch: string }>("SELECT epoch FROM leases WHERE shard = $1", [shard]))[0]!.epoch;
 
     const linesBefore = first.lines.length;
     const second = await start("dup");
@@ -83,12 +73,12 @@ describe("cluster CLI: two live processes with one --server-id", () => {
     expect(log.backwards).toEqual([]);
     // The first never lost its shard: nothing was released under it.
     expect(logged(first, "shard lost").filter((l) => first.lines.indexOf(l) >= linesBefore)).toEqual([]);
-    expect((await schema.query<{ epoch: string; holder: string }>("SELECT epoch, holder FROM leases WHERE shard = $1", [shard]))[0]).toEqual({ epoch: epochBefore, holder: "dup" });
+    expect((await bed.schema.query<{ epoch: string; holder: string }>("SELECT epoch, holder FROM leases WHERE shard = $1", [shard]))[0]).toEqual({ epoch: epochBefore, holder: "dup" });
     expect(log.served.filter((s) => s.server === "first").length).toBeGreaterThan(3);
     // The second leads nothing, says why (naming the id), and is not counted as a member twice.
     expect(logged(second, "shard acquired")).toEqual([]);
     expect(logged(second, /another live process runs with --server-id "dup"/)).toHaveLength(1);
-    expect((await schema.query<{ n: string }>("SELECT count(*) AS n FROM members"))[0]!.n).toBe("2");
+    expect((await bed.schema.query<{ n: string }>("SELECT count(*) AS n FROM members"))[0]!.n).toBe("2");
 
     // The first dies: once its heartbeat lapses (two leader leases), the second takes the id over,
     // waits its join wait and gets its share; timestamps still never go backwards.

@@ -1,13 +1,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { responseValidators, type ClusterMember, type ClusterMembersResponse } from "@leasehold/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/start-server.js";
 import { startCli, type CliProcess } from "../support/cli-process.js";
 import { errorOf, rawRequest } from "../support/raw-request.js";
 import { sleep } from "../support/wait-for.js";
 import { clusterOf, ledBy, settled } from "./cluster-support.js";
-import { createTestSchema, schemaPerTest, type Closable, type TestSchema } from "./pg-schema.js";
+import { schemaPerTest, type Closable } from "./pg-schema.js";
+import { cliSchemaPerTest } from "./cli-schema-per-test.js";
 
 const SHARDS = 6;
 
@@ -32,23 +33,13 @@ async function membersUntil(url: string, done: (a: ClusterMembersResponse) => bo
 }
 
 describe("GET /v1/cluster/members over three CLI servers, one killed", { timeout: 90_000 }, () => {
-  let schema: TestSchema;
-  const running: CliProcess[] = [];
+  const bed = cliSchemaPerTest();
+  const running = bed.running;
   const start = async (): Promise<CliProcess> => {
-    const server = await startCli(["--port", "0", "--cluster", schema.connectionString, "--leader-lease-ms", "1000", "--shards", String(SHARDS), "--lease-ms", "1000"]);
+    const server = await startCli(["--port", "0", "--cluster", bed.schema.connectionString, "--leader-lease-ms", "1000", "--shards", String(SHARDS), "--lease-ms", "1000"]);
     running.push(server);
     return server;
   };
-  beforeEach(async () => {
-    schema = await createTestSchema();
-  });
-  afterEach(async () => {
-    for (const server of running.splice(0)) {
-      server.child.kill("SIGKILL");
-      await server.exited;
-    }
-    await schema.drop();
-  });
 
   it("every server shows every shard's leader and every member answering; a SIGKILLed one turns not answering and stays listed", async () => {
     const servers = [await start(), await start(), await start()];

@@ -1,9 +1,9 @@
 import { shardOf, type LockResponse, type RefreshResponse, type TimestampsResponse } from "@leasehold/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startCli, type CliProcess } from "../../support/cli-process.js";
 import { sleep, waitFor } from "../../support/wait-for.js";
 import { ledBy, namespaceLedBy, op, settled } from "../cluster-support.js";
-import { createTestSchema, type TestSchema } from "../pg-schema.js";
+import { cliSchemaPerTest } from "../cli-schema-per-test.js";
 
 const LEADER_LEASE_MS = 600;
 /** Long, so that a new leader without the table would wait seconds (validForMs 5,000) before any grant. */
@@ -13,8 +13,8 @@ const SHARDS = 2;
 type Row = { shard: number; holder: string | null; leader_id: string | null; standby_id: string | null; in_sync: boolean; epoch: string };
 
 describe("cluster CLI with --replicas 1: the in-sync standby takes the shard over with its table", () => {
-  let schema: TestSchema;
-  const running: CliProcess[] = [];
+  const bed = cliSchemaPerTest();
+  const running = bed.running;
   /** Start a server; `unsafeBreak` (TEST ONLY) switches that rule off in it (test-breaks.ts). */
   const start = async (unsafeBreak?: string): Promise<CliProcess> => {
     const knobs = unsafeBreak === undefined ? ["--log-level", "info"] : ["--log-level", "debug", "--unsafe-test-knobs"];
@@ -23,7 +23,7 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
     try {
       const server = await startCli([
         "--port", "0",
-        "--cluster", schema.connectionString,
+        "--cluster", bed.schema.connectionString,
         "--leader-lease-ms", String(LEADER_LEASE_MS),
         "--shards", String(SHARDS),
         "--lease-ms", String(LEASE_MS),
@@ -37,19 +37,8 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
     }
   };
 
-  beforeEach(async () => {
-    schema = await createTestSchema();
-  });
-  afterEach(async () => {
-    for (const server of running.splice(0)) {
-      server.child.kill("SIGCONT");
-      server.child.kill("SIGKILL");
-      await server.exited;
-    }
-    await schema.drop();
-  });
 
-  const rows = () => schema.query<Row>("SELECT shard, holder, leader_id, standby_id, in_sync, epoch FROM leases ORDER BY shard");
+  const rows = () => bed.schema.query<Row>("SELECT shard, holder, leader_id, standby_id, in_sync, epoch FROM leases ORDER BY shard");
 
   /** Two servers, one shard each, each shard's standby in sync; a lock held on `held` in a namespace a leads. */
   async function heldAtA(bBreak?: string) {
@@ -69,7 +58,7 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
     );
     const locked = (await op(a.url, ns, "lock", { locks: [{ descriptor: "held", mode: "exclusive" }], acquireTimeoutMs: 0 })).json as LockResponse;
     if (locked.status !== "acquired") throw new Error(`a did not grant: ${JSON.stringify(locked)}`);
-    const [row] = await schema.query<Row>("SELECT shard, holder, leader_id, standby_id, in_sync, epoch FROM leases WHERE shard = $1", [shard]);
+    const [row] = await bed.schema.query<Row>("SELECT shard, holder, leader_id, standby_id, in_sync, epoch FROM leases WHERE shard = $1", [shard]);
     // Not vacuous: the row names b as a's in-sync standby when a goes.
     expect(row).toMatchObject({ leader_id: locked.lease.leaderId, standby_id: expect.any(String), in_sync: true });
     expect(row!.standby_id).not.toBe(row!.holder);
@@ -118,7 +107,7 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
     expect(promoted!.locksCarried).toBeGreaterThanOrEqual(1);
     expect(b.lines.find((l) => l.msg === "shard acquired" && l.shard === shard && l.epoch === epoch + 1)).toMatchObject({ reason: "handed over", leaseWaitMs: 0, leaderId });
     // The row: b holds it under the same leaderId, with the lease-wait recorded for the new epoch.
-    const [row] = await schema.query<Row & { valid_for_epoch: string }>("SELECT holder, leader_id, epoch, valid_for_epoch FROM leases WHERE shard = $1", [shard]);
+    const [row] = await bed.schema.query<Row & { valid_for_epoch: string }>("SELECT holder, leader_id, epoch, valid_for_epoch FROM leases WHERE shard = $1", [shard]);
     expect(row).toMatchObject({ leader_id: leaderId, epoch: String(epoch + 1), valid_for_epoch: String(epoch + 1) });
   }, 60_000);
 
@@ -147,7 +136,7 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
     // A grant waits for the stopped standby until a records it not in sync (a third of a leader lease).
     const other = (await op(a.url, ns, "lock", { locks: [{ descriptor: "other", mode: "exclusive" }], acquireTimeoutMs: 0 })).json as LockResponse;
     expect(other.status).toBe("acquired");
-    const [row] = await schema.query<Row>("SELECT in_sync FROM leases WHERE shard = $1", [shard]);
+    const [row] = await bed.schema.query<Row>("SELECT in_sync FROM leases WHERE shard = $1", [shard]);
     expect(row).toMatchObject({ in_sync: false });
     expect((await op(a.url, ns, "unlock", { tokens: [token] })).status).toBe(200);
     const again = (await op(a.url, ns, "lock", { locks: [{ descriptor: "held", mode: "exclusive" }], acquireTimeoutMs: 0 })).json as LockResponse;
