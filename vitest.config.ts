@@ -1,3 +1,5 @@
+import { readdirSync } from "node:fs";
+import { sep } from "node:path";
 import { defineConfig } from "vitest/config";
 
 /**
@@ -6,7 +8,44 @@ import { defineConfig } from "vitest/config";
  * so no other test file competes with their servers for the machine's cores (a starved renewal
  * closes a healthy leader's gate and changes the story the test tells).
  */
-const SERIAL = ["packages/server/test/cluster/**/*.test.ts", "packages/reliability/test/**/*.test.ts"];
+const SERIAL_DIRS = ["packages/server/test/cluster", "packages/reliability/test"];
+
+/**
+ * Files under the serial directories that start no server, no process and no database: pure
+ * functions, checkers fed made-up histories, state machines driven by a fake clock. Their subject is
+ * not timing on a busy machine, so they run with the parallel project (each is a second or two of
+ * fork, import and transform taken off the serial run's length).
+ */
+const UNIT_IN_SERIAL_DIRS = new Set([
+  "packages/reliability/test/cluster/check-bound-extensions.test.ts",
+  "packages/reliability/test/crashes/checkers.test.ts",
+  "packages/reliability/test/fault-proxy/checkers.test.ts",
+  "packages/reliability/test/mutual-exclusion/check-history.test.ts",
+  "packages/reliability/test/mutual-exclusion/fenced-counter.test.ts",
+  "packages/server/test/cluster/join-errors.test.ts",
+  "packages/server/test/cluster/margins.test.ts",
+  "packages/server/test/cluster/plan-shards.test.ts",
+  "packages/server/test/cluster/serving-gate-clocks.test.ts",
+  "packages/server/test/cluster/test-breaks.test.ts",
+  "packages/server/test/cluster/replication/choose-standbys.test.ts",
+  "packages/server/test/cluster/replication/cluster-key.test.ts",
+  "packages/server/test/cluster/replication/hold-answers.test.ts",
+  "packages/server/test/cluster/replication/replica-store.test.ts",
+  "packages/server/test/cluster/replication/replication-log.test.ts",
+  "packages/server/test/cluster/replication/shard-replication.test.ts",
+  "packages/server/test/cluster/replication/sync-rule.test.ts",
+  "packages/server/test/cluster/replication/term-replicator.test.ts",
+]);
+
+/** Every `*.test.ts` below `dir` (relative to the repository root), soak tests included. */
+function testFilesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((name) => `${dir}/${name.split(sep).join("/")}`)
+    .filter((path) => path.endsWith(".test.ts"));
+}
+
+/** The serial project's files: everything under the serial directories but the unit tests above. */
+const SERIAL = SERIAL_DIRS.flatMap(testFilesUnder).filter((path) => !UNIT_IN_SERIAL_DIRS.has(path));
 
 /** Soak runs are `pnpm test:soak`, not part of `pnpm test`. */
 const EXCLUDE = ["**/node_modules/**", "**/dist/**", "**/*.soak.test.ts"];
