@@ -22,10 +22,11 @@ export interface ReplicatedCliSettings {
 
 /**
  * A starter of CLI servers with `--replicas 1` on the bed's schema, each pushed to `bed.running`;
- * `unsafeBreak` (TEST ONLY) switches that rule off in the one started (test-breaks.ts).
+ * `unsafeBreak` (TEST ONLY) switches that rule off in the one started (test-breaks.ts); `serverId`
+ * fixes its `--server-id` (shares follow the id order).
  */
-export function replicatedCli(bed: Bed, settings: ReplicatedCliSettings): (unsafeBreak?: string) => Promise<CliProcess> {
-  return async (unsafeBreak) => {
+export function replicatedCli(bed: Bed, settings: ReplicatedCliSettings): (unsafeBreak?: string, serverId?: string) => Promise<CliProcess> {
+  return async (unsafeBreak, serverId) => {
     const knobs = unsafeBreak === undefined ? ["--log-level", "info"] : ["--log-level", "debug", "--unsafe-test-knobs"];
     // The child inherits the environment at spawn time.
     if (unsafeBreak !== undefined) process.env.LEASEHOLD_TEST_BREAK = unsafeBreak;
@@ -37,6 +38,7 @@ export function replicatedCli(bed: Bed, settings: ReplicatedCliSettings): (unsaf
         "--shards", String(settings.shards),
         "--lease-ms", String(settings.leaseMs),
         "--replicas", "1",
+        ...(serverId === undefined ? [] : ["--server-id", serverId]),
         ...knobs,
       ]);
       bed.running.push(server);
