@@ -4,11 +4,12 @@ import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
 import type { LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { LeaseRenewer } from "./lease-renewer.js";
-import { observeRows, planShards, type Seen } from "./plan-shards.js";
+import { nextPassDelay, observeRows, planShards, type Seen } from "./plan-shards.js";
 import { gateMargin } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
 import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
 import { ShardMover } from "./replication/shard-mover.js";
+import { logServeInterval } from "./serve-interval.js";
 import { TermStarter } from "./term-starter.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
 
@@ -114,13 +115,8 @@ export class ClusterRuntime {
       warn: (err, msg) => this.warn(err, msg),
     });
     this.mover = new ShardMover({
-      coordinator: options.coordinator,
-      serverId: options.serverId,
+      options,
       incarnation: this.identity.incarnation,
-      leaderLeaseMs: options.leaderLeaseMs,
-      logger: options.logger,
-      metrics: options.metrics,
-      breaks: options.breaks,
       led: (shard) => this.terms[shard] ?? null,
       terms: () => this.terms.filter((t): t is ShardTerm => t !== null),
       leases: () => this.leases,
@@ -273,39 +269,17 @@ export class ClusterRuntime {
     metrics.transitions.inc({ event: "lost" });
     metrics.losses.inc({ reason: kind });
     logger.info({ shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, reason }, "shard lost");
-    this.logServeInterval(term);
+    logServeInterval(term, this.options.logger);
     this.onTermEnded(term);
-  }
-
-  private logServeInterval(term: ShardTerm): void {
-    const { logger } = this.options;
-    if (!logger.isLevelEnabled("debug") || term.firstServedAt < 0) return;
-    // Wall-clock milliseconds, so a checker can compare intervals of servers on one machine.
-    const origin = performance.timeOrigin;
-    logger.debug(
-      { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, from: origin + term.firstServedAt, to: origin + term.lastServedAt, ended: term.isEnded },
-      "serve interval",
-    );
   }
 
   private schedule(): void {
     if (this.stopping) return;
-    const cadence = Math.floor(this.options.leaderLeaseMs / 3);
-    // A dead leader's rows stop changing: run a pass right when one has been seen unchanged for a
-    // whole leader lease, rather than up to a third of a lease later (failover time).
-    let delay = cadence;
-    const now = this.clock();
-    // The first pass that may take shards runs right when the join wait ends.
-    // (The wait counts from this process's first heartbeat that held its member row.)
+    // The first pass that may take shards runs right when the join wait ends (counted from this
+    // process's first heartbeat that held its member row).
     const claimedAt = this.identity.claimedAt;
-    if (this.startedAt !== null && claimedAt !== null && !this.ready) delay = Math.min(delay, Math.max(1, claimedAt + this.options.leaderLeaseMs - now));
-    for (const row of this.leases) {
-      const since = this.seen[row.shard];
-      if (row.holder === null || this.identity.isOwn(row) || since === null || since === undefined) continue;
-      const due = since.at + this.options.leaderLeaseMs + 20 - now;
-      // Overdue rows (not takeable at the last pass) wait for the regular cadence: no busy loop.
-      if (due > 0) delay = Math.min(delay, due);
-    }
+    const joinWaitEnds = this.startedAt !== null && claimedAt !== null && !this.ready ? claimedAt + this.options.leaderLeaseMs : null;
+    const delay = nextPassDelay({ leases: this.leases, seen: this.seen, now: this.clock(), leaderLeaseMs: this.options.leaderLeaseMs, joinWaitEnds, own: (row) => this.identity.isOwn(row) });
     this.timer = setTimeout(() => {
       void this.pass().finally(() => this.schedule());
     }, Math.ceil(delay));
@@ -352,7 +326,7 @@ export class ClusterRuntime {
     if (this.stopping) return;
     // Test mode (--log-level debug): every pass reports each term's serve interval so far, so a
     // checker has them even for a server killed with SIGKILL.
-    for (const term of this.terms) if (term !== null) this.logServeInterval(term);
+    for (const term of this.terms) if (term !== null) logServeInterval(term, this.options.logger);
     let leases: ShardLease[];
     const sentAt = this.clock();
     try {

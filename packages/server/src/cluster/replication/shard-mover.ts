@@ -1,8 +1,7 @@
-import type { Logger } from "pino";
-import type { ClusterMetrics, HandOverReason, LossReason } from "../cluster-metrics.js";
-import type { Coordinator, HeldTerm, LiveMember, ShardLease } from "../coordinator.js";
+import type { HandOverReason, LossReason } from "../cluster-metrics.js";
+import type { ClusterRuntimeOptions } from "../cluster-runtime-options.js";
+import type { HeldTerm, LiveMember, ShardLease } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
-import type { TestBreak } from "../test-breaks.js";
 import { chooseStandbys } from "./choose-standbys.js";
 import { chooseTaker } from "./choose-taker.js";
 import { canHandOver, handOverTerm } from "./hand-over.js";
@@ -24,14 +23,13 @@ export const BALANCE_SYNC_LEASES = 3;
 
 /** What a {@link ShardMover} reads of, and asks of, its runtime. */
 export interface ShardMoverHost {
-  readonly coordinator: Coordinator;
-  readonly serverId: string;
+  /**
+   * The runtime's settings; of its `breaks` (TEST ONLY), `balance-by-release` and
+   * `stop-release-unsynced` switch these hand-overs off.
+   */
+  readonly options: Pick<ClusterRuntimeOptions, "coordinator" | "serverId" | "leaderLeaseMs" | "logger" | "metrics" | "breaks">;
+  /** This process's incarnation (the leader's, in every fenced write). */
   readonly incarnation: string;
-  readonly leaderLeaseMs: number;
-  readonly logger: Logger;
-  readonly metrics: ClusterMetrics;
-  /** TEST ONLY: `balance-by-release` and `stop-release-unsynced` switch the hand-over off. Default none. */
-  readonly breaks?: ReadonlySet<TestBreak> | undefined;
   /** The term this server leads of `shard` now, `null` when none. */
   readonly led: (shard: number) => ShardTerm | null;
   /** Every term this server leads now. */
@@ -73,7 +71,7 @@ export class ShardMover {
    */
   async stopAll(terms: readonly ShardTerm[], left: Promise<void>): Promise<void> {
     const reason = "this server is shutting down";
-    const trySync = this.host.breaks?.has("stop-release-unsynced") !== true;
+    const trySync = this.host.options.breaks?.has("stop-release-unsynced") !== true;
     const now: ShardTerm[] = [];
     const later: ShardTerm[] = [];
     const released: ShardTerm[] = [];
@@ -103,7 +101,7 @@ export class ShardMover {
     if (this.moving !== null) return;
     const inSyncStandby = (t: ShardTerm): string | null => (canHandOver(t) ? (t.replicator?.replication.standby?.serverId ?? null) : null);
     const choice = chooseTaker({
-      serverId: this.host.serverId,
+      serverId: this.host.options.serverId,
       members: this.host.members(),
       leases: this.host.leases(),
       led: this.host.terms().map((t) => ({ shard: t.shard, inSyncStandby: inSyncStandby(t) })),
@@ -121,8 +119,8 @@ export class ShardMover {
     const { host } = this;
     const serving = (): boolean => host.led(term.shard) === term && !host.stopping();
     let target: StandbyTarget | null = null;
-    if (taker !== null && term.replicator !== null && host.breaks?.has("balance-by-release") !== true) {
-      const members = await host.coordinator.readStandbyCandidates(2 * host.leaderLeaseMs).catch(() => []);
+    if (taker !== null && term.replicator !== null && host.options.breaks?.has("balance-by-release") !== true) {
+      const members = await host.options.coordinator.readStandbyCandidates(2 * host.options.leaderLeaseMs).catch(() => []);
       const member = members.find((m) => m.serverId === taker && m.ready);
       if (member !== undefined) target = { serverId: member.serverId, incarnation: member.incarnation, url: member.url };
     }
@@ -147,13 +145,13 @@ export class ShardMover {
     const replication = term.replicator?.replication;
     let standby: StandbyTarget | null = null;
     if (replication !== undefined) {
-      host.logger.info({ ...where, taker: taker?.serverId ?? null }, "getting an in-sync standby before handing the shard over");
+      host.options.logger.info({ ...where, taker: taker?.serverId ?? null }, "getting an in-sync standby before handing the shard over");
       standby = await syncStandby(replication, {
         taker,
         choose: () => this.chooseStandby(term.shard),
-        deadlineMs: leases * host.leaderLeaseMs,
-        pollMs: Math.max(5, Math.floor(host.leaderLeaseMs / 60)),
-        retryMs: Math.max(10, Math.floor(host.leaderLeaseMs / 6)),
+        deadlineMs: leases * host.options.leaderLeaseMs,
+        pollMs: Math.max(5, Math.floor(host.options.leaderLeaseMs / 60)),
+        retryMs: Math.max(10, Math.floor(host.options.leaderLeaseMs / 6)),
         alive,
       });
     }
@@ -164,7 +162,7 @@ export class ShardMover {
       return;
     }
     if (standby === null) {
-      host.logger.warn(where, "no standby came in sync in time: releasing the shard without its table");
+      host.options.logger.warn(where, "no standby came in sync in time: releasing the shard without its table");
       host.lose(term, kind, reason, false);
       await this.release([term], why);
       return;
@@ -175,17 +173,18 @@ export class ShardMover {
 
   /** A ready live member other than this one to name standby of `shard`, spread as the leader side spreads them. */
   private async chooseStandby(shard: number): Promise<StandbyTarget | null> {
-    const members = await this.host.coordinator.readStandbyCandidates(2 * this.host.leaderLeaseMs);
-    const chosen = chooseStandbys({ leader: this.host.serverId, members, leases: this.host.leases(), shards: [shard] }).get(shard);
+    const members = await this.host.options.coordinator.readStandbyCandidates(2 * this.host.options.leaderLeaseMs);
+    const chosen = chooseStandbys({ leader: this.host.options.serverId, members, leases: this.host.leases(), shards: [shard] }).get(shard);
     const member = members.find((m) => m.serverId === chosen);
     return member === undefined ? null : { serverId: member.serverId, incarnation: member.incarnation, url: member.url };
   }
 
   /** Hand over a term whose gate closed with its replication open; release it when that fails. */
   private async handOver(term: ShardTerm, why: HandOverReason): Promise<void> {
-    const { coordinator, serverId, incarnation, leaderLeaseMs, logger } = this.host;
+    const { coordinator, serverId, leaderLeaseMs, logger } = this.host.options;
+    const { incarnation } = this.host;
     const moved = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why });
-    if (moved) this.host.metrics.handOvers.inc({ reason: why, state: "carried" });
+    if (moved) this.host.options.metrics.handOvers.inc({ reason: why, state: "carried" });
     else await this.release([term], why);
   }
 
@@ -193,11 +192,11 @@ export class ShardMover {
   private async release(terms: readonly ShardTerm[], why: HandOverReason): Promise<void> {
     if (terms.length === 0) return;
     const held: HeldTerm[] = terms.map((t) => ({ shard: t.shard, epoch: t.epoch }));
-    this.host.metrics.handOvers.inc({ reason: why, state: "released" }, terms.length);
+    this.host.options.metrics.handOvers.inc({ reason: why, state: "released" }, terms.length);
     try {
-      await this.host.coordinator.release(this.host.serverId, held);
+      await this.host.options.coordinator.release(this.host.options.serverId, held);
     } catch (err) {
-      this.host.logger.warn({ err, shards: held.length, reason: why }, "could not release shards; other servers take them once their leases expire");
+      this.host.options.logger.warn({ err, shards: held.length, reason: why }, "could not release shards; other servers take them once their leases expire");
     }
   }
 }
