@@ -52,15 +52,10 @@ export interface ShardMoverHost {
  * (`leasehold_cluster_hand_overs_total`).
  */
 export class ShardMover {
-  /** The shard of the balance move in flight, `null` when none (one at a time). */
-  private moving: number | null = null;
+  /** The balance move in flight, `null` when none (one at a time; a stop waits for it). */
+  private moving: Promise<void> | null = null;
 
   constructor(private readonly host: ShardMoverHost) {}
-
-  /** True while a balance move runs. */
-  get balancing(): boolean {
-    return this.moving !== null;
-  }
 
   /**
    * Give up every term of a stopping server. Shards with an in-sync standby end at once and are
@@ -88,7 +83,8 @@ export class ShardMover {
       ...now.map((term) => this.handOver(term, "sigterm")),
       ...later.map((term) => this.syncThenHandOver(term, "sigterm", null, STOP_SYNC_LEASES, () => this.host.led(term.shard) === term, reason)),
     ];
-    await Promise.all([releasing, ...moves]);
+    // A balance move that already closed its term's gate finishes its hand-over (or release).
+    await Promise.all([releasing, ...moves, this.moving]);
   }
 
   /**
@@ -109,8 +105,7 @@ export class ShardMover {
     });
     const term = this.host.led(choice?.shard ?? surplus);
     if (term === null) return;
-    this.moving = term.shard;
-    void this.move(term, choice?.taker ?? null, `balancing: this server leads more than its share of ${share}`)
+    this.moving = this.move(term, choice?.taker ?? null, `balancing: this server leads more than its share of ${share}`)
       .catch((err: unknown) => this.host.warn(err, "a balance move failed"))
       .finally(() => (this.moving = null));
   }
@@ -120,10 +115,14 @@ export class ShardMover {
     const serving = (): boolean => host.led(term.shard) === term && !host.stopping();
     let target: StandbyTarget | null = null;
     if (taker !== null && term.replicator !== null && host.options.breaks?.has("balance-by-release") !== true) {
-      const members = await host.options.coordinator.readStandbyCandidates(2 * host.options.leaderLeaseMs).catch(() => []);
+      // Where the taker listens and which process it is. Not found (the read failed, or the taker
+      // is not ready by its member row yet): no move now; a later pass tries again.
+      const members = await host.options.coordinator.readStandbyCandidates(2 * host.options.leaderLeaseMs);
       const member = members.find((m) => m.serverId === taker && m.ready);
-      if (member !== undefined) target = { serverId: member.serverId, incarnation: member.incarnation, url: member.url };
+      if (member === undefined) return;
+      target = { serverId: member.serverId, incarnation: member.incarnation, url: member.url };
     }
+    // Not replicated (or no taker: the rows moved since the plan): released as before.
     if (target === null) {
       if (!serving()) return;
       host.lose(term, "balance", reason, false);

@@ -2,9 +2,9 @@ import type { LockResponse, NamespaceLocksResponse } from "@leasehold/protocol";
 import { describe, expect, it } from "vitest";
 import { rawRequest, type RawResponse } from "../../support/raw-request.js";
 import { sleep } from "../../support/wait-for.js";
-import { ledBy, namespaceLedBy, op, settled } from "../cluster-support.js";
+import { op } from "../cluster-support.js";
 import { cliSchemaPerTest } from "../cli-schema-per-test.js";
-import { refreshAt, replicatedCli, rowsUntil } from "./replicated-cli.js";
+import { leaderWithStandby, refreshAt, replicatedCli } from "./replicated-cli.js";
 
 const settings = { leaderLeaseMs: 600, shards: 1, leaseMs: 10_000 };
 const HELD = [{ descriptor: "held", mode: "exclusive" }] as const;
@@ -25,13 +25,7 @@ describe("cluster CLI with --replicas 1: a waiter carried by a hand-over keeps i
    * its requestId, then the holder unlocks. Answers which of the two was granted first.
    */
   async function waiterAcrossHandOver(bBreak?: string): Promise<{ first: string; resentAnswer: LockResponse; laterAnswer: LockResponse }> {
-    // Ids in this order: the only shard is a's share, balance never moves it to b.
-    const a = await start(undefined, "wait-a");
-    await settled([a.url], 20_000, (m) => ledBy(m, a.url) === 1);
-    const b = await start(bBreak, "wait-b");
-    await rowsUntil(bed, "b in sync as a's standby", (rows) => rows[0]?.in_sync === true);
-    const map = await settled([a.url, b.url], 20_000, (m) => ledBy(m, a.url) === 1);
-    const ns = namespaceLedBy(map, a.url);
+    const { a, b, ns } = await leaderWithStandby(bed, start, "wait", { b: bBreak });
     const holder = (await op(a.url, ns, "lock", { locks: HELD, acquireTimeoutMs: 0 })).json as LockResponse;
     if (holder.status !== "acquired") throw new Error(`a did not grant: ${JSON.stringify(holder)}`);
     const waiter = { locks: HELD, acquireTimeoutMs: 30_000, requestId: "carried-waiter", clientDescription: "carried" };

@@ -1,9 +1,9 @@
 import type { LockResponse } from "@leasehold/protocol";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../../support/wait-for.js";
-import { ledBy, namespaceLedBy, op, settled } from "../cluster-support.js";
+import { op } from "../cluster-support.js";
 import { cliSchemaPerTest } from "../cli-schema-per-test.js";
-import { refreshAt, replicatedCli, rowsUntil } from "./replicated-cli.js";
+import { leaderWithStandby, refreshAt, replicatedCli, rowsUntil } from "./replicated-cli.js";
 
 const settings = { leaderLeaseMs: 900, shards: 1, leaseMs: 10_000 };
 
@@ -17,13 +17,7 @@ describe("cluster CLI with --replicas 1: a stopping leader without an in-sync st
    * standby. Answers what b then says of both tokens, and the log lines.
    */
   async function stopWithoutInSyncStandby(aBreak?: string) {
-    // Ids in this order: the only shard is a's share, balance never moves it to b.
-    const a = await start(aBreak, "stop-a");
-    await settled([a.url], 20_000, (m) => ledBy(m, a.url) === 1);
-    const b = await start(undefined, "stop-b");
-    await rowsUntil(bed, "b in sync as a's standby", (rows) => rows[0]?.in_sync === true);
-    const map = await settled([a.url, b.url], 20_000, (m) => ledBy(m, a.url) === 1);
-    const ns = namespaceLedBy(map, a.url);
+    const { a, b, ns } = await leaderWithStandby(bed, start, "stop", { a: aBreak });
     const first = (await op(a.url, ns, "lock", { locks: [{ descriptor: "held", mode: "exclusive" }], acquireTimeoutMs: 0 })).json as LockResponse;
     if (first.status !== "acquired") throw new Error(`a did not grant: ${JSON.stringify(first)}`);
     b.child.kill("SIGSTOP");

@@ -4,7 +4,7 @@ import { startCli, type CliProcess } from "../../support/cli-process.js";
 import { rawRequest } from "../../support/raw-request.js";
 import { sleep } from "../../support/wait-for.js";
 import type { cliSchemaPerTest } from "../cli-schema-per-test.js";
-import { op } from "../cluster-support.js";
+import { ledBy, namespaceLedBy, op, settled } from "../cluster-support.js";
 
 /** The test bed of `cliSchemaPerTest`. */
 type Bed = ReturnType<typeof cliSchemaPerTest>;
@@ -82,4 +82,19 @@ export async function metricAt(url: string, series: string): Promise<number> {
   const text = (await rawRequest(url, "/metrics", { method: "GET" })).text;
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
+
+/**
+ * Two servers on a one-shard cluster: a (started first, `<prefix>-a`) leads the shard, b
+ * (`<prefix>-b`) is its in-sync standby. The ids sort in this order, so the shard is a's share and
+ * balance never moves it to b. `breaks` (TEST ONLY) are passed to each server's start. Answers both
+ * and a namespace of the shard.
+ */
+export async function leaderWithStandby(bed: Bed, start: ReturnType<typeof replicatedCli>, prefix: string, breaks: { readonly a?: string | undefined; readonly b?: string | undefined } = {}): Promise<{ a: CliProcess; b: CliProcess; ns: string }> {
+  const a = await start(breaks.a, `${prefix}-a`);
+  await settled([a.url], 20_000, (m) => ledBy(m, a.url) === 1);
+  const b = await start(breaks.b, `${prefix}-b`);
+  await rowsUntil(bed, "b in sync as a's standby", (rows) => rows[0]?.in_sync === true);
+  const map = await settled([a.url, b.url], 20_000, (m) => ledBy(m, a.url) === 1);
+  return { a, b, ns: namespaceLedBy(map, a.url) };
 }
