@@ -11,7 +11,8 @@ import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replic
 import { ShardMover } from "./replication/shard-mover.js";
 import { logServeInterval } from "./serve-interval.js";
 import { TermStarter } from "./term-starter.js";
-import { recordImmutables, ShardTerm } from "./shard-term.js";
+import { recordImmutables } from "./record-immutables.js";
+import { ShardTerm } from "./shard-term.js";
 
 export type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
 
