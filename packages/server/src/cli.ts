@@ -102,8 +102,9 @@ Options:
   -v, --version         print the version (${VERSION}) and exit
 
 Signals: SIGTERM or SIGINT stops gracefully: waiting lock requests are answered 503, the
-timestamp bound is persisted, the process exits 0. In cluster mode the server also releases its
-shards so that other servers take them at once.
+timestamp bound is persisted, the process exits 0. In cluster mode the server also hands each
+shard it leads to its in-sync standby with every lock (getting one first, within 2 leader leases,
+where none is in sync), or else releases it, so that other servers take the shards at once.
 
 Subcommand: leasehold-server import-bound --data-dir <dir> --cluster <conn>
   copies a stopped single server's timestamp bounds into a cluster (never lowering one).

@@ -9,6 +9,12 @@ const STATEMENT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 /** Why a shard was lost: a fixed set, so the label never mints unbounded series. */
 export type LossReason = "renewal" | "gate" | "bound" | "stopping" | "balance" | "duplicate";
 
+/** Why a leader gave a shard up on purpose: `sigterm` (its stop: SIGTERM, SIGINT or `close()`) or `balance`. */
+export type HandOverReason = "sigterm" | "balance";
+
+/** How a shard given up on purpose went: `carried` (handed to its standby with its table) or `released` (without it). */
+export type HandOverState = "carried" | "released";
+
 /**
  * The cluster metrics of one server (docs/cluster.md "Metrics"). Kept here and handed to the
  * server's registry as extra metrics; labels come only from fixed sets (statement names, reasons).
@@ -19,6 +25,11 @@ export class ClusterMetrics {
     "leasehold_cluster_shards_lost_total",
     "Shards this server stopped leading, by reason: renewal (matched nothing or failed too long), gate (serving gate closed), bound (fenced extension matched nothing), stopping, balance, duplicate (another live process took over this server id).",
     ["reason"],
+  );
+  readonly handOvers = new Counter<"reason" | "state">(
+    "leasehold_cluster_hand_overs_total",
+    "Shards this server gave up on purpose, by reason (sigterm: its stop; balance) and state: carried (handed over with the lock table to an in-sync standby) or released (without it: the next leader starts empty after the lease-wait).",
+    ["reason", "state"],
   );
   readonly gateClosures = new Counter("leasehold_cluster_gate_closures_total", "Times a serving gate closed before a renewal reopened it (the shard was then given up).");
   readonly boundExtensions = new Counter("leasehold_cluster_bound_extensions_total", "Timestamp bound extensions stored in PostgreSQL.");
@@ -55,6 +66,7 @@ export class ClusterMetrics {
       ),
       this.transitions,
       this.losses,
+      this.handOvers,
       this.gateClosures,
       this.boundExtensions,
       this.statements,

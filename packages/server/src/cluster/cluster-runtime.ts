@@ -1,16 +1,18 @@
 import { unavailable } from "./cluster-errors.js";
 import type { LossReason } from "./cluster-metrics.js";
 import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
-import type { HeldTerm, LiveMember, ShardLease } from "./coordinator.js";
+import type { LiveMember, ShardLease } from "./coordinator.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { LeaseRenewer } from "./lease-renewer.js";
-import { observeRows, planShards, type Seen } from "./plan-shards.js";
+import { nextPassDelay, observeRows, planShards, type Seen } from "./plan-shards.js";
 import { gateMargin } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
-import { canHandOver, handOverTerm } from "./replication/hand-over.js";
 import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
+import { ShardMover } from "./replication/shard-mover.js";
+import { logServeInterval } from "./serve-interval.js";
 import { TermStarter } from "./term-starter.js";
-import { recordImmutables, ShardTerm } from "./shard-term.js";
+import { recordImmutables } from "./record-immutables.js";
+import { ShardTerm } from "./shard-term.js";
 
 export type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
 
@@ -51,6 +53,8 @@ export class ClusterRuntime {
   private readonly renewer: LeaseRenewer;
   /** Acquires shards and starts their terms (empty, or with a promoted replica). */
   private readonly starter: TermStarter;
+  /** Gives shards up on purpose (stop, balance): handed over with their tables where it can. */
+  private readonly mover: ShardMover;
   private readonly wallClock: () => number;
   private readonly margin: number;
   private timer: NodeJS.Timeout | null = null;
@@ -109,6 +113,17 @@ export class ClusterRuntime {
         this.leases[term.shard] = row;
       },
       renewSoon: () => this.renewer.renewSoon(),
+      warn: (err, msg) => this.warn(err, msg),
+    });
+    this.mover = new ShardMover({
+      options,
+      incarnation: this.identity.incarnation,
+      led: (shard) => this.terms[shard] ?? null,
+      terms: () => this.terms.filter((t): t is ShardTerm => t !== null),
+      leases: () => this.leases,
+      members: () => this.members,
+      lose: (term, kind, reason, handingOver) => this.lose(term, kind, reason, handingOver),
+      stopping: () => this.stopping,
       warn: (err, msg) => this.warn(err, msg),
     });
   }
@@ -201,44 +216,32 @@ export class ClusterRuntime {
   }
 
   /**
-   * Stop taking shards, end every term (waiters are answered 503), leave the member list and
-   * release the shards with `NOTIFY` so other servers take them at once.
+   * Stop taking shards, leave the member list and give every led shard up (shard-mover.ts): handed
+   * to its in-sync standby with its table where it has one or can get one in time (its waiters
+   * re-send there), released with `NOTIFY` otherwise, so other servers take them at once.
    */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.joining?.cancel();
-    void this.renewer.stop();
+    if (this.shards === null) {
+      await this.renewer.stop();
+      return;
+    }
     // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
     // statement, and an acquisition that lands after this point releases itself.
-    const held: HeldTerm[] = [];
-    const handing: ShardTerm[] = [];
-    for (const term of this.terms) {
-      if (term === null) continue;
-      // With an in-sync standby the term ends (gate closed) but its replication stays open.
-      const handOff = canHandOver(term);
-      (handOff ? handing : held).push(term);
-      this.lose(term, "stopping", "this server is shutting down", handOff);
-    }
-    const { coordinator, serverId, logger, leaderLeaseMs } = this.options;
-    if (this.shards === null) return;
+    const { coordinator, logger } = this.options;
     // Leave the member list before handing over and releasing, so the servers that hear the NOTIFY
     // compute their shares without this one and take the shards at once. A heartbeat in flight
     // would put the row back after the delete: wait for it first (bounded by the statement timeout).
+    // Renewals go on: a shard still getting a standby serves until it is handed over.
     const left = this.renewer
-      .stop()
+      .leave()
       .then(() => coordinator.leave(this.identity))
       .catch((err: unknown) => logger.warn({ err }, "could not leave the member list at stop; the heartbeat ages out"));
-    await left;
-    const context = { coordinator, serverId, incarnation: this.identity.incarnation, leaderLeaseMs, logger };
-    const moved = await Promise.all(handing.map((term) => handOverTerm(term, context)));
-    handing.forEach((term, i) => moved[i] !== true && held.push(term));
-    try {
-      await coordinator.release(serverId, held.map((t) => ({ shard: t.shard, epoch: t.epoch })));
-    } catch (err) {
-      logger.warn({ err, shards: held.length }, "could not release shards at stop; other servers take them once their leases expire");
-    }
+    await this.mover.stopAll(this.terms.filter((t): t is ShardTerm => t !== null), left);
+    await this.renewer.stop();
     await this.running?.catch(() => undefined);
   }
 
@@ -267,39 +270,17 @@ export class ClusterRuntime {
     metrics.transitions.inc({ event: "lost" });
     metrics.losses.inc({ reason: kind });
     logger.info({ shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, reason }, "shard lost");
-    this.logServeInterval(term);
+    logServeInterval(term, this.options.logger);
     this.onTermEnded(term);
-  }
-
-  private logServeInterval(term: ShardTerm): void {
-    const { logger } = this.options;
-    if (!logger.isLevelEnabled("debug") || term.firstServedAt < 0) return;
-    // Wall-clock milliseconds, so a checker can compare intervals of servers on one machine.
-    const origin = performance.timeOrigin;
-    logger.debug(
-      { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, from: origin + term.firstServedAt, to: origin + term.lastServedAt, ended: term.isEnded },
-      "serve interval",
-    );
   }
 
   private schedule(): void {
     if (this.stopping) return;
-    const cadence = Math.floor(this.options.leaderLeaseMs / 3);
-    // A dead leader's rows stop changing: run a pass right when one has been seen unchanged for a
-    // whole leader lease, rather than up to a third of a lease later (failover time).
-    let delay = cadence;
-    const now = this.clock();
-    // The first pass that may take shards runs right when the join wait ends.
-    // (The wait counts from this process's first heartbeat that held its member row.)
+    // The first pass that may take shards runs right when the join wait ends (counted from this
+    // process's first heartbeat that held its member row).
     const claimedAt = this.identity.claimedAt;
-    if (this.startedAt !== null && claimedAt !== null && !this.ready) delay = Math.min(delay, Math.max(1, claimedAt + this.options.leaderLeaseMs - now));
-    for (const row of this.leases) {
-      const since = this.seen[row.shard];
-      if (row.holder === null || this.identity.isOwn(row) || since === null || since === undefined) continue;
-      const due = since.at + this.options.leaderLeaseMs + 20 - now;
-      // Overdue rows (not takeable at the last pass) wait for the regular cadence: no busy loop.
-      if (due > 0) delay = Math.min(delay, due);
-    }
+    const joinWaitEnds = this.startedAt !== null && claimedAt !== null && !this.ready ? claimedAt + this.options.leaderLeaseMs : null;
+    const delay = nextPassDelay({ leases: this.leases, seen: this.seen, now: this.clock(), leaderLeaseMs: this.options.leaderLeaseMs, joinWaitEnds, own: (row) => this.identity.isOwn(row) });
     this.timer = setTimeout(() => {
       void this.pass().finally(() => this.schedule());
     }, Math.ceil(delay));
@@ -346,7 +327,7 @@ export class ClusterRuntime {
     if (this.stopping) return;
     // Test mode (--log-level debug): every pass reports each term's serve interval so far, so a
     // checker has them even for a server killed with SIGKILL.
-    for (const term of this.terms) if (term !== null) this.logServeInterval(term);
+    for (const term of this.terms) if (term !== null) logServeInterval(term, this.options.logger);
     let leases: ShardLease[];
     const sentAt = this.clock();
     try {
@@ -396,12 +377,8 @@ export class ClusterRuntime {
     };
     await Promise.all(Array.from({ length: Math.min(ACQUIRE_LANES, queue.length) }, lane));
     // A hand-over comes from a member that is leaving: balance only by a member list heard since.
-    if (plan.release !== null && this.membersSentAt > this.adoptedAt) {
-      const term = this.terms[plan.release];
-      if (term === null || term === undefined) return;
-      this.lose(term, "balance", `balancing: this server leads more than its share of ${plan.share}`);
-      await this.options.coordinator.release(this.options.serverId, [{ shard: term.shard, epoch: term.epoch }]).catch((err: unknown) => this.warn(err, "could not release a surplus shard"));
-    }
+    // The move runs in the background (its taker may need a snapshot first): passes go on meanwhile.
+    if (plan.release !== null && this.membersSentAt > this.adoptedAt) this.mover.balance(plan.release, plan.share);
   }
 
   private acquire(shard: number): Promise<void> {

@@ -37,6 +37,8 @@ export class LeaseRenewer {
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<unknown> | null = null;
   private stopped = false;
+  /** True once {@link leave} ran: renewals go on, heartbeats stop. */
+  private leaving = false;
   private extra: Promise<void> | null = null;
   private extraAgain = false;
 
@@ -56,10 +58,21 @@ export class LeaseRenewer {
     await this.beating?.catch(() => undefined);
   }
 
+  /**
+   * Stop heartbeating but keep renewing the terms still held until {@link stop}: a stopping member
+   * leaves the member list at once, yet a shard it is still getting a standby for (to hand it over
+   * with its table) must keep its gate open meanwhile. Resolves once a heartbeat in flight settled
+   * (so a later `leave` of the member row is not undone by it).
+   */
+  async leave(): Promise<void> {
+    this.leaving = true;
+    await this.beating?.catch(() => undefined);
+  }
+
   private tick(): void {
     if (this.stopped) return;
     void this.renew();
-    this.heartbeat();
+    if (!this.leaving) this.heartbeat();
     this.timer = setTimeout(() => this.tick(), Math.max(1, Math.floor(this.options.leaderLeaseMs / 3)));
     this.timer.unref();
   }

@@ -147,3 +147,35 @@ function someoneShort(leases: readonly ShardLease[], members: readonly string[],
   for (const row of leases) if (row.holder !== null && !row.expired) leading.set(row.holder, (leading.get(row.holder) ?? 0) + 1);
   return members.some((member, index) => member !== serverId && (leading.get(member) ?? 0) < Math.floor(count / n) + (index < count % n ? 1 : 0));
 }
+
+/** What {@link nextPassDelay} decides from. */
+export interface PassTiming {
+  readonly leases: readonly ShardLease[];
+  /** When each row's current version was first seen (monotonic ms), `null` if never. */
+  readonly seen: readonly (Seen | null)[];
+  readonly now: number;
+  readonly leaderLeaseMs: number;
+  /** When this server's join wait ends (monotonic ms), `null` when it is over or has not begun. */
+  readonly joinWaitEnds: number | null;
+  /** True for a row this very process holds (it never waits to take its own rows). */
+  readonly own: (row: ShardLease) => boolean;
+}
+
+/**
+ * How long until the next pass (ms): a third of the leader lease, or sooner when the join wait
+ * ends (the first pass that may take shards runs right then), or when another server's row will
+ * have been seen unchanged for a whole leader lease (a dead leader's rows stop changing: taking
+ * them right then, rather than up to a third of a lease later, is the failover time). Rows already
+ * overdue (not takeable at the last pass) wait for the regular cadence: no busy loop.
+ */
+export function nextPassDelay(t: PassTiming): number {
+  let delay = Math.floor(t.leaderLeaseMs / 3);
+  if (t.joinWaitEnds !== null) delay = Math.min(delay, Math.max(1, t.joinWaitEnds - t.now));
+  for (const row of t.leases) {
+    const since = t.seen[row.shard];
+    if (row.holder === null || t.own(row) || since === null || since === undefined) continue;
+    const due = since.at + t.leaderLeaseMs + 20 - t.now;
+    if (due > 0) delay = Math.min(delay, due);
+  }
+  return delay;
+}

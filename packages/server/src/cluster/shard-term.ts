@@ -57,8 +57,22 @@ export interface ShardTermOptions {
    * table starts empty.
    */
   readonly carried?: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * How long each carried waiter keeps its place for its re-sent `requestId` (see `carried`).
+   * Default: the engine's (2,000 ms: a client re-sends at once after its 503, well within it). The
+   * test break `drop-carried-waiters` sets 0, so a negative control shows the place is lost without it.
+   */
+  readonly claimWindowMs?: number | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=gate`): the gate never closes by time. Default false. */
   readonly gateless?: boolean | undefined;
+}
+
+/** What a table handed over held when its gate closed. */
+export interface HandedOverTable {
+  /** Live tokens (lock grants and immutable-timestamp locks): the locks carried. */
+  readonly locks: number;
+  /** Requests waiting: each keeps its place at the new leader for its re-sent `requestId`. */
+  readonly waiters: number;
 }
 
 /**
@@ -91,6 +105,8 @@ export class ShardTerm implements ServingGate {
   readonly carried: PromoteSummary | null = null;
   /** True when the term ended to hand its table over: its replication stays open until the hand-over is done. */
   handingOver = false;
+  /** What the table held when the term ended to hand it over (for the hand-over's log line), `null` otherwise. */
+  handedOver: HandedOverTable | null = null;
   /** Monotonic times of the first and last operation served (for the serve-interval log). */
   firstServedAt = -1;
   lastServedAt = -1;
@@ -131,7 +147,7 @@ export class ShardTerm implements ServingGate {
     });
     if (options.carried !== undefined) {
       for (const [namespace, image] of Object.entries(options.carried)) this.service.restoreNamespace(namespace, image as never);
-      this.carried = this.service.promote();
+      this.carried = this.service.promote(options.claimWindowMs === undefined ? {} : { claimWindowMs: options.claimWindowMs });
     }
     const wait = options.grantsFrom - clock();
     this.waitOver = wait <= 0;
@@ -306,6 +322,10 @@ export class ShardTerm implements ServingGate {
     if (this.ended !== null) return;
     this.ended = error;
     this.handingOver = handingOver;
+    if (handingOver) {
+      const { heldTokens, waitingRequests } = this.service.metrics();
+      this.handedOver = { locks: heldTokens, waiters: waitingRequests };
+    }
     if (this.gateTimer !== null) clearTimeout(this.gateTimer);
     if (this.waitTimer !== null) clearTimeout(this.waitTimer);
     this.reserver.end();
@@ -372,17 +392,4 @@ export class ShardTerm implements ServingGate {
     this.queues.delete(namespace);
     for (const queued of queue) queued.fail(error);
   }
-}
-
-/**
- * Record, in one coordinator statement, the immutable timestamps that changed since last recorded
- * in every live term of `terms`, and note in each term what was stored. Rejects when the statement
- * fails (the next round tries again).
- */
-export async function recordImmutables(terms: readonly (ShardTerm | null)[], coordinator: Coordinator): Promise<void> {
-  const work = terms.filter((t): t is ShardTerm => t !== null).map((t) => ({ term: t, records: t.immutableRecords() }));
-  const records = work.flatMap((w) => w.records);
-  if (records.length === 0) return;
-  const stored = await coordinator.recordImmutable(records);
-  for (const w of work) w.term.markRecorded(w.records, stored);
 }

@@ -111,6 +111,7 @@ export class TermStarter {
       onFailed: host.onFailed,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
       carried: carried?.namespaces,
+      claimWindowMs: options.breaks?.has("drop-carried-waiters") === true ? 0 : undefined,
     });
     host.onStarted(term, { ...row, holder: serverId, url, leaderId, incarnation: host.incarnation, epoch: got.epoch, expired: false });
     // Counted from when it was sent, the gate may close before the next tick's renewal answers

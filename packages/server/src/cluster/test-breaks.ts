@@ -1,9 +1,26 @@
 import type { Logger } from "pino";
 
 /** The safety rules a negative control of the reliability suite can switch off (never in production). */
-export type TestBreak = "gate" | "epoch-fence" | "lease-wait" | "answer-before-ack" | "promote-any-replica";
+export type TestBreak =
+  | "gate"
+  | "epoch-fence"
+  | "lease-wait"
+  | "answer-before-ack"
+  | "promote-any-replica"
+  | "balance-by-release"
+  | "stop-release-unsynced"
+  | "drop-carried-waiters";
 
-const KNOWN: readonly TestBreak[] = ["gate", "epoch-fence", "lease-wait", "answer-before-ack", "promote-any-replica"];
+const KNOWN: readonly TestBreak[] = [
+  "gate",
+  "epoch-fence",
+  "lease-wait",
+  "answer-before-ack",
+  "promote-any-replica",
+  "balance-by-release",
+  "stop-release-unsynced",
+  "drop-carried-waiters",
+];
 
 /** The command-line flag a server must be started with before it reads any test knob. */
 export const TEST_KNOBS_FLAG = "--unsafe-test-knobs";
@@ -26,7 +43,11 @@ function knob(name: string, logger: Logger, enabled: boolean, env: NodeJS.Proces
  * TEST ONLY. The rules named in `LEASEHOLD_TEST_BREAK` (comma-separated: `gate`, `epoch-fence`,
  * `lease-wait`, `answer-before-ack`: a late standby's waiting grants are answered before
  * `in_sync = false` is recorded, `promote-any-replica`: a member promotes whatever replica it holds
- * of a shard it takes, whatever the row says of its standby, incarnation, epoch and leaderId) are switched off, so the cluster fault suite (packages/reliability, section 5) can
+ * of a shard it takes, whatever the row says of its standby, incarnation, epoch and leaderId,
+ * `balance-by-release`: a balance move releases the shard instead of handing it over with its
+ * table, `stop-release-unsynced`: at stop a shard without an in-sync standby is released at once
+ * instead of getting one first, `drop-carried-waiters`: a promoted table keeps no waiter's place
+ * for its re-sent `requestId`) are switched off, so the cluster fault suite (packages/reliability, section 5) can
  * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */

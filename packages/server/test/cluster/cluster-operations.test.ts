@@ -73,7 +73,9 @@ describe("cluster operations: PostgreSQL outages, metrics, SIGTERM, shard count,
     // A longer leader lease than elsewhere: this test is about the hand-over, and on a loaded
     // machine a 400 ms lease can lapse on its own before the SIGTERM, which would change the story.
     const leaderLeaseMs = 1_500;
-    const args = ["--port", "0", "--cluster", bed.schema.connectionString, "--leader-lease-ms", String(leaderLeaseMs), "--shards", "1", "--lease-ms", "800"];
+    // The path without a standby (--replicas 0): with one, the stop would hand the shard over
+    // with its table (getting b in sync first), which cluster-stop-gets-standby.test.ts covers.
+    const args = ["--port", "0", "--cluster", bed.schema.connectionString, "--leader-lease-ms", String(leaderLeaseMs), "--shards", "1", "--lease-ms", "800", "--replicas", "0"];
     const a = await startCli(args);
     try {
       await settled([a.url]);

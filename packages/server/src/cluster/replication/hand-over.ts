@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { unavailable } from "../cluster-errors.js";
+import type { HandOverReason } from "../cluster-metrics.js";
 import type { Coordinator } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
 
@@ -11,6 +12,8 @@ export interface HandOverContext {
   /** Bounds the wait for the standby's acknowledgement, and is the new holder's first expiry. */
   readonly leaderLeaseMs: number;
   readonly logger: Logger;
+  /** Why the shard is given up (its log lines say it). */
+  readonly reason: HandOverReason;
 }
 
 /** True when `term` can be handed over with its state: its standby is in sync now. */
@@ -28,8 +31,8 @@ export function canHandOver(term: ShardTerm): boolean {
  * the row moved; false when it could not (the caller then releases the shard as without a standby).
  */
 export async function handOverTerm(term: ShardTerm, context: HandOverContext): Promise<boolean> {
-  const { coordinator, serverId, incarnation, leaderLeaseMs, logger } = context;
-  const where = { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId };
+  const { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason } = context;
+  const where = { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, reason };
   const replication = term.replicator?.replication;
   const standby = replication?.standby ?? null;
   let timer: NodeJS.Timeout | undefined;
@@ -50,7 +53,8 @@ export async function handOverTerm(term: ShardTerm, context: HandOverContext): P
       logger.warn({ ...where, standby: standby.serverId }, "hand-over matched nothing (the row is no longer this term's, or its standby not in sync); releasing the shard");
       return false;
     }
-    logger.info({ ...where, standby: standby.serverId, newEpoch: moved.epoch, entries: lastSeq }, "shard handed over");
+    const carried = { locksCarried: term.handedOver?.locks ?? 0, waitersCarried: term.handedOver?.waiters ?? 0 };
+    logger.info({ ...where, standby: standby.serverId, newEpoch: moved.epoch, entries: lastSeq, ...carried }, "shard handed over");
     return true;
   } catch (err) {
     logger.warn({ ...where, err }, "hand-over failed; releasing the shard");

@@ -50,8 +50,8 @@ const isGrant = (entry: unknown): boolean => (entry as { type?: unknown }).type 
  * one in sync (chosen so standbys spread, {@link chooseStandbys}), and drops replicas this member
  * holds of shards it no longer stands by for.
  *
- * The runtime promotes these replicas (promote-replica.ts) and hands shards over at SIGTERM
- * (hand-over.ts). Not wired yet: balance moves by hand-over (a balanced shard is released).
+ * The runtime promotes these replicas (promote-replica.ts) and hands shards over at SIGTERM and
+ * for balance (shard-mover.ts, which may also name a standby itself: a balance move's taker).
  */
 export class LeaderSide {
   private readonly streams = new Map<ShardTerm, TermReplicator>();

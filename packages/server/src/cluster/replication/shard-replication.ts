@@ -137,6 +137,16 @@ export class ShardReplication {
     }
   }
 
+  /**
+   * Stop counting on the current standby (a balance move wants another member as standby): the
+   * rule records `in_sync = false` before it answers anything without it, exactly as for a late
+   * standby, and the stream is dropped; {@link attach} can then name another. Nothing happens
+   * unless a standby is joining or in sync.
+   */
+  dropStandby(): void {
+    this.rule.standbyLost();
+  }
+
   /** What the metrics read. */
   view(): ShardReplicationView {
     const lag = this.log.lag();

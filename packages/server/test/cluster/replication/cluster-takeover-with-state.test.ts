@@ -1,44 +1,22 @@
 import { shardOf, type LockResponse, type RefreshResponse, type TimestampsResponse } from "@leasehold/protocol";
 import { describe, expect, it } from "vitest";
-import { startCli, type CliProcess } from "../../support/cli-process.js";
-import { sleep, waitFor } from "../../support/wait-for.js";
+import type { CliProcess } from "../../support/cli-process.js";
+import { waitFor } from "../../support/wait-for.js";
 import { ledBy, namespaceLedBy, op, settled } from "../cluster-support.js";
 import { cliSchemaPerTest } from "../cli-schema-per-test.js";
+import { refreshAt, replicatedCli, standbyRows, type StandbyRow } from "./replicated-cli.js";
 
 const LEADER_LEASE_MS = 600;
 /** Long, so that a new leader without the table would wait seconds (validForMs 5,000) before any grant. */
 const LEASE_MS = 10_000;
 const SHARDS = 2;
 
-type Row = { shard: number; holder: string | null; leader_id: string | null; standby_id: string | null; in_sync: boolean; epoch: string };
+type Row = StandbyRow;
 
 describe("cluster CLI with --replicas 1: the in-sync standby takes the shard over with its table", () => {
   const bed = cliSchemaPerTest();
-  const running = bed.running;
-  /** Start a server; `unsafeBreak` (TEST ONLY) switches that rule off in it (test-breaks.ts). */
-  const start = async (unsafeBreak?: string): Promise<CliProcess> => {
-    const knobs = unsafeBreak === undefined ? ["--log-level", "info"] : ["--log-level", "debug", "--unsafe-test-knobs"];
-    // The child inherits the environment at spawn time.
-    if (unsafeBreak !== undefined) process.env.LEASEHOLD_TEST_BREAK = unsafeBreak;
-    try {
-      const server = await startCli([
-        "--port", "0",
-        "--cluster", bed.schema.connectionString,
-        "--leader-lease-ms", String(LEADER_LEASE_MS),
-        "--shards", String(SHARDS),
-        "--lease-ms", String(LEASE_MS),
-        "--replicas", "1",
-        ...knobs,
-      ]);
-      running.push(server);
-      return server;
-    } finally {
-      delete process.env.LEASEHOLD_TEST_BREAK;
-    }
-  };
-
-
-  const rows = () => bed.schema.query<Row>("SELECT shard, holder, leader_id, standby_id, in_sync, epoch FROM leases ORDER BY shard");
+  const start = replicatedCli(bed, { leaderLeaseMs: LEADER_LEASE_MS, shards: SHARDS, leaseMs: LEASE_MS });
+  const rows = () => standbyRows(bed);
 
   /** Two servers, one shard each, each shard's standby in sync; a lock held on `held` in a namespace a leads. */
   async function heldAtA(bBreak?: string) {
@@ -64,18 +42,6 @@ describe("cluster CLI with --replicas 1: the in-sync standby takes the shard ove
     expect(row!.standby_id).not.toBe(row!.holder);
     const stamps = (await op(a.url, ns, "timestamps", { count: 1_000 })).json as TimestampsResponse;
     return { a, b, ns, shard, token: locked.token, leaderId: locked.lease.leaderId, epoch: Number(row!.epoch), lastTimestamp: stamps.start + stamps.count - 1 };
-  }
-
-  /** Refresh `token` at `url` until the shard answers there (421/503 meanwhile); answers the refresh. */
-  async function refreshAt(url: string, ns: string, token: string): Promise<RefreshResponse> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const answer = await op(url, ns, "refresh", { tokens: [token] });
-      if (answer.status === 200) return answer.json as RefreshResponse;
-      expect([421, 503]).toContain(answer.status);
-      if (Date.now() > deadline) throw new Error(`no leader for ${ns} at ${url}: ${JSON.stringify(answer.json)}`);
-      await sleep(20);
-    }
   }
 
   /** What the new leader must answer once it took the shard with the table. */

@@ -1,0 +1,201 @@
+import type { HandOverReason, LossReason } from "../cluster-metrics.js";
+import type { ClusterRuntimeOptions } from "../cluster-runtime-options.js";
+import type { HeldTerm, LiveMember, ShardLease } from "../coordinator.js";
+import type { ShardTerm } from "../shard-term.js";
+import { chooseStandbys } from "./choose-standbys.js";
+import { chooseTaker } from "./choose-taker.js";
+import { canHandOver, handOverTerm } from "./hand-over.js";
+import type { StandbyTarget } from "./shard-replication.js";
+import { syncStandby } from "./sync-standby.js";
+
+/**
+ * Leader leases a stopping leader tries to get an in-sync standby for a shard without one: long
+ * enough for a snapshot and the in-sync record on a loaded machine, short enough that a stop stays
+ * bounded (its hand-over then waits at most one more leader lease for the final acknowledgement).
+ */
+export const STOP_SYNC_LEASES = 2;
+
+/**
+ * Leader leases a balance move waits for its taker to come in sync before it falls back to a
+ * release: the leader keeps serving meanwhile, so this only bounds how long balance is delayed.
+ */
+export const BALANCE_SYNC_LEASES = 3;
+
+/** What a {@link ShardMover} reads of, and asks of, its runtime. */
+export interface ShardMoverHost {
+  /**
+   * The runtime's settings; of its `breaks` (TEST ONLY), `balance-by-release` and
+   * `stop-release-unsynced` switch these hand-overs off.
+   */
+  readonly options: Pick<ClusterRuntimeOptions, "coordinator" | "serverId" | "leaderLeaseMs" | "logger" | "metrics" | "breaks">;
+  /** This process's incarnation (the leader's, in every fenced write). */
+  readonly incarnation: string;
+  /** The term this server leads of `shard` now, `null` when none. */
+  readonly led: (shard: number) => ShardTerm | null;
+  /** Every term this server leads now. */
+  readonly terms: () => readonly ShardTerm[];
+  readonly leases: () => readonly ShardLease[];
+  readonly members: () => readonly LiveMember[];
+  /** End `term` (gate closed); `handingOver` keeps its replication open for the hand-over. */
+  readonly lose: (term: ShardTerm, kind: LossReason, reason: string, handingOver: boolean) => void;
+  readonly stopping: () => boolean;
+  /** Log a statement failure (rate-limited by the runtime). */
+  readonly warn: (err: unknown, msg: string) => void;
+}
+
+/**
+ * Gives shards up on purpose, with their tables where it can (DESIGN.md "Hand-over with state"):
+ * at stop every led shard, and for balance one surplus shard at a time. A shard with an in-sync
+ * standby is handed to it (gate closed, final acknowledgement, the row moved in one statement
+ * fenced by the epoch, NOTIFY); one without first gets one, within a deadline, while it keeps
+ * serving; failing that it is released as without replication. Counts each outcome
+ * (`leasehold_cluster_hand_overs_total`).
+ */
+export class ShardMover {
+  /** The balance move in flight, `null` when none (one at a time; a stop waits for it). */
+  private moving: Promise<void> | null = null;
+
+  constructor(private readonly host: ShardMoverHost) {}
+
+  /**
+   * Give up every term of a stopping server. Shards with an in-sync standby end at once and are
+   * handed over once `left` resolved (the member left the list, so the servers hearing the NOTIFY
+   * count without it); shards without replication are released then; shards replicated but
+   * without an in-sync standby keep serving (the runtime keeps renewing them) until one is in
+   * sync, within {@link STOP_SYNC_LEASES} leader leases, then are handed over, or else released.
+   */
+  async stopAll(terms: readonly ShardTerm[], left: Promise<void>): Promise<void> {
+    const reason = "this server is shutting down";
+    const trySync = this.host.options.breaks?.has("stop-release-unsynced") !== true;
+    const now: ShardTerm[] = [];
+    const later: ShardTerm[] = [];
+    const released: ShardTerm[] = [];
+    for (const term of terms) {
+      if (canHandOver(term)) now.push(term);
+      else if (trySync && term.replicator !== null) later.push(term);
+      else released.push(term);
+    }
+    for (const term of now) this.host.lose(term, "stopping", reason, true);
+    for (const term of released) this.host.lose(term, "stopping", reason, false);
+    await left;
+    const releasing = this.release(released, "sigterm");
+    const moves = [
+      ...now.map((term) => this.handOver(term, "sigterm")),
+      ...later.map((term) => this.syncThenHandOver(term, "sigterm", null, STOP_SYNC_LEASES, () => this.host.led(term.shard) === term, reason)),
+    ];
+    // A balance move that already closed its term's gate finishes its hand-over (or release).
+    await Promise.all([releasing, ...moves, this.moving]);
+  }
+
+  /**
+   * Give one surplus shard up for balance, in the background (one move at a time): to the taker
+   * {@link chooseTaker} names, made its in-sync standby first (within {@link BALANCE_SYNC_LEASES}
+   * leader leases, serving meanwhile), then handed over; released as without replication when
+   * that fails, or when the shard is not replicated.
+   */
+  balance(surplus: number, share: number): void {
+    if (this.moving !== null) return;
+    const inSyncStandby = (t: ShardTerm): string | null => (canHandOver(t) ? (t.replicator?.replication.standby?.serverId ?? null) : null);
+    const choice = chooseTaker({
+      serverId: this.host.options.serverId,
+      members: this.host.members(),
+      leases: this.host.leases(),
+      led: this.host.terms().map((t) => ({ shard: t.shard, inSyncStandby: inSyncStandby(t) })),
+      surplus,
+    });
+    const term = this.host.led(choice?.shard ?? surplus);
+    if (term === null) return;
+    this.moving = this.move(term, choice?.taker ?? null, `balancing: this server leads more than its share of ${share}`)
+      .catch((err: unknown) => this.host.warn(err, "a balance move failed"))
+      .finally(() => (this.moving = null));
+  }
+
+  private async move(term: ShardTerm, taker: string | null, reason: string): Promise<void> {
+    const { host } = this;
+    const serving = (): boolean => host.led(term.shard) === term && !host.stopping();
+    let target: StandbyTarget | null = null;
+    if (taker !== null && term.replicator !== null && host.options.breaks?.has("balance-by-release") !== true) {
+      // Where the taker listens and which process it is. Not found (the read failed, or the taker
+      // is not ready by its member row yet): no move now; a later pass tries again.
+      const members = await host.options.coordinator.readStandbyCandidates(2 * host.options.leaderLeaseMs);
+      const member = members.find((m) => m.serverId === taker && m.ready);
+      if (member === undefined) return;
+      target = { serverId: member.serverId, incarnation: member.incarnation, url: member.url };
+    }
+    // Not replicated (or no taker: the rows moved since the plan): released as before.
+    if (target === null) {
+      if (!serving()) return;
+      host.lose(term, "balance", reason, false);
+      await this.release([term], "balance");
+      return;
+    }
+    await this.syncThenHandOver(term, "balance", target, BALANCE_SYNC_LEASES, serving, reason);
+  }
+
+  /**
+   * Get `term` an in-sync standby (`taker`, or any), then end it and hand it over; release it when
+   * that fails. A balance move does nothing more when the term stopped serving meanwhile (it was
+   * lost, or the server began to stop: the stop gives it up).
+   */
+  private async syncThenHandOver(term: ShardTerm, why: HandOverReason, taker: StandbyTarget | null, leases: number, alive: () => boolean, reason: string): Promise<void> {
+    const { host } = this;
+    const kind: LossReason = why === "sigterm" ? "stopping" : "balance";
+    const where = { shard: term.shard, epoch: term.epoch, reason: why };
+    const replication = term.replicator?.replication;
+    let standby: StandbyTarget | null = null;
+    if (replication !== undefined) {
+      host.options.logger.info({ ...where, taker: taker?.serverId ?? null }, "getting an in-sync standby before handing the shard over");
+      standby = await syncStandby(replication, {
+        taker,
+        choose: () => this.chooseStandby(term.shard),
+        deadlineMs: leases * host.options.leaderLeaseMs,
+        pollMs: Math.max(5, Math.floor(host.options.leaderLeaseMs / 60)),
+        retryMs: Math.max(10, Math.floor(host.options.leaderLeaseMs / 6)),
+        alive,
+      });
+    }
+    // Lost meanwhile (its gate closed, a renewal matched nothing): the runtime ended it. A stopping
+    // server still releases it (fenced by its epoch: harmless if another server took it already).
+    if (!alive()) {
+      if (why === "sigterm") await this.release([term], why);
+      return;
+    }
+    if (standby === null) {
+      host.options.logger.warn(where, "no standby came in sync in time: releasing the shard without its table");
+      host.lose(term, kind, reason, false);
+      await this.release([term], why);
+      return;
+    }
+    host.lose(term, kind, reason, true);
+    await this.handOver(term, why);
+  }
+
+  /** A ready live member other than this one to name standby of `shard`, spread as the leader side spreads them. */
+  private async chooseStandby(shard: number): Promise<StandbyTarget | null> {
+    const members = await this.host.options.coordinator.readStandbyCandidates(2 * this.host.options.leaderLeaseMs);
+    const chosen = chooseStandbys({ leader: this.host.options.serverId, members, leases: this.host.leases(), shards: [shard] }).get(shard);
+    const member = members.find((m) => m.serverId === chosen);
+    return member === undefined ? null : { serverId: member.serverId, incarnation: member.incarnation, url: member.url };
+  }
+
+  /** Hand over a term whose gate closed with its replication open; release it when that fails. */
+  private async handOver(term: ShardTerm, why: HandOverReason): Promise<void> {
+    const { coordinator, serverId, leaderLeaseMs, logger } = this.host.options;
+    const { incarnation } = this.host;
+    const moved = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why });
+    if (moved) this.host.options.metrics.handOvers.inc({ reason: why, state: "carried" });
+    else await this.release([term], why);
+  }
+
+  /** Release terms already ended (one statement, NOTIFY), counted as given up without their tables. */
+  private async release(terms: readonly ShardTerm[], why: HandOverReason): Promise<void> {
+    if (terms.length === 0) return;
+    const held: HeldTerm[] = terms.map((t) => ({ shard: t.shard, epoch: t.epoch }));
+    this.host.options.metrics.handOvers.inc({ reason: why, state: "released" }, terms.length);
+    try {
+      await this.host.options.coordinator.release(this.host.options.serverId, held);
+    } catch (err) {
+      this.host.options.logger.warn({ err, shards: held.length, reason: why }, "could not release shards; other servers take them once their leases expire");
+    }
+  }
+}
