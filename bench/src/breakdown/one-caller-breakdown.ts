@@ -25,7 +25,6 @@
  * each figure is the median of every sample of its stage. Prints a Markdown table.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -35,6 +34,7 @@ import Redlock from "redlock";
 import { Agent, type Dispatcher } from "undici";
 import { REDIS } from "../peers/redlock-peer.js";
 import { RawHttpConnection } from "../raw-http-connection.js";
+import { cpuUsOf, selfCpuUs } from "../process-cpu.js";
 import { startServerProcess } from "../server-process.js";
 import { silentLogger } from "../silent-logger.js";
 import { nowNs, quantile } from "../stats.js";
@@ -109,21 +109,6 @@ function undiciPost(agent: Dispatcher, origin: string, path: string, body: strin
 type Peer = "tcp" | "http" | "server" | "baseline" | "redis";
 type Stage = { readonly name: string; readonly peer: Peer; readonly run: (i: number) => Promise<number | void> };
 
-/** CPU time (user + system) of process `pid` so far, in µs, from /proc (Linux; NaN elsewhere). */
-function cpuUsOf(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the command name.
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_S;
-  } catch {
-    return Number.NaN;
-  }
-}
-const TICKS_PER_S = 100;
-const selfCpuUs = (): number => {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-};
 
 const tcpEcho = await startEcho("tcp");
 const httpEcho = await startEcho("http");

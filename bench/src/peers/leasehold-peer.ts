@@ -6,18 +6,23 @@ import type { PeerDriver, PeerName, PeerSession } from "./peer.js";
 /** How a leasehold peer releases: `tryUnlock` (handed off, batched) or awaited `unlock`. */
 export type LeaseholdRelease = "try" | "await";
 
+/** The part of `LockClient`'s static side a peer uses: another build's class fits it too. */
+export type LockClientClass = Pick<typeof LockClient, "http">;
+
 /**
  * leasehold over loopback HTTP to the CLI server: one `LockClient` per round shared by all
  * callers, `lock` waiting up to 30 s, then `tryUnlock` or an awaited `unlock`. `lockBatching`
  * is the client option of that name: concurrent `lock` calls coalesce into `lock-batch` calls.
+ * `clientClass` is the `LockClient` to use; default this build's. `pnpm bench:peer-trials` passes
+ * another build's (`LEASEHOLD_BASELINE_CLIENT`) for an A/B of a client change.
  */
-export function leaseholdPeer(name: PeerName, baseUrl: string, release: LeaseholdRelease, lockBatching: boolean): PeerDriver {
+export function leaseholdPeer(name: PeerName, baseUrl: string, release: LeaseholdRelease, lockBatching: boolean, clientClass: LockClientClass = LockClient): PeerDriver {
   let round = 0;
   return {
     name,
     async session(): Promise<PeerSession> {
       // A namespace per round: nothing left from an earlier round can be in the way.
-      const client = LockClient.http({ baseUrl, namespace: `peers-${name}-${round++}`, logger: silentLogger(), lockBatching });
+      const client = clientClass.http({ baseUrl, namespace: `peers-${name}-${round++}`, logger: silentLogger(), lockBatching });
       return {
         async pair(key) {
           const res = await client.lock([{ descriptor: `k${key}`, mode: "exclusive" }], { acquireTimeoutMs: 30_000 });
