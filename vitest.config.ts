@@ -28,6 +28,8 @@ const UNIT_IN_SERIAL_DIRS = new Set([
   "packages/server/test/cluster/serving-gate-clocks.test.ts",
   "packages/server/test/cluster/test-breaks.test.ts",
   "packages/server/test/cluster/replication/choose-standbys.test.ts",
+  "packages/server/test/cluster/replication/choose-taker.test.ts",
+  "packages/server/test/cluster/replication/sync-standby.test.ts",
   "packages/server/test/cluster/replication/cluster-key.test.ts",
   "packages/server/test/cluster/replication/hold-answers.test.ts",
   "packages/server/test/cluster/replication/replica-store.test.ts",
