@@ -8,6 +8,7 @@ import { observeRows, planShards, type Seen } from "./plan-shards.js";
 import { gateMargin } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
 import { canHandOver, handOverTerm } from "./replication/hand-over.js";
+import { moveRowsBeforeGate } from "./replication/move-row-before-gate.js";
 import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
 import { TermStarter } from "./term-starter.js";
 import { recordImmutables, ShardTerm } from "./shard-term.js";
@@ -210,6 +211,8 @@ export class ClusterRuntime {
     if (this.timer !== null) clearTimeout(this.timer);
     this.joining?.cancel();
     void this.renewer.stop();
+    // TEST ONLY: the negative control of the hand-over's order (replication/move-row-before-gate.ts).
+    if (this.options.breaks?.has("move-row-before-gate") === true) await moveRowsBeforeGate(this.terms, { ...this.options, incarnation: this.identity.incarnation });
     // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
     // statement, and an acquisition that lands after this point releases itself.
     const held: HeldTerm[] = [];

@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 
 /** The safety rules a negative control of the reliability suite can switch off (never in production). */
-export type TestBreak = "gate" | "epoch-fence" | "lease-wait" | "answer-before-ack" | "promote-any-replica";
+export type TestBreak = "gate" | "epoch-fence" | "lease-wait" | "answer-before-ack" | "promote-any-replica" | "move-row-before-gate";
 
-const KNOWN: readonly TestBreak[] = ["gate", "epoch-fence", "lease-wait", "answer-before-ack", "promote-any-replica"];
+const KNOWN: readonly TestBreak[] = ["gate", "epoch-fence", "lease-wait", "answer-before-ack", "promote-any-replica", "move-row-before-gate"];
 
 /** The command-line flag a server must be started with before it reads any test knob. */
 export const TEST_KNOBS_FLAG = "--unsafe-test-knobs";
@@ -26,7 +26,9 @@ function knob(name: string, logger: Logger, enabled: boolean, env: NodeJS.Proces
  * TEST ONLY. The rules named in `LEASEHOLD_TEST_BREAK` (comma-separated: `gate`, `epoch-fence`,
  * `lease-wait`, `answer-before-ack`: a late standby's waiting grants are answered before
  * `in_sync = false` is recorded, `promote-any-replica`: a member promotes whatever replica it holds
- * of a shard it takes, whatever the row says of its standby, incarnation, epoch and leaderId) are switched off, so the cluster fault suite (packages/reliability, section 5) can
+ * of a shard it takes, whatever the row says of its standby, incarnation, epoch and leaderId, `move-row-before-gate`: a
+ * SIGTERM hand-over moves the row to the standby while the term still serves, and the term ends
+ * only when its gate closes by time) are switched off, so the cluster fault suite (packages/reliability, section 5) can
  * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */

@@ -1,0 +1,16 @@
+import type { ShardTerm } from "../shard-term.js";
+import { canHandOver, handOverTerm, type HandOverContext } from "./hand-over.js";
+
+/**
+ * TEST ONLY (`LEASEHOLD_TEST_BREAK=move-row-before-gate`): a SIGTERM hand-over in the wrong order.
+ * Every term with an in-sync standby is handed over (the row moves, the standby serves) while it
+ * still serves, and this resolves a leader lease later: the renewer has stopped, so by then each
+ * term has ended by its gate closing on time, not synchronously before the move. The reliability
+ * suite's negative control (packages/reliability, cluster standby faults) shows that its checks
+ * fire: two leaders serve the shard at once. Never used outside that control.
+ */
+export async function moveRowsBeforeGate(terms: readonly (ShardTerm | null)[], context: HandOverContext): Promise<void> {
+  const live = terms.filter((term): term is ShardTerm => term !== null && canHandOver(term));
+  await Promise.all(live.map((term) => handOverTerm(term, context)));
+  await new Promise<void>((resolve) => setTimeout(resolve, context.leaderLeaseMs));
+}
