@@ -1,9 +1,10 @@
+import type { LockResponse } from "@leasehold/protocol";
 import { LockClient } from "@leasehold/client";
 import { pino } from "pino";
 import { checkFencingOrder, checkLeaseOverlap, HistoryRecorder } from "../history/index.js";
 import { Violations } from "../violations.js";
 import type { ClusterMember } from "./cluster-members.js";
-import { closeControlCluster, ControlSetupError, sleep, startControlCluster, type ControlCluster } from "./control-cluster.js";
+import { closeControlCluster, ControlSetupError, postJson, sleep, startControlCluster, type ControlCluster } from "./control-cluster.js";
 import type { ControlHalf } from "./control-half.js";
 import { LEASE_WAIT_CHECK } from "./control-lease-wait.js";
 import { leaseRows, type LeaseRow } from "./standby-rows.js";
@@ -16,8 +17,11 @@ export type StandbyControlName = (typeof STANDBY_CONTROL_NAMES)[number];
 export const STANDBY_CONTROL_CHECK = LEASE_WAIT_CHECK;
 
 const LEADER_LEASE_MS = 1_000;
-/** Long, so the first holder's promise (half of it) spans the takeover: a grant inside it is an overlap. */
-const LEASE_MS = 10_000;
+/**
+ * Long, so the first holder's promise (half of it, 10 s) spans the takeover and B's retries on a
+ * loaded machine (the client backs off while no server leads): a grant inside it is an overlap.
+ */
+const LEASE_MS = 20_000;
 
 /** Poll the shard's row until `until` holds; throws a set-up error with the last row after `timeoutMs`. */
 async function rowWhen(cluster: ControlCluster, until: (row: LeaseRow) => boolean, what: string, timeoutMs: number): Promise<LeaseRow> {
@@ -31,8 +35,26 @@ async function rowWhen(cluster: ControlCluster, until: (row: LeaseRow) => boolea
 }
 
 /**
+ * B: ask `url` alone for `descriptor` without waiting (`acquireTimeoutMs` 0), every 10 ms, until it
+ * is granted; answers the grant with the send time of the request that got it. Polling one server
+ * directly, not through a client's backoff, so B is granted the moment S serves x (S may hand the
+ * shard on by balance soon after a takeover). Throws after `timeoutMs`.
+ */
+async function grantAt(url: string, descriptor: string, timeoutMs: number): Promise<Extract<LockResponse, { status: "acquired" }> & { sentAt: number }> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const sentAt = performance.now();
+    const res = await postJson(`${url}/v1/namespaces/ctl/lock`, { locks: [{ descriptor, mode: "exclusive" }], acquireTimeoutMs: 0 }, 2_000).catch(() => undefined);
+    const body = res?.body as LockResponse | undefined;
+    if (res?.status === 200 && body?.status === "acquired") return { ...body, sentAt };
+    if (performance.now() > deadline) throw new Error(`standby control: B was not granted ${descriptor} at ${url} within ${timeoutMs} ms`);
+    await sleep(10);
+  }
+}
+
+/**
  * A standby control, one half, on two members and one shard (`--leader-lease-ms 1000 --lease-ms
- * 10000`): the leader L and its in-sync standby S. Client A asks L for `x` while S is SIGSTOPped;
+ * 20000`): the leader L and its in-sync standby S. Client A asks L for `x` while S is SIGSTOPped;
  * L is SIGKILLed, S SIGCONTed, client B asks for `x`; S takes the shard over. A keeps `x` until a
  * second after the takeover, then unlocks (B, if granted first, keeps it 300 ms); B's grant must
  * not fall inside A's hold.
@@ -71,14 +93,13 @@ export async function runStandbyControl(name: StandbyControlName, seed: number, 
     await sleep(100);
     if (name === "answer-before-ack") leader.proxy.setFaults(true);
     standby.server.child.kill("SIGSTOP");
-    // promote-any-replica: until the stopped standby's heartbeat is too old for it to be chosen
-    // again, so that L, once it recorded not-in-sync, sends it no fresh snapshot.
-    if (name === "promote-any-replica") await sleep(2.2 * LEADER_LEASE_MS);
     // y's entry goes to the stopped standby and stays in flight (one message at a time), so x's
     // entry is never sent: the standby, once resumed, holds y but not x.
     const y = clientB.lock([{ descriptor: "y", mode: "exclusive" }], { acquireTimeoutMs: 30_000 });
     y.catch(() => undefined);
-    await sleep(30);
+    // Long enough for y to reach L first on a loaded machine, well within the standby's lateness
+    // (a third of a leader lease from y): the late round then finds x waiting too.
+    await sleep(100);
     const aSent = recorder.now();
     let aReceived: number | undefined;
     const aCall = clientA.lock(lock, { acquireTimeoutMs: 30_000 }).finally(() => (aReceived = recorder.now()));
@@ -92,8 +113,7 @@ export async function runStandbyControl(name: StandbyControlName, seed: number, 
     leader.server.child.kill("SIGKILL");
     leader.proxy.setFaults(false);
     standby.server.child.kill("SIGCONT");
-    const bSent = recorder.now();
-    const bCall = clientB.lock(lock, { acquireTimeoutMs: 30_000 });
+    const bCall = grantAt(standby.url, "x", 40_000);
     const takeover = rowWhen(cluster, (r) => r.holder === standby.serverId && r.live, "the standby did not take the shard over", 20_000).then(() => recorder.now());
     // Each holder keeps x a while, then unlocks, whoever is granted first: A until a second after
     // the takeover (so a grant to B inside A's hold shows), B for 300 ms.
@@ -107,15 +127,20 @@ export async function runStandbyControl(name: StandbyControlName, seed: number, 
       return { at, promiseEndsAt: aSent + a.lease.validForMs };
     });
     const holdB = bCall.then(async (b) => {
-      if (b.status !== "acquired") throw new Error(`${name} control: B was not granted x within 30 s`);
       const at = recorder.now();
-      recorder.grant({ holder: "B", descriptor: "x", mode: "exclusive", fencingToken: b.acquired[0]!.fencingToken, requestSentAt: bSent, grantReceivedAt: at, guaranteeEndsAt: bSent + b.lease.validForMs });
+      recorder.grant({ holder: "B", descriptor: "x", mode: "exclusive", fencingToken: b.acquired[0]!.fencingToken, requestSentAt: b.sentAt, grantReceivedAt: at, guaranteeEndsAt: b.sentAt + b.lease.validForMs });
       await sleep(300);
       recorder.release("B");
-      clientB.tryUnlock([b.token]);
+      await postJson(`${standby.url}/v1/namespaces/ctl/unlock`, { tokens: [b.token] }, 5_000).catch(() => undefined);
       return at;
     });
     const [takeoverAt, aHold, bReceived] = await Promise.all([takeover, holdA, holdB]);
+    // Locks the standby's promoted table carried (-1: it took the shard empty). y alone (1) shows
+    // its table lacked x; 2 means L's next round sent it a fresh snapshot before it died.
+    const locksCarried = Number(standby.lines().findLast((l) => l.msg === "standby promoted")?.locksCarried ?? -1);
+    if (name === "promote-any-replica" && ruleRemoved && locksCarried > 1) {
+      throw new ControlSetupError(`promote-any-replica control proves nothing: the standby got a fresh snapshot (${locksCarried} locks) before L died`);
+    }
     const history = recorder.history({});
     const violations = new Violations();
     const checks = [checkLeaseOverlap(history), checkFencingOrder(history)];
@@ -130,14 +155,12 @@ export async function runStandbyControl(name: StandbyControlName, seed: number, 
         inSyncAtKill: inSyncAtKill ? 1 : 0,
         takeoverMs: takeoverAt - killedAt,
         bGrantAfterPromiseMs: bReceived - aHold.promiseEndsAt,
-        // Locks the standby's promoted table carried (-1: it took the shard empty): y only (1) shows its table lacked x.
-        locksCarried: Number(standby.lines().find((l) => l.msg === "standby promoted")?.locksCarried ?? -1),
+        locksCarried,
       },
       operations: 4,
       elapsedMs: performance.now() - started,
     };
   } finally {
-    if (process.env.SB_DUMP !== undefined) (await import("node:fs")).writeFileSync(process.env.SB_DUMP, cluster.members.map((m) => m.incarnations.map((i, k) => `=== member ${m.index} inc ${k}\n` + i.stdout.join("\n")).join("\n")).join("\n"));
     standby.server.child.kill("SIGCONT");
     await Promise.all([clientA.close(), clientB.close()]);
     await closeControlCluster(cluster);

@@ -125,7 +125,6 @@ export async function runStandbyScenario(options: StandbyScenarioOptions): Promi
       elapsedMs: performance.now() - started,
     };
   } finally {
-    if (process.env.SB_DUMP !== undefined) (await import("node:fs")).writeFileSync(process.env.SB_DUMP, members.map((m) => m.incarnations.map((i, k) => `=== member ${m.index} inc ${k}\n` + i.stdout.join("\n") + "\n" + i.stderr()).join("\n")).join("\n"));
     const stopped = stopLoads?.();
     await Promise.all(members.map((m) => m.close()));
     await stopped;
