@@ -34,6 +34,18 @@ async function rowWhen(cluster: ControlCluster, until: (row: LeaseRow) => boolea
   }
 }
 
+/** Resolve once `url`'s `leasehold_replication_standby_lag_entries` is at least 1; throws a set-up error after `timeoutMs`. */
+async function standbyLag(url: string, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const text = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.text()).catch(() => "");
+    const lag = Number(/^leasehold_replication_standby_lag_entries (\d+)/m.exec(text)?.[1] ?? 0);
+    if (lag >= 1) return;
+    if (performance.now() > deadline) throw new ControlSetupError(`the leader showed no unacknowledged entry within ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
 /**
  * B: ask `url` alone for `descriptor` without waiting (`acquireTimeoutMs` 0), every 10 ms, until it
  * is granted; answers the grant with the send time of the request that got it. Polling one server
@@ -97,9 +109,11 @@ export async function runStandbyControl(name: StandbyControlName, seed: number, 
     // entry is never sent: the standby, once resumed, holds y but not x.
     const y = clientB.lock([{ descriptor: "y", mode: "exclusive" }], { acquireTimeoutMs: 30_000 });
     y.catch(() => undefined);
-    // Long enough for y to reach L first on a loaded machine, well within the standby's lateness
-    // (a third of a leader lease from y): the late round then finds x waiting too.
-    await sleep(100);
+    // x only once y's entry is in L's log unacknowledged (so in flight, alone, from L's next turn
+    // on): in one event-loop turn with y, x would travel in y's message. Well within the standby's
+    // lateness (a third of a leader lease from y), so the late round finds x waiting too.
+    await standbyLag(leader.url, 5_000);
+    await sleep(20);
     const aSent = recorder.now();
     let aReceived: number | undefined;
     const aCall = clientA.lock(lock, { acquireTimeoutMs: 30_000 }).finally(() => (aReceived = recorder.now()));
