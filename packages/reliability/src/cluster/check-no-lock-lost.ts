@@ -27,9 +27,16 @@ export interface NoLockLostFigures {
  * end) met at most one failed member at a time may end by unlock or lapse, never by a loss (a
  * refresh, sent while its guarantee still ran, that answered without the token or under another
  * `leaderId`). A hold that met two failures at once (a standby and then its leader killed) is left
- * out. The workload never revokes, so a revoke is no excuse here.
+ * out. The workload never revokes, so a revoke is no excuse here. `explain(key, from, to)` adds
+ * what the servers logged about the key's shard between the last good refresh and the loss
+ * (default: nothing).
  */
-export function checkNoLockLost(holds: readonly KeptHold[], failures: FailureLog, violations: Violations): NoLockLostFigures {
+export function checkNoLockLost(
+  holds: readonly KeptHold[],
+  failures: FailureLog,
+  violations: Violations,
+  explain: (key: string, from: number, to: number) => string = () => "",
+): NoLockLostFigures {
   let checked = 0;
   let keptThroughFailure = 0;
   let losses = 0;
@@ -48,7 +55,8 @@ export function checkNoLockLost(holds: readonly KeptHold[], failures: FailureLog
     if (failures.failures.some((f) => f.from > h.grantedAt && f.from < h.lastRefreshedAt)) keptThroughFailure++;
     violations.expect(h.end !== "lost", NO_LOCK_LOST_CHECK, () => {
       const during = failures.failures.filter((f) => f.from <= end && (f.to === undefined || f.to > h.grantedAt)).map((f) => `member ${f.member} ${f.how}`);
-      return `${h.key}: hold ${h.holder} granted at ${h.grantedAt.toFixed(0)} ms, last refreshed at ${h.lastRefreshedAt.toFixed(0)} ms, lost at ${end.toFixed(0)} ms (${h.detail ?? "?"}) with at most one failure at a time (${during.join(", ") || "none"})`;
+      const why = explain(h.key, h.lastRefreshedAt, end);
+      return `${h.key}: hold ${h.holder} granted at ${h.grantedAt.toFixed(0)} ms, last refreshed at ${h.lastRefreshedAt.toFixed(0)} ms, lost at ${end.toFixed(0)} ms (${h.detail ?? "?"}) with at most one failure at a time (${during.join(", ") || "none"})${why === "" ? "" : `; meanwhile ${why}`}`;
     });
   }
   return { holds: holds.length, checked, keptThroughFailure, excluded: holds.length - checked, losses, lossesExcluded, lapses };

@@ -53,6 +53,24 @@ function namespacesCovering(shards: number): string[] {
   return [...byShard.values()];
 }
 
+/**
+ * For a violation's detail: the `shard lost` and `shard acquired` lines every server logged for
+ * a key's shard between `from` and `to` (the ledger's clock), with their reasons.
+ */
+function shardEvents(members: readonly ClusterMember[], shards: number): (key: string, from: number, to: number) => string {
+  return (key, from, to) => {
+    const shard = shardOf(key.split("/")[0]!, shards);
+    const events = members.flatMap((m) =>
+      m.lines().flatMap((l) => {
+        const at = (l.time as number) - performance.timeOrigin;
+        if ((l.msg !== "shard lost" && l.msg !== "shard acquired") || l.shard !== shard || at < from || at > to) return [];
+        return [`member ${m.index} ${String(l.msg)} epoch ${String(l.epoch)} at ${at.toFixed(0)} ms (${String(l.reason)})`];
+      }),
+    );
+    return events.join("; ");
+  };
+}
+
 /** How long the cluster may take to be whole again (ready members, every shard in sync) on a loaded 2-core machine. */
 const WHOLE_TIMEOUT_MS = 30_000;
 
@@ -109,7 +127,7 @@ export async function runStandbyScenario(options: StandbyScenarioOptions): Promi
     for (const check of historyChecks) for (let n = 0; n < check.violations; n++) violations.add(check.rule, check.examples[n] ?? "(more of the same)");
     const timestampAnswers = checkTimestampOrder(workload.timestamps, violations);
     const terms = checkServeIntervals(serveIntervals(members.map((m) => m.lines())), violations);
-    const noLockLost = checkNoLockLost(keepers.holds, failures, violations);
+    const noLockLost = checkNoLockLost(keepers.holds, failures, violations, shardEvents(members, options.shards));
     return {
       options,
       cycles,
