@@ -11,6 +11,7 @@ import { leaseRows, type LeaseRow } from "./standby-rows.js";
 
 /** The standby controls, named after the rule each removes (`LEASEHOLD_TEST_BREAK`). */
 export const STANDBY_CONTROL_NAMES = ["answer-before-ack", "promote-any-replica"] as const;
+/** One of {@link STANDBY_CONTROL_NAMES}. */
 export type StandbyControlName = (typeof STANDBY_CONTROL_NAMES)[number];
 
 /** The check both target: no two holders' lease guarantees overlap (history checker rule (a)). */
@@ -66,10 +67,11 @@ async function grantAt(url: string, descriptor: string, timeoutMs: number): Prom
 
 /**
  * A standby control, one half, on two members and one shard (`--leader-lease-ms 1000 --lease-ms
- * 20000`): the leader L and its in-sync standby S. Client A asks L for `x` while S is SIGSTOPped;
- * L is SIGKILLed, S SIGCONTed, client B asks for `x`; S takes the shard over. A keeps `x` until a
- * second after the takeover, then unlocks (B, if granted first, keeps it 300 ms); B's grant must
- * not fall inside A's hold.
+ * 20000`): the leader L and its in-sync standby S. S is SIGSTOPped; another client asks L for `y`
+ * (its entry goes to S and stays in flight, one message at a time), then client A asks L for `x`
+ * (its entry is never sent); L is SIGKILLed, S SIGCONTed (it applies y, never x), B polls S for
+ * `x`; S takes the shard over. A keeps `x` until a second after the takeover, then unlocks (B, if
+ * granted first, keeps it 300 ms); B's grant must not fall inside A's hold.
  *
  * - `answer-before-ack`: L's link to PostgreSQL is cut as S stops, so L cannot record
  *   `in_sync = false`; the row still names S in sync when L dies, and S takes over with its table.
