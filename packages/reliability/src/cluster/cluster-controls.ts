@@ -21,7 +21,12 @@ export function controlCheck(name: ControlName): string {
 /** Runs of one half abandoned for a {@link ControlSetupError} before the half fails. */
 const MAX_SETUP_RETRIES = 2;
 
-async function runHalf(run: (seed: number, ruleRemoved: boolean) => Promise<ControlHalf>, seed: number, ruleRemoved: boolean): Promise<ControlHalf> {
+/**
+ * Run one half of a control, again (with the next seed) when its set-up failed with a
+ * {@link ControlSetupError}, at most {@link MAX_SETUP_RETRIES} times; answers the half with its
+ * `setupRetries`. An outcome of the checks is never run again.
+ */
+export async function runHalf(run: (seed: number, ruleRemoved: boolean) => Promise<ControlHalf>, seed: number, ruleRemoved: boolean): Promise<ControlHalf> {
   for (let retries = 0; ; retries++) {
     try {
       return { ...(await run(seed + retries, ruleRemoved)), setupRetries: retries };

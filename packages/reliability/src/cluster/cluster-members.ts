@@ -17,6 +17,12 @@ export interface MemberSettings {
    * random id.
    */
   readonly serverIdPrefix?: string | undefined;
+  /**
+   * With {@link serverIdPrefix}: member i's server id is `<prefix><i>` on every incarnation, as an
+   * operator restarts a server in place (the rolling restart of the standby faults). Default false:
+   * each incarnation gets an id of its own, so the members keep sorting by index after restarts.
+   */
+  readonly keepServerId?: boolean | undefined;
 }
 
 /**
@@ -54,6 +60,13 @@ export class ClusterMember {
     return member;
   }
 
+  /** The `--server-id` the next incarnation starts with (`undefined`: the server picks its own). */
+  get serverId(): string | undefined {
+    const { serverIdPrefix, keepServerId } = this.settings;
+    if (serverIdPrefix === undefined) return undefined;
+    return keepServerId === true ? `${serverIdPrefix}${this.index}` : `${serverIdPrefix}${this.index}-${this.incarnations.length + 1}`;
+  }
+
   /** The running process (the latest incarnation). */
   get server(): CliServer {
     const s = this.incarnations.at(-1);
@@ -79,8 +92,8 @@ export class ClusterMember {
    * count in the report shows a regression.
    */
   async restart(): Promise<void> {
-    const { env, serverIdPrefix } = this.settings;
-    const args = this.args(this.port, this.applicationName, serverIdPrefix === undefined ? undefined : `${serverIdPrefix}${this.index}-${this.incarnations.length + 1}`);
+    const args = this.args(this.port, this.applicationName, this.serverId);
+    const { env } = this.settings;
     for (let attempt = 1; ; attempt++) {
       try {
         const server = await startCliServer(args, { startTimeoutMs: 30_000, env });

@@ -60,19 +60,19 @@ export async function postJson(url: string, body: unknown, timeoutMs: number): P
 }
 
 /**
- * Start three members with one shard and wait until every member's map has named the same leader
+ * Start `count` members (default three; the standby controls use two, a leader and its standby) with one shard and wait until every member's map has named the same leader
  * term for {@link SETTLE_LEASES} leader leases in a row. Member 0 starts first and is first in id
  * order, so it takes the shard and keeps it (its share is the one shard); the wait makes sure no
  * hand-over is still coming, whose new leader would hold lock grants back for a whole client
  * lease. Closes everything it started if that fails. Call {@link closeControlCluster} when done.
  */
-export async function startControlCluster(seed: number, settings: Omit<MemberSettings, "shards">): Promise<ControlCluster> {
+export async function startControlCluster(seed: number, settings: Omit<MemberSettings, "shards">, count = 3): Promise<ControlCluster> {
   const schema = await createRunSchema();
   const members: ClusterMember[] = [];
   try {
     const s = { ...settings, shards: 1, serverIdPrefix: "ctl-s" };
     members.push(await ClusterMember.start(0, seed, schema, s));
-    members.push(...(await Promise.all([1, 2].map((i) => ClusterMember.start(i, seed, schema, s)))));
+    members.push(...(await Promise.all(Array.from({ length: count - 1 }, (_, i) => ClusterMember.start(i + 1, seed, schema, s)))));
     const deadline = performance.now() + 30_000;
     let agreed: { leader: ClusterMember; leaderId: string; since: number } | undefined;
     for (;;) {

@@ -15,6 +15,8 @@ export interface RunSchema {
   connectionString(port: number, applicationName: string): string;
   /** `pg_terminate_backend` every session whose `application_name` is `applicationName`; answers how many. */
   terminate(applicationName: string): Promise<number>;
+  /** Run `sql` (with `params`) on the admin connection, in the run's schema (`search_path` set); answers the rows. */
+  query<Row extends Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   /** Drop the schema and everything in it, and close the admin connection. */
   drop(): Promise<void>;
 }
@@ -42,6 +44,10 @@ export async function createRunSchema(): Promise<RunSchema> {
         [applicationName],
       );
       return rows.rows.filter((r) => r.ok).length;
+    },
+    async query<Row extends Record<string, unknown>>(sql: string, params: readonly unknown[] = []) {
+      await admin.query(`SET search_path TO ${name}`);
+      return (await admin.query<Row>(sql, [...params])).rows;
     },
     async drop() {
       try {
