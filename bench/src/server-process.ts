@@ -20,7 +20,7 @@ const cli = fileURLToPath(new URL("../../packages/server/dist/cli.js", import.me
  * `cli` starts another build's `cli.js` (an A/B comparison of two commits; default this one's).
  */
 export async function startServerProcess(
-  options: { leaseMs?: number; nodeArgs?: readonly string[]; clusterArgs?: readonly string[] | undefined; port?: number | undefined; cli?: string | undefined } = {},
+  options: { leaseMs?: number; nodeArgs?: readonly string[] | undefined; clusterArgs?: readonly string[] | undefined; port?: number | undefined; cli?: string | undefined } = {},
 ): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "leasehold-bench-"));
   // Cluster members (`clusterArgs`: `--cluster <conn>` and friends) keep their bounds in PostgreSQL, not a data directory.
