@@ -37,6 +37,8 @@ export async function firstFreshGrant(urls: readonly string[], namespace: string
 export class HeldLocks {
   private readonly held = new Map<LockClient, string[]>();
   private readonly reported = new Set<string>();
+  /** Tokens reported on `lostLocks`, by reason (what the note of a loss says). */
+  readonly reasons: Record<string, number> = {};
   /** The longest `validForMs` a grant of these locks was answered with. */
   validForMs = 0;
 
@@ -48,7 +50,9 @@ export class HeldLocks {
     for (const namespace of namespaces) {
       const client = LockClient.http({ baseUrls: [...urls], namespace, logger: silentLogger() });
       client.lostLocks.subscribe((l: LostLock) => {
-        if (l.reason !== "client-closed") locks.reported.add(l.token);
+        if (l.reason === "client-closed") return;
+        locks.reported.add(l.token);
+        locks.reasons[l.reason] = (locks.reasons[l.reason] ?? 0) + 1;
       });
       const tokens: string[] = [];
       locks.held.set(client, tokens);

@@ -11,6 +11,8 @@ export interface RollingRestart {
   readonly lost: number;
   /** Locks held through it. */
   readonly held: number;
+  /** Losses reported on `lostLocks`, by reason. */
+  readonly reasons: Readonly<Record<string, number>>;
   /** Acquisition times (ms) of the paced load that started between the first SIGTERM and the last member's readiness. */
   readonly window: number[];
   /** The same before the first SIGTERM (the cluster at rest, same load). */
@@ -82,6 +84,7 @@ export async function rollingRestart(options: { rounds: number; perNamespace: nu
     return {
       lost,
       held: held.count,
+      reasons: held.reasons,
       window: load.between(windowStart, windowEnd),
       baseline: load.between(loadStart + 1_000, windowStart),
       freshGrants,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -30,6 +30,9 @@ export async function startServerProcess(
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   const listening = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
+    // LEASEHOLD_BENCH_LOG_DIR keeps every server's log lines (one file per process) for diagnosis.
+    const logDir = process.env.LEASEHOLD_BENCH_LOG_DIR;
+    if (logDir !== undefined) lines.on("line", (line) => appendFileSync(join(logDir, `server-${child.pid}.log`), `${line}\n`));
     const timer = setTimeout(() => reject(new Error("server did not log listening within 15 s")), 15_000);
     child.once("exit", (code) => reject(new Error(`server exited with ${code} before listening`)));
     lines.on("line", (line) => {
