@@ -58,7 +58,7 @@ export const SURVIVAL_CATALOG: Readonly<Record<string, FigureInfo>> = {
   cluster_c1_p50_ratio_over_single: {
     section: SURVIVAL_SECTION,
     meaning:
-      "One caller doing lock+tryUnlock: the p50 lock call through the cluster with an in-sync standby over the single server's, in the same trial (each target for a few seconds after the c64 rounds, in rotating order), median of the trials. A lone grant pays one extra round trip to the standby before it is answered.",
+      "One caller doing lock + awaited unlock (not tryUnlock: a lone lock right after a tryUnlock waited about 8 ms at the median on this machine, against 0.5 ms after an awaited unlock, a client-side delay that would hide the server path): the p50 lock call through the cluster with an in-sync standby over the single server's, in the same trial (each target for a few seconds after the c64 rounds, in rotating order), median of the trials. A lone grant pays one extra round trip to the standby before it is answered.",
     target: { op: "<=", value: 1.5 },
   },
   cluster_standby_cpu_us_per_grant: {

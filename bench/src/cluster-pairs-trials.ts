@@ -54,7 +54,11 @@ export const ROUND_ORDERS: readonly (readonly number[])[] = [
   [3, 0, 2, 1],
 ];
 
-/** Lock call times (µs) of one caller doing lock + tryUnlock for `ms`. */
+/**
+ * Lock call times (µs) of one caller doing lock + awaited unlock for `ms`. Awaited, not tryUnlock:
+ * a lone caller's lock right after a tryUnlock took about 8 ms at the median here (0.5 ms after an
+ * awaited unlock, same server), a client-side delay that would hide what the server path costs.
+ */
 async function oneCaller(target: string | readonly string[], ms: number, namespace: string): Promise<number[]> {
   const where = typeof target === "string" ? { baseUrl: target } : { baseUrls: [...target] };
   const client = LockClient.http({ ...where, namespace, logger: silentLogger() });
@@ -65,7 +69,7 @@ async function oneCaller(target: string | readonly string[], ms: number, namespa
     const res = await client.lock([{ descriptor: `c1-k${n % 256}`, mode: "exclusive" }], { acquireTimeoutMs: 5_000 });
     times.push((nowMs() - t0) * 1000);
     if (res.status !== "acquired") throw new Error("lock on the caller's own key was not granted within 5 s");
-    client.tryUnlock([res.token]);
+    await client.unlock([res.token]);
   }
   await client.close();
   return times;
