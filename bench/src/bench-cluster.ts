@@ -28,6 +28,11 @@ export interface LeaseRow {
   readonly epoch: number;
   readonly standbyId: string | null;
   readonly inSync: boolean;
+  /**
+   * The standby the row names runs as the incarnation the row names. A standby restarted under an
+   * idle shard leaves the row saying in sync until the leader next sends it an entry and is refused.
+   */
+  readonly standbyCurrent: boolean;
 }
 
 /** How {@link startCluster} starts its members beyond the cluster flags. */
@@ -78,10 +83,11 @@ export async function startCluster(size: number, flags: readonly string[], optio
       members[i] = await start(i, port);
     },
     async rows() {
-      const { rows } = await admin.query<{ shard: number; holder: string | null; epoch: string; standby_id: string | null; in_sync: boolean }>(
-        `SELECT shard, holder, epoch, standby_id, in_sync FROM ${schema}.leases ORDER BY shard`,
+      const { rows } = await admin.query<{ shard: number; holder: string | null; epoch: string; standby_id: string | null; in_sync: boolean; standby_current: boolean }>(
+        `SELECT l.shard, l.holder, l.epoch, l.standby_id, l.in_sync, coalesce(m.incarnation = l.standby_incarnation, false) AS standby_current
+         FROM ${schema}.leases l LEFT JOIN ${schema}.members m ON m.server_id = l.standby_id ORDER BY l.shard`,
       );
-      return rows.map((r) => ({ shard: r.shard, holder: r.holder, epoch: Number(r.epoch), standbyId: r.standby_id, inSync: r.in_sync }));
+      return rows.map((r) => ({ shard: r.shard, holder: r.holder, epoch: Number(r.epoch), standbyId: r.standby_id, inSync: r.in_sync, standbyCurrent: r.standby_current }));
     },
     serverId,
     close,
@@ -132,14 +138,14 @@ export async function stable(cluster: BenchCluster, leaderLeaseMs: number, lease
 }
 
 /**
- * Wait until every shard's row names a holder and an in-sync standby (`--replicas 1`), and `each`
- * holds of the rows; answers them. This is when a hand-over or a crash keeps every lock.
+ * Wait until every shard's row names a holder and an in-sync standby (`--replicas 1`) that runs as
+ * the incarnation the row names, and `each` holds of the rows; answers them. This is when a hand-over or a crash keeps every lock.
  */
 export async function inSync(cluster: BenchCluster, timeoutMs: number, each: (rows: readonly LeaseRow[]) => boolean = () => true): Promise<LeaseRow[]> {
   const end = nowMs() + timeoutMs;
   for (;;) {
     const rows = await cluster.rows();
-    if (rows.length > 0 && rows.every((r) => r.holder !== null && r.inSync && r.standbyId !== null) && each(rows)) return rows;
+    if (rows.length > 0 && rows.every((r) => r.holder !== null && r.inSync && r.standbyCurrent) && each(rows)) return rows;
     if (nowMs() > end) throw new Error(`the shards were not all in sync within ${timeoutMs} ms: ${JSON.stringify(rows)}`);
     await sleep(50);
   }

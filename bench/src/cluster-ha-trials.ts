@@ -45,6 +45,7 @@ export async function rollingRestart(options: { rounds: number; perNamespace: nu
     const urls = cluster.members.map((m) => m.url);
     const namespaces = cluster.members.map((m) => namespaceLedBy(map, m.url));
     const held = await HeldLocks.take(urls, namespaces, options.perNamespace);
+    await inSync(cluster, 60_000);
     const load = new PacedLoad(urls, namespaces, 8, 10);
     const loadStart = nowMs();
     await sleep(3_000);
@@ -125,6 +126,8 @@ export async function crashTrials(options: { replicas: 0 | 1; trials: number; pe
       const namespace = namespaceLedBy(map, victim.url);
       const urls = cluster.members.map((m) => m.url);
       const held = await HeldLocks.take(urls, [namespace], options.perNamespace);
+      // The first grants may have found the standby restarted (an idle shard's row still said in sync): wait for the re-sync.
+      if (options.replicas === 1) await inSync(cluster, 60_000);
       out.validForMs = Math.max(out.validForMs, held.validForMs);
       const exited = new Promise((resolve) => victim.child.once("exit", resolve));
       const at = nowMs();
