@@ -12,16 +12,40 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 /** A cluster of CLI servers over a schema of its own (dropped by `close`). */
 export interface BenchCluster {
   members: ServerProcess[];
-  /** Start member `i` again on its port (after a kill or a stop). */
+  /** Start member `i` again on its port and with its `--server-id` (after a kill or a stop). */
   restart(i: number): Promise<void>;
+  /** The shards' rows as PostgreSQL holds them now, in shard order. */
+  rows(): Promise<LeaseRow[]>;
+  /** The `--server-id` of member `i` (`bench-<i>`: fixed, so a restart rejoins as the same member). */
+  serverId(i: number): string;
   close(): Promise<void>;
+}
+
+/** What the benchmarks read of a shard's row in the `leases` table. */
+export interface LeaseRow {
+  readonly shard: number;
+  readonly holder: string | null;
+  readonly epoch: number;
+  readonly standbyId: string | null;
+  readonly inSync: boolean;
+  /**
+   * The standby the row names runs as the incarnation the row names. A standby restarted under an
+   * idle shard leaves the row saying in sync until the leader next sends it an entry and is refused.
+   */
+  readonly standbyCurrent: boolean;
+}
+
+/** How {@link startCluster} starts its members beyond the cluster flags. */
+export interface ClusterStartOptions {
+  /** Node flags of every member (for example `--cpu-prof`). Default none. */
+  readonly nodeArgs?: readonly string[] | undefined;
 }
 
 /**
  * Start `size` CLI servers as one cluster over a new schema of its own, with `flags` (`--shards`,
  * `--lease-ms`, ...); `close` stops them and drops the schema.
  */
-export async function startCluster(size: number, flags: readonly string[]): Promise<BenchCluster> {
+export async function startCluster(size: number, flags: readonly string[], options: ClusterStartOptions = {}): Promise<BenchCluster> {
   const schema = `lh_bench_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
@@ -29,6 +53,9 @@ export async function startCluster(size: number, flags: readonly string[]): Prom
   const conn = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   const args = ["--cluster", conn, ...flags];
   const members: ServerProcess[] = [];
+  const serverId = (i: number): string => `bench-${i}`;
+  const start = (i: number, port?: number): Promise<ServerProcess> =>
+    startServerProcess({ clusterArgs: [...args, "--server-id", serverId(i)], nodeArgs: options.nodeArgs, port });
   const gone = (m: ServerProcess): boolean => m.child.exitCode !== null || m.child.signalCode !== null;
   const close = async (): Promise<void> => {
     try {
@@ -39,9 +66,9 @@ export async function startCluster(size: number, flags: readonly string[]): Prom
     }
   };
   try {
-    members.push(await startServerProcess({ clusterArgs: args }));
+    members.push(await start(0));
     // allSettled, so members that did start are known (and stopped) when another fails.
-    const rest = await Promise.allSettled(Array.from({ length: size - 1 }, () => startServerProcess({ clusterArgs: args })));
+    const rest = await Promise.allSettled(Array.from({ length: size - 1 }, (_, i) => start(i + 1)));
     for (const r of rest) if (r.status === "fulfilled") members.push(r.value);
     const failed = rest.find((r) => r.status === "rejected");
     if (failed !== undefined) throw failed.reason;
@@ -53,8 +80,16 @@ export async function startCluster(size: number, flags: readonly string[]): Prom
     members,
     async restart(i) {
       const port = Number(new URL(members[i]!.url).port);
-      members[i] = await startServerProcess({ clusterArgs: args, port });
+      members[i] = await start(i, port);
     },
+    async rows() {
+      const { rows } = await admin.query<{ shard: number; holder: string | null; epoch: string; standby_id: string | null; in_sync: boolean; standby_current: boolean }>(
+        `SELECT l.shard, l.holder, l.epoch, l.standby_id, l.in_sync, coalesce(m.incarnation = l.standby_incarnation, false) AS standby_current
+         FROM ${schema}.leases l LEFT JOIN ${schema}.members m ON m.server_id = l.standby_id ORDER BY l.shard`,
+      );
+      return rows.map((r) => ({ shard: r.shard, holder: r.holder, epoch: Number(r.epoch), standbyId: r.standby_id, inSync: r.in_sync, standbyCurrent: r.standby_current }));
+    },
+    serverId,
     close,
   };
 }
@@ -100,6 +135,41 @@ export async function stable(cluster: BenchCluster, leaderLeaseMs: number, lease
     map = again;
   }
   throw new Error(`leadership kept moving: ${JSON.stringify(map.leaders)}`);
+}
+
+/**
+ * Wait until every shard's row names a holder and an in-sync standby (`--replicas 1`) that runs as
+ * the incarnation the row names, and `each` holds of the rows; answers them. This is when a hand-over or a crash keeps every lock.
+ */
+export async function inSync(cluster: BenchCluster, timeoutMs: number, each: (rows: readonly LeaseRow[]) => boolean = () => true): Promise<LeaseRow[]> {
+  const end = nowMs() + timeoutMs;
+  let pokedAt = nowMs();
+  for (;;) {
+    const rows = await cluster.rows();
+    if (rows.length > 0 && rows.every((r) => r.holder !== null && r.inSync && r.standbyCurrent) && each(rows)) return rows;
+    // A row that says in sync while its standby restarted stays so until the leader next sends an
+    // entry (an idle shard sends none): grant a lock in such a shard, once a second, to make it notice.
+    if (nowMs() - pokedAt > 1_000) {
+      pokedAt = nowMs();
+      for (const r of rows.filter((row) => row.inSync && !row.standbyCurrent)) await poke(cluster, r.shard, rows.length);
+    }
+    if (nowMs() > end) throw new Error(`the shards were not all in sync within ${timeoutMs} ms: ${JSON.stringify(rows)}`);
+    await sleep(50);
+  }
+}
+
+/** Grant (and leave to lapse) a lock on a new descriptor in a namespace of `shard`, through whichever member leads it. */
+async function poke(cluster: BenchCluster, shard: number, shards: number): Promise<void> {
+  let namespace = "bench-0";
+  for (let i = 0; i < 10_000 && shardOf(namespace, shards) !== shard; i++) namespace = `bench-${i}`;
+  const body = JSON.stringify({ locks: [{ descriptor: `poke-${randomBytes(4).toString("hex")}`, mode: "exclusive" }] });
+  await Promise.all(
+    cluster.members.map((m) =>
+      fetch(`${m.url}/v1/namespaces/${namespace}/lock`, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(2_000) })
+        .then((res) => res.arrayBuffer())
+        .catch(() => undefined),
+    ),
+  );
 }
 
 /** A namespace whose shard `url` leads. */

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -20,7 +20,7 @@ const cli = fileURLToPath(new URL("../../packages/server/dist/cli.js", import.me
  * `cli` starts another build's `cli.js` (an A/B comparison of two commits; default this one's).
  */
 export async function startServerProcess(
-  options: { leaseMs?: number; nodeArgs?: readonly string[]; clusterArgs?: readonly string[] | undefined; port?: number | undefined; cli?: string | undefined } = {},
+  options: { leaseMs?: number; nodeArgs?: readonly string[] | undefined; clusterArgs?: readonly string[] | undefined; port?: number | undefined; cli?: string | undefined } = {},
 ): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "leasehold-bench-"));
   // Cluster members (`clusterArgs`: `--cluster <conn>` and friends) keep their bounds in PostgreSQL, not a data directory.
@@ -30,6 +30,9 @@ export async function startServerProcess(
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   const listening = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
+    // LEASEHOLD_BENCH_LOG_DIR keeps every server's log lines (one file per process) for diagnosis.
+    const logDir = process.env.LEASEHOLD_BENCH_LOG_DIR;
+    if (logDir !== undefined) lines.on("line", (line) => appendFileSync(join(logDir, `server-${child.pid}.log`), `${line}\n`));
     const timer = setTimeout(() => reject(new Error("server did not log listening within 15 s")), 15_000);
     child.once("exit", (code) => reject(new Error(`server exited with ${code} before listening`)));
     lines.on("line", (line) => {

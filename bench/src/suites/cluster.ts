@@ -1,5 +1,5 @@
 import { namespaceLedBy, settled, sleep, startCluster, type BenchCluster } from "../bench-cluster.js";
-import { pairsTrials } from "../cluster-pairs-trials.js";
+import { costFigures, survivalFigures } from "../cluster-ha-figures.js";
 import type { Figure, Suite } from "../figures.js";
 import type { ServerProcess } from "../server-process.js";
 import { nowMs, quantile, round } from "../stats.js";
@@ -64,14 +64,15 @@ async function aggregatePairs(target: string | readonly string[], namespaces: re
 }
 
 /**
- * Cluster mode (issue 12): failover after SIGKILL and SIGTERM of a leader (default 3 s leader
- * lease), lock+tryUnlock throughput through a cluster against a single server and spread over two
- * servers against one, and PostgreSQL statements per second of an idle cluster. Needs PostgreSQL
+ * Cluster mode (issues 12 and 21): failover after SIGKILL and SIGTERM of a leader (default 3 s
+ * leader lease), lock+tryUnlock throughput through a cluster with and without a standby against a
+ * single server (c64, c1, CPU per grant) and spread over two servers against one, locks kept
+ * through a rolling restart and a crash, and PostgreSQL statements per second of an idle cluster. Needs PostgreSQL
  * (127.0.0.1:5432 or `LEASEHOLD_TEST_PG`); only runs when named (`pnpm bench cluster`).
  */
 export const clusterSuite: Suite = {
   name: "cluster",
-  description: "cluster mode over PostgreSQL: failover times, throughput through a cluster and spread over two servers, idle coordinator load",
+  description: "cluster mode over PostgreSQL: failover times, locks through rolling restarts and crashes, cost of standbys, scale-out, idle coordinator load",
   defaultOn: false,
   async run(ctx) {
     const base = { command: ctx.command, quick: ctx.quick };
@@ -88,18 +89,10 @@ export const clusterSuite: Suite = {
 
     const ms = ctx.quick ? 1_000 : 3_000;
     const rounds = ctx.quick ? 1 : 8;
-    // The cluster/single ratio and its control: new processes per trial (see pairsTrials).
-    {
-      const trials = await pairsTrials({ trials: ctx.quick ? 1 : 6, rounds: ctx.quick ? 1 : 6, ms: ctx.quick ? 1_000 : 2_000, warmMs: ctx.quick ? 500 : 4_000, callers: 64, progress: ctx.progress });
-      const ratios = trials.flatMap((t) => t.clusterOverSingle);
-      const controls = trials.flatMap((t) => t.controlOverSingle);
-      const perTrial = (pick: (t: (typeof trials)[number]) => number[]): string => trials.map((t) => quantile(pick(t), 0.5).toFixed(3)).join(", ");
-      const how = `${trials.length} trials, each with new processes (a single server, a second single server, a 3-server cluster with --shards 1 led by one server once leadership stopped moving; --lease-ms 2000 on all), ${trials[0]!.clusterOverSingle.length} rounds per trial with the three in rotating order, 64 callers for ${ctx.quick ? 1 : 2} s each, a new namespace every round`;
-      figures.push(
-        { name: "cluster_pairs_ratio_over_single_c64", value: round(quantile(ratios, 0.5), 3), unit: "ratio", ...base, note: `lock+tryUnlock pairs/s through LockClient.http({ baseUrls }) to the cluster over the same to the single server, the lower median of every round's ratio: ${how}. Per-trial medians: ${perTrial((t) => t.clusterOverSingle)}; all rounds ${ratios.length}, from ${Math.min(...ratios).toFixed(3)} to ${Math.max(...ratios).toFixed(3)}` },
-        { name: "cluster_pairs_ratio_control_c64", value: round(quantile(controls, 0.5), 3), unit: "ratio", ...base, note: `the control: the second single server over the first, measured in the same rounds of the same trials. Per-trial medians: ${perTrial((t) => t.controlOverSingle)}; all rounds from ${Math.min(...controls).toFixed(3)} to ${Math.max(...controls).toFixed(3)}` },
-      );
-    }
+    // Cost: the cluster with and without a standby over the single server, c1, CPU per grant (cluster-ha-figures.ts).
+    figures.push(...(await costFigures(ctx)));
+    // Issue 21: locks through a rolling restart and a crash, and a crash without a standby.
+    figures.push(...(await survivalFigures(ctx)));
     // Two namespaces, each led by its own server, against both led by one server (a cluster of one).
     {
       // A shard handed over by balance grants locks only after the lease-wait (validForMs, half of --lease-ms, plus a tenth): keep it short and wait it out.

@@ -99,6 +99,29 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
       if (tokens.length > 0) gatheredTokens.push(...tokens);
       return;
     }
+    // Lines resolved later are coalesced per tick: a grant held for its standby's acknowledgement
+    // (cluster mode) resolves with every other grant of the same acknowledgement, and one write per
+    // line cost the leader a writev each and sent the client its callers back in uneven groups.
+    later += text;
+    if (tokens.length > 0) laterTokens.push(...tokens);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      process.nextTick(flushLater);
+    }
+  };
+  let later = "";
+  let laterTokens: string[] = [];
+  let flushScheduled = false;
+  let ended = false;
+  const flushLater = (): void => {
+    flushScheduled = false;
+    if (later === "" || ended) return;
+    const text = later;
+    const tokens = laterTokens;
+    later = "";
+    laterTokens = [];
+    // A client gone since: its grants are in `pending`, which the handler releases.
+    if (exchange.gone || res.destroyed) return;
     res.write(text, tokens.length === 0 ? undefined : delivered(tokens));
   };
 
@@ -126,5 +149,7 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
   exchange.onGone = () => run.abandon();
   await run.done;
   exchange.onGone = null;
-  if (!exchange.gone) res.end();
+  // The last lines (still coalescing) leave with the end of the body, in one write.
+  ended = true;
+  if (!exchange.gone) res.end(later, laterTokens.length === 0 ? undefined : delivered(laterTokens));
 }
