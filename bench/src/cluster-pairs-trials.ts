@@ -1,6 +1,6 @@
 import { LockClient } from "@leasehold/client";
 import { inSync, startCluster, stable, type BenchCluster } from "./bench-cluster.js";
-import { cpuMs } from "./proc-cpu.js";
+import { cpuMs } from "./process-cpu.js";
 import { startServerProcess, type ServerProcess } from "./server-process.js";
 import { silentLogger } from "./silent-logger.js";
 import { nowMs, quantile } from "./stats.js";

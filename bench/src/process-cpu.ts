@@ -22,3 +22,10 @@ export function selfCpuUs(): number {
   const { user, system } = process.cpuUsage();
   return user + system;
 }
+
+/** CPU time (user + system) of process `pid` so far, in ms (see {@link cpuUsOf}). Throws when the process is gone. */
+export function cpuMs(pid: number): number {
+  const us = cpuUsOf(pid);
+  if (Number.isNaN(us)) throw new Error(`no /proc/${pid}/stat: the process is gone (or this is not Linux)`);
+  return us / 1000;
+}

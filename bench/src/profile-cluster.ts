@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { inSync, startCluster, stable } from "./bench-cluster.js";
 import { describeMachine } from "./machine.js";
-import { cpuMs } from "./proc-cpu.js";
+import { cpuMs } from "./process-cpu.js";
 import { byArea, topFrames, type CpuProfile, type Frame } from "./profile/top-frames.js";
 import { committers } from "./suites/client.js";
 
