@@ -6,7 +6,10 @@ import { op } from "../cluster-support.js";
 import { cliSchemaPerTest } from "../cli-schema-per-test.js";
 import { leaderWithStandby, refreshAt, replicatedCli } from "./replicated-cli.js";
 
-const settings = { leaderLeaseMs: 600, shards: 1, leaseMs: 10_000 };
+// The stop's wait for the standby's final acknowledgement is bounded by a leader lease. With 600 ms
+// the test failed once on a loaded machine: b took the shard without the table (the refresh did not
+// find the token), as when that wait runs out and the shard is released. 1.2 s leaves room.
+const settings = { leaderLeaseMs: 1_200, shards: 1, leaseMs: 10_000 };
 const HELD = [{ descriptor: "held", mode: "exclusive" }] as const;
 
 /** The descriptions of the requests waiting on `held` at `url`, in queue order. */
@@ -37,7 +40,7 @@ describe("cluster CLI with --replicas 1: a waiter carried by a hand-over keeps i
     a.child.kill("SIGTERM");
     // The gate closed: the waiter is answered 503 and re-sends to the new leader.
     expect((await atA).status).toBe(503);
-    expect((await refreshAt(b.url, ns, holder.token)).refreshed).toEqual([holder.token]);
+    expect((await refreshAt(b.url, ns, holder.token)).refreshed, "b took the shard with the table (handed over, not released)").toEqual([holder.token]);
     let first = "";
     const answered = (who: string) => (res: RawResponse): LockResponse => {
       first ||= who;
