@@ -336,8 +336,12 @@ export class ShardTerm implements ServingGate {
     for (const namespace of [...this.queues.keys()]) this.failQueue(namespace, error);
   }
 
-  /** The hand-over is done or abandoned: close the replication stream (answers still held get `error`). */
+  /**
+   * The hand-over is done or abandoned: close the replication stream (answers still held get
+   * `error`), and the term is no longer handing over, so the leader side lets go of its stream.
+   */
   finishHandOver(error: LeaseholdError): void {
+    this.handingOver = false;
     this.replicator?.replication.close(error);
   }
 

@@ -16,8 +16,9 @@ import { syncStandby } from "./sync-standby.js";
 export const STOP_SYNC_LEASES = 2;
 
 /**
- * Leader leases a balance move waits for its taker to come in sync before it falls back to a
- * release: the leader keeps serving meanwhile, so this only bounds how long balance is delayed.
+ * Leader leases a balance move waits for its taker to come in sync before it gives the move up
+ * (the leader keeps the shard and a later pass tries again): it serves meanwhile, so this only
+ * bounds how long one attempt holds the single move slot.
  */
 export const BALANCE_SYNC_LEASES = 3;
 
@@ -48,7 +49,7 @@ export interface ShardMoverHost {
  * at stop every led shard, and for balance one surplus shard at a time. A shard with an in-sync
  * standby is handed to it (gate closed, final acknowledgement, the row moved in one statement
  * fenced by the epoch, NOTIFY); one without first gets one, within a deadline, while it keeps
- * serving; failing that it is released as without replication. Counts each outcome
+ * serving; failing that a stop releases it as without replication, a balance move keeps it. Counts each outcome
  * (`leasehold_cluster_hand_overs_total`).
  */
 export class ShardMover {
@@ -90,8 +91,8 @@ export class ShardMover {
   /**
    * Give one surplus shard up for balance, in the background (one move at a time): to the taker
    * {@link chooseTaker} names, made its in-sync standby first (within {@link BALANCE_SYNC_LEASES}
-   * leader leases, serving meanwhile), then handed over; released as without replication when
-   * that fails, or when the shard is not replicated.
+   * leader leases, serving meanwhile), then handed over; kept (a later pass tries again) when
+   * the taker does not come in sync in time; released only when the shard is not replicated.
    */
   balance(surplus: number, share: number): void {
     if (this.moving !== null) return;
@@ -133,8 +134,8 @@ export class ShardMover {
   }
 
   /**
-   * Get `term` an in-sync standby (`taker`, or any), then end it and hand it over; release it when
-   * that fails. A balance move does nothing more when the term stopped serving meanwhile (it was
+   * Get `term` an in-sync standby (`taker`, or any), then end it and hand it over; when none came
+   * in sync a stop releases it, a balance move keeps it serving. A balance move does nothing more when the term stopped serving meanwhile (it was
    * lost, or the server began to stop: the stop gives it up).
    */
   private async syncThenHandOver(term: ShardTerm, why: HandOverReason, taker: StandbyTarget | null, leases: number, alive: () => boolean, reason: string): Promise<void> {
@@ -158,6 +159,12 @@ export class ShardMover {
     // server still releases it (fenced by its epoch: harmless if another server took it already).
     if (!alive()) {
       if (why === "sigterm") await this.release([term], why);
+      return;
+    }
+    // A balance move is voluntary: releasing would drop every lock of the shard, so it keeps
+    // serving (with whatever standby the leader side attaches) and a later pass tries again.
+    if (standby === null && why === "balance") {
+      host.options.logger.warn(where, "the taker did not come in sync in time: keeping the shard; balance tries again later");
       return;
     }
     if (standby === null) {
