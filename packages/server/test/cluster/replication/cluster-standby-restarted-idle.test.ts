@@ -5,7 +5,11 @@ import { op } from "../cluster-support.js";
 import { cliSchemaPerTest } from "../cli-schema-per-test.js";
 import { leaderWithStandby, refreshAt, replicatedCli } from "./replicated-cli.js";
 
-const settings = { leaderLeaseMs: 900, shards: 1, leaseMs: 10_000 };
+/**
+ * The lock lease (30 s) outlasts every wait below (20 s each): the lock never lapses, and a lapse
+ * is the entry that would otherwise tell the leader its standby restarted.
+ */
+const settings = { leaderLeaseMs: 900, shards: 1, leaseMs: 30_000 };
 
 describe("cluster CLI with --replicas 1: the standby of an idle shard restarts", () => {
   const bed = cliSchemaPerTest();
@@ -35,7 +39,7 @@ describe("cluster CLI with --replicas 1: the standby of an idle shard restarts",
       "the restarted b heartbeating with its own incarnation",
       20_000,
     );
-    // Nothing is sent to the shard from here on: only the heartbeat can tell a.
+    // Nothing is sent to the shard from here on (no grant, no release, no lapse): only the heartbeat can tell a.
     let current: Row | undefined;
     await waitFor(
       () => {
@@ -46,6 +50,8 @@ describe("cluster CLI with --replicas 1: the standby of an idle shard restarts",
       20_000,
     );
     expect(a.lines.some((l) => l.msg === "the standby restarted (its member row names another incarnation): recording it not in sync")).toBe(true);
+    // Not vacuous: the lock is still held at a, so no lapse (an entry) is what told a.
+    expect(((await op(a.url, ns, "refresh", { tokens: [held.token] })).json as { refreshed: string[] }).refreshed).toEqual([held.token]);
     // The check that matters: the new standby holds the table, so the lock outlives a crash of a.
     a.child.kill("SIGKILL");
     const refreshed = await refreshAt(b2.url, ns, held.token);
