@@ -26,7 +26,8 @@ export const BALANCE_SYNC_LEASES = 3;
 export interface ShardMoverHost {
   /**
    * The runtime's settings; of its `breaks` (TEST ONLY), `balance-by-release` and
-   * `stop-release-unsynced` switch these hand-overs off.
+   * `stop-release-unsynced` switch these hand-overs off, and `move-row-before-gate` makes a balance
+   * hand-over move the row before it ends the term.
    */
   readonly options: Pick<ClusterRuntimeOptions, "coordinator" | "serverId" | "leaderLeaseMs" | "logger" | "metrics" | "breaks">;
   /** This process's incarnation (the leader's, in every fenced write). */
@@ -55,6 +56,8 @@ export interface ShardMoverHost {
 export class ShardMover {
   /** The balance move in flight, `null` when none (one at a time; a stop waits for it). */
   private moving: Promise<void> | null = null;
+  /** TEST ONLY (`move-row-before-gate`): terms whose row moved while they serve on until their gates close. */
+  private readonly movedEarly = new WeakSet<ShardTerm>();
 
   constructor(private readonly host: ShardMoverHost) {}
 
@@ -173,8 +176,43 @@ export class ShardMover {
       await this.release([term], why);
       return;
     }
+    if (why === "balance" && host.options.breaks?.has("move-row-before-gate") === true) return this.moveRowBeforeGate(term, standby);
     host.lose(term, kind, reason, true);
     await this.handOver(term, why);
+  }
+
+  /**
+   * TEST ONLY: true for a term whose row the `move-row-before-gate` break moved while it serves:
+   * its renewals match nothing, and the runtime lets it serve on until its gate closes by time.
+   */
+  servesUntilGate(term: ShardTerm): boolean {
+    return this.movedEarly.has(term);
+  }
+
+  /**
+   * TEST ONLY (`move-row-before-gate`): the hand-over's steps in the wrong order. The standby first
+   * acknowledges the log so far (as in the real hand-over), then the row moves to it (the same
+   * fenced statement, NOTIFY) while this term still serves; it ends only when its gate closes.
+   * The taker serves at once: both serve the shard meanwhile, which a negative control shows.
+   */
+  private async moveRowBeforeGate(term: ShardTerm, standby: StandbyTarget): Promise<void> {
+    const { coordinator, serverId, leaderLeaseMs, logger } = this.host.options;
+    const replication = term.replicator?.replication;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), leaderLeaseMs)));
+    if (replication !== undefined) await Promise.race([replication.whenAcked(replication.log.lastSeq), late]);
+    clearTimeout(timer);
+    this.movedEarly.add(term);
+    const moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation: this.host.incarnation }, standby, leaderLeaseMs).catch(() => null);
+    if (moved === null) {
+      this.movedEarly.delete(term);
+      return;
+    }
+    this.host.options.metrics.handOvers.inc({ reason: "balance", state: "carried" });
+    logger.warn(
+      { shard: term.shard, epoch: term.epoch, newEpoch: moved.epoch, standby: standby.serverId },
+      "TEST ONLY (move-row-before-gate): the row moved to the standby while this term still serves; it serves on until its gate closes",
+    );
   }
 
   /** A ready live member other than this one to name standby of `shard`, spread as the leader side spreads them. */
