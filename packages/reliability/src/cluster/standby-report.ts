@@ -115,8 +115,9 @@ export function standbySection(main: StandbyScenarioResult, controls: readonly S
     "  refusal killed the server, which then never came back as a ready member (it now loads every carried namespace's",
     "  bound before it serves).",
     "- Also fixed: a shard that gets no grants noticed a restarted standby only at its next entry (the leader now compares",
-    "  its standby's incarnation with the members its heartbeat hears); a server balanced by a member list heard before it",
-    "  last took a shard (a standby resumed from SIGSTOP that took its shard over released it again by balance).",
+    "  its standby's incarnation with the members its heartbeat hears); a server no longer balances by a member list heard",
+    "  before it last took a shard (reported in the controls' two-server runs: a standby resumed from SIGSTOP released the",
+    "  shard it had just taken over; not reproduced by this file's runs).",
   ].join("\n");
   const controlOps = controls.reduce((s, c) => s + c.removed.operations + (c.intact?.operations ?? 0), 0);
   return {
