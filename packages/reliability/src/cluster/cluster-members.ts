@@ -23,6 +23,12 @@ export interface MemberSettings {
    * each incarnation gets an id of its own, so the members keep sorting by index after restarts.
    */
   readonly keepServerId?: boolean | undefined;
+  /**
+   * `--replicas`. Default unset (the server's default: a standby per shard). The controls of the
+   * leaderless paths (lease-wait, epoch fence, gate) set 0: an in-sync standby would take the shard
+   * over with its table and the same `leaderId`, which is not the path they are about.
+   */
+  readonly replicas?: 0 | 1 | undefined;
 }
 
 /**
@@ -131,6 +137,7 @@ export class ClusterMember {
       // The negative controls' LEASEHOLD_TEST_* variables act only with this flag.
       ...(env === undefined ? [] : ["--unsafe-test-knobs"]),
       ...(serverId === undefined ? [] : ["--server-id", serverId]),
+      ...(this.settings.replicas === undefined ? [] : ["--replicas", String(this.settings.replicas)]),
     ];
   }
 

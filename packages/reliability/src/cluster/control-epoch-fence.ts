@@ -34,7 +34,7 @@ export async function runEpochFenceControl(seed: number, ruleRemoved: boolean): 
   const started = performance.now();
   const testBreak = ruleRemoved ? "gate,epoch-fence" : "gate";
   const env = { LEASEHOLD_TEST_BREAK: testBreak, LEASEHOLD_TEST_RESERVE_BLOCK: "2" };
-  const cluster = await startControlCluster(seed, { leaderLeaseMs: LEADER_LEASE_MS, leaseMs: 2_000, env });
+  const cluster = await startControlCluster(seed, { leaderLeaseMs: LEADER_LEASE_MS, leaseMs: 2_000, env, replicas: 0 });
   const hammers: { stop(): Promise<unknown> }[] = [];
   try {
     const victim = cluster.leader.server.child;

@@ -68,7 +68,7 @@ export async function runGateControl(seed: number, ruleRemoved: boolean): Promis
   const started = performance.now();
   const testBreak = ruleRemoved ? "gate" : undefined;
   const env = testBreak === undefined ? undefined : { LEASEHOLD_TEST_BREAK: testBreak };
-  const cluster = await startControlCluster(seed, { leaderLeaseMs: LEADER_LEASE_MS, leaseMs: 2_000, env });
+  const cluster = await startControlCluster(seed, { leaderLeaseMs: LEADER_LEASE_MS, leaseMs: 2_000, env, replicas: 0 });
   const hammers: { stop(): Promise<unknown> }[] = [];
   try {
     const victim = cluster.leader.server.child;

@@ -30,7 +30,7 @@ export async function runLeaseWaitControl(seed: number, ruleRemoved: boolean): P
   const started = performance.now();
   const testBreak = ruleRemoved ? "lease-wait" : undefined;
   const env = testBreak === undefined ? undefined : { LEASEHOLD_TEST_BREAK: testBreak };
-  const cluster = await startControlCluster(seed, { leaderLeaseMs: LEADER_LEASE_MS, leaseMs: LEASE_MS, env });
+  const cluster = await startControlCluster(seed, { leaderLeaseMs: LEADER_LEASE_MS, leaseMs: LEASE_MS, env, replicas: 0 });
   const logger = pino({ level: "silent" });
   const baseUrls = cluster.members.map((m) => m.url);
   const clientA = LockClient.http({ baseUrls, namespace: "ctl", logger, requestTimeoutMs: 2_000 });

@@ -61,9 +61,14 @@ export class ClusterRuntime {
   private running: Promise<void> | null = null;
   private again = false;
   private stopping = false;
-  /** When the heartbeat that answered {@link members} was sent, and when the last hand-over to this server was adopted. */
+  /**
+   * When the heartbeat that answered {@link members} was sent, and when this server last took a
+   * shard (acquired, took over or adopted a hand-over): balance waits for a member list heard
+   * since, so a server that took shards on an old list (a hand-over from a leaving member, or a
+   * standby resumed from SIGSTOP taking its shard over) never gives one away by it.
+   */
   private membersSentAt = -Infinity;
-  private adoptedAt = -Infinity;
+  private tookAt = -Infinity;
   private lastWarnAt = -Infinity;
   /** Why the last pass or join attempt could not reach PostgreSQL, or `null`. */
   coordinatorDown: string | null = null;
@@ -92,7 +97,10 @@ export class ClusterRuntime {
       wallClock: this.wallClock,
       held: () => this.terms.filter((t): t is ShardTerm => t !== null),
       member: () => ({ serverId: options.serverId, incarnation: this.identity.incarnation, url: this.url, ready: this.ready }),
-      onUnmatched: (term) => this.lose(term, "renewal", "the renewal matched nothing: another server may lead it"),
+      onUnmatched: (term) => {
+        // TEST ONLY (move-row-before-gate): such a term serves on until its gate closes.
+        if (!this.mover.servesUntilGate(term)) this.lose(term, "renewal", "the renewal matched nothing: another server may lead it");
+      },
       onMembers: (members, sentAt) => this.heardMembers(members, sentAt),
       onError: (err, msg) => this.warn(err, msg),
     });
@@ -109,6 +117,7 @@ export class ClusterRuntime {
       led: (shard) => this.terms[shard] ?? null,
       onFailed: (term, reason) => this.failTerm(term, reason),
       onStarted: (term, row) => {
+        this.tookAt = this.clock();
         this.terms[term.shard] = term;
         this.leases[term.shard] = row;
       },
@@ -207,6 +216,11 @@ export class ClusterRuntime {
     this.renewer.start();
     await this.pass();
     this.schedule();
+  }
+
+  /** The live members the last heartbeat answered, and when it was sent (this runtime's monotonic clock). */
+  get memberList(): { readonly members: readonly LiveMember[]; readonly sentAt: number } {
+    return { members: this.members, sentAt: this.membersSentAt };
   }
 
   /** True once this server may take shards: its member row is its own, past its join wait, not stopping. */
@@ -376,9 +390,10 @@ export class ClusterRuntime {
       for (let shard = queue.shift(); shard !== undefined; shard = queue.shift()) await this.acquire(shard);
     };
     await Promise.all(Array.from({ length: Math.min(ACQUIRE_LANES, queue.length) }, lane));
-    // A hand-over comes from a member that is leaving: balance only by a member list heard since.
+    // A hand-over comes from a member that is leaving, a resumed process's list is old: balance
+    // only by a member list heard since this server last took a shard.
     // The move runs in the background (its taker may need a snapshot first): passes go on meanwhile.
-    if (plan.release !== null && this.membersSentAt > this.adoptedAt) this.mover.balance(plan.release, plan.share);
+    if (plan.release !== null && this.membersSentAt > this.tookAt) this.mover.balance(plan.release, plan.share);
   }
 
   private acquire(shard: number): Promise<void> {
@@ -389,7 +404,7 @@ export class ClusterRuntime {
 
   /** A row handed over to this standby: start its term with the replica once the fenced adoption wrote the row. */
   private adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
-    this.adoptedAt = this.clock();
+    this.tookAt = this.clock();
     return this.starter.adopt(row, carried);
   }
 

@@ -166,6 +166,12 @@ export interface LiveMember {
   readonly serverId: string;
   /** Its last heartbeat said it takes shards now (see {@link MemberInfo.ready}). */
   readonly ready: boolean;
+  /**
+   * The process that heartbeats for it (random per start). Default unknown (`undefined`: a list
+   * not read from the database). A leader compares it with its standby's: another one means the
+   * standby restarted and holds none of the log, even on a shard that sends nothing.
+   */
+  readonly incarnation?: string | null | undefined;
 }
 
 /** A member row as {@link Coordinator.readMembers} answers it. */

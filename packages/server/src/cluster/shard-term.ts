@@ -114,6 +114,13 @@ export class ShardTerm implements ServingGate {
   private gateTimer: NodeJS.Timeout | null = null;
   private waitOver: boolean;
   private waitTimer: NodeJS.Timeout | null = null;
+  /**
+   * Carried namespaces whose timestamp bound is still loading. Until none is, the engine's gate
+   * stays shut (nothing is served, no waiter is granted or timed out): a grant hands out a
+   * fencing number, which needs the namespace's bound, and a waiter granted from a timer (a lapse
+   * or a timeout ahead of it) has nobody to answer a refusal to.
+   */
+  private loadingCarried = 0;
   /** Held-back locks and waits per namespace, in arrival order (their answer types differ). */
   private readonly queues = new Map<string, HeldBack[]>();
   private readonly recorded = new Map<string, number>();
@@ -148,6 +155,7 @@ export class ShardTerm implements ServingGate {
     if (options.carried !== undefined) {
       for (const [namespace, image] of Object.entries(options.carried)) this.service.restoreNamespace(namespace, image as never);
       this.carried = this.service.promote(options.claimWindowMs === undefined ? {} : { claimWindowMs: options.claimWindowMs });
+      for (const namespace of Object.keys(options.carried)) this.loadCarried(namespace);
     }
     const wait = options.grantsFrom - clock();
     this.waitOver = wait <= 0;
@@ -165,7 +173,7 @@ export class ShardTerm implements ServingGate {
    * the wall clock alone misses a wall clock stepped back. Each covers the other's fault.
    */
   isOpen(now: number): boolean {
-    if (this.ended !== null || (this.options.gateless !== true && this.pastDeadline(now))) return false;
+    if (this.ended !== null || this.loadingCarried > 0 || (this.options.gateless !== true && this.pastDeadline(now))) return false;
     if (this.firstServedAt < 0) this.firstServedAt = now;
     this.lastServedAt = now;
     return true;
@@ -173,9 +181,29 @@ export class ShardTerm implements ServingGate {
 
   refusal(): LeaseholdError {
     if (this.ended !== null) return this.ended;
+    if (this.loadingCarried > 0 && !this.pastDeadline(this.options.clock())) {
+      return unavailable(`shard ${this.shard} was just taken over with its table; its timestamp bounds are loading, retry shortly`, this.options.retryAfterMs, { shard: this.shard });
+    }
     // Closed by time before its timer fired (a pause): end the term now, from outside this call.
     queueMicrotask(() => this.options.onFailed(this, "serving gate closed"));
     return unavailable(`this server's leadership of shard ${this.shard} could not be confirmed in time; retry shortly`, this.options.retryAfterMs, { shard: this.shard });
+  }
+
+  /** Load a carried namespace's bound before the term serves (retried until it loads or the term ends). */
+  private loadCarried(namespace: string): void {
+    this.loadingCarried++;
+    const attempt = (): void => {
+      this.reserver.prepare(namespace).then(
+        // The engine's deadline timer keeps firing while the gate is shut: it catches up once open.
+        () => this.loadingCarried--,
+        (err: unknown) => {
+          if (this.ended !== null) return;
+          this.options.logger.warn({ shard: this.shard, epoch: this.epoch, namespace, err }, "loading a carried namespace's timestamp bound failed; retrying");
+          setTimeout(attempt, this.options.retryAfterMs).unref();
+        },
+      );
+    };
+    attempt();
   }
 
   /** True while the lease-wait holds lock grants back. */
@@ -336,8 +364,12 @@ export class ShardTerm implements ServingGate {
     for (const namespace of [...this.queues.keys()]) this.failQueue(namespace, error);
   }
 
-  /** The hand-over is done or abandoned: close the replication stream (answers still held get `error`). */
+  /**
+   * The hand-over is done or abandoned: close the replication stream (answers still held get
+   * `error`), and the term is no longer handing over, so the leader side lets go of its stream.
+   */
   finishHandOver(error: LeaseholdError): void {
+    this.handingOver = false;
     this.replicator?.replication.close(error);
   }
 

@@ -9,7 +9,8 @@ export type TestBreak =
   | "promote-any-replica"
   | "balance-by-release"
   | "stop-release-unsynced"
-  | "drop-carried-waiters";
+  | "drop-carried-waiters"
+  | "move-row-before-gate";
 
 const KNOWN: readonly TestBreak[] = [
   "gate",
@@ -20,6 +21,7 @@ const KNOWN: readonly TestBreak[] = [
   "balance-by-release",
   "stop-release-unsynced",
   "drop-carried-waiters",
+  "move-row-before-gate",
 ];
 
 /** The command-line flag a server must be started with before it reads any test knob. */
@@ -47,7 +49,8 @@ function knob(name: string, logger: Logger, enabled: boolean, env: NodeJS.Proces
  * `balance-by-release`: a balance move releases the shard instead of handing it over with its
  * table, `stop-release-unsynced`: at stop a shard without an in-sync standby is released at once
  * instead of getting one first, `drop-carried-waiters`: a promoted table keeps no waiter's place
- * for its re-sent `requestId`) are switched off, so the cluster fault suite (packages/reliability, section 5) can
+ * for its re-sent `requestId`, `move-row-before-gate`: a balance hand-over moves the row to the
+ * taker before it ends the old term, which serves on until its gate closes by time) are switched off, so the cluster fault suite (packages/reliability, section 5) can
  * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */

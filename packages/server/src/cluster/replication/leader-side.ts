@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { unavailable } from "../cluster-errors.js";
-import type { Coordinator, ShardLease } from "../coordinator.js";
+import type { Coordinator, LiveMember, ShardLease } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
 import { chooseStandbys } from "./choose-standbys.js";
 import type { ClusterKeyHolder } from "./cluster-key-holder.js";
@@ -19,6 +19,8 @@ export interface LeaderSideRuntime {
   /** The lease rows as last read. */
   readonly leases: readonly ShardLease[];
   readonly identity: { readonly incarnation: string };
+  /** The live members the last heartbeat answered, and when that heartbeat was sent (the replication clock's time base). */
+  readonly memberList: { readonly members: readonly LiveMember[]; readonly sentAt: number };
 }
 
 /** What a {@link LeaderSide} is made with. */
@@ -56,6 +58,8 @@ const isGrant = (entry: unknown): boolean => (entry as { type?: unknown }).type 
 export class LeaderSide {
   private readonly streams = new Map<ShardTerm, TermReplicator>();
   private readonly notBefore = new Map<ShardTerm, number>();
+  /** Per replica held: its stream, and the version of its row when that stream was first seen here (dropStaleReplicas). */
+  private readonly firstSeen = new Map<number, { readonly streamId: string; readonly version: number }>();
   private readonly clock: ReplicationClock;
   private cancel: (() => void) | null = null;
   private ticking = false;
@@ -100,6 +104,7 @@ export class LeaderSide {
     this.ticking = true;
     try {
       this.followTerms();
+      this.dropRestartedStandbys();
       await this.attachStandbys();
       this.dropStaleReplicas();
     } catch (err) {
@@ -147,6 +152,26 @@ export class LeaderSide {
     });
   }
 
+  /**
+   * A standby that restarted holds none of the log, but an idle shard sends it nothing to refuse:
+   * its row would say in sync with the old incarnation until the next grant. So each round
+   * compares every standby with the members the last heartbeat heard (only a list sent after the
+   * standby was attached: an older one may predate the restart the attach already saw); another
+   * incarnation records not-in-sync now, and a later round attaches a standby again.
+   */
+  private dropRestartedStandbys(): void {
+    const { members, sentAt } = this.options.runtime.memberList;
+    for (const [term, replicator] of this.streams) {
+      const replication = replicator.replication;
+      const standby = replication.standby;
+      if (term.isEnded || standby === null || replication.rule.state === "out" || sentAt <= replication.attachedAt) continue;
+      const heard = members.find((m) => m.serverId === standby.serverId)?.incarnation;
+      if (heard === undefined || heard === null || heard === standby.incarnation) continue;
+      this.options.logger.warn({ shard: term.shard, epoch: term.epoch, standby: standby.serverId, incarnation: standby.incarnation, heard }, "the standby restarted (its member row names another incarnation): recording it not in sync");
+      replication.dropStandby();
+    }
+  }
+
   private async attachStandbys(): Promise<void> {
     const now = this.clock.now();
     const needing = [...this.streams].filter(([term, r]) => r.replication.rule.state === "out" && (this.notBefore.get(term) ?? 0) <= now);
@@ -162,17 +187,31 @@ export class LeaderSide {
     }
   }
 
-  /** Drop replicas of terms that moved on, or whose row names another standby now. */
+  /**
+   * Drop replicas of terms that moved on, or whose row names another standby now. The rows are
+   * this server's last read, which may predate the snapshot: a leader names its new standby only
+   * after the snapshot arrived, so a row read before still names the previous standby. "Names
+   * another" therefore counts only on a row version newer than the one read when the replica's
+   * stream was first seen (an epoch moved on can never be a stale read: epochs only grow).
+   */
   private dropStaleReplicas(): void {
     const { standby, runtime } = this.options;
     if (this.options.keepStaleReplicas === true) return;
-    for (const shard of standby.store.shards()) {
+    const shards = standby.store.shards();
+    for (const shard of this.firstSeen.keys()) if (!shards.includes(shard)) this.firstSeen.delete(shard);
+    for (const shard of shards) {
       const replica = standby.store.get(shard);
       const row = runtime.leases[shard];
       if (replica === undefined || row === undefined) continue;
+      const seen = this.firstSeen.get(shard);
+      if (seen === undefined || seen.streamId !== replica.stream.streamId) this.firstSeen.set(shard, { streamId: replica.stream.streamId, version: row.version });
+      const readSince = row.version > (this.firstSeen.get(shard)?.version ?? row.version);
       const moved = row.epoch > replica.stream.epoch;
-      const other = row.epoch === replica.stream.epoch && row.standbyIncarnation !== null && row.standbyIncarnation !== runtime.identity.incarnation;
-      if (moved || other) standby.store.drop(shard);
+      const other = readSince && row.epoch === replica.stream.epoch && row.standbyIncarnation !== null && row.standbyIncarnation !== runtime.identity.incarnation;
+      if (moved || other) {
+        standby.store.drop(shard);
+        this.firstSeen.delete(shard);
+      }
     }
   }
 }

@@ -16,8 +16,9 @@ import { syncStandby } from "./sync-standby.js";
 export const STOP_SYNC_LEASES = 2;
 
 /**
- * Leader leases a balance move waits for its taker to come in sync before it falls back to a
- * release: the leader keeps serving meanwhile, so this only bounds how long balance is delayed.
+ * Leader leases a balance move waits for its taker to come in sync before it gives the move up
+ * (the leader keeps the shard and a later pass tries again): it serves meanwhile, so this only
+ * bounds how long one attempt holds the single move slot.
  */
 export const BALANCE_SYNC_LEASES = 3;
 
@@ -25,7 +26,8 @@ export const BALANCE_SYNC_LEASES = 3;
 export interface ShardMoverHost {
   /**
    * The runtime's settings; of its `breaks` (TEST ONLY), `balance-by-release` and
-   * `stop-release-unsynced` switch these hand-overs off.
+   * `stop-release-unsynced` switch these hand-overs off, and `move-row-before-gate` makes a balance
+   * hand-over move the row before it ends the term.
    */
   readonly options: Pick<ClusterRuntimeOptions, "coordinator" | "serverId" | "leaderLeaseMs" | "logger" | "metrics" | "breaks">;
   /** This process's incarnation (the leader's, in every fenced write). */
@@ -48,12 +50,14 @@ export interface ShardMoverHost {
  * at stop every led shard, and for balance one surplus shard at a time. A shard with an in-sync
  * standby is handed to it (gate closed, final acknowledgement, the row moved in one statement
  * fenced by the epoch, NOTIFY); one without first gets one, within a deadline, while it keeps
- * serving; failing that it is released as without replication. Counts each outcome
+ * serving; failing that a stop releases it as without replication, a balance move keeps it. Counts each outcome
  * (`leasehold_cluster_hand_overs_total`).
  */
 export class ShardMover {
   /** The balance move in flight, `null` when none (one at a time; a stop waits for it). */
   private moving: Promise<void> | null = null;
+  /** TEST ONLY (`move-row-before-gate`): terms whose row moved while they serve on until their gates close. */
+  private readonly movedEarly = new WeakSet<ShardTerm>();
 
   constructor(private readonly host: ShardMoverHost) {}
 
@@ -90,8 +94,8 @@ export class ShardMover {
   /**
    * Give one surplus shard up for balance, in the background (one move at a time): to the taker
    * {@link chooseTaker} names, made its in-sync standby first (within {@link BALANCE_SYNC_LEASES}
-   * leader leases, serving meanwhile), then handed over; released as without replication when
-   * that fails, or when the shard is not replicated.
+   * leader leases, serving meanwhile), then handed over; kept (a later pass tries again) when
+   * the taker does not come in sync in time; released only when the shard is not replicated.
    */
   balance(surplus: number, share: number): void {
     if (this.moving !== null) return;
@@ -133,8 +137,8 @@ export class ShardMover {
   }
 
   /**
-   * Get `term` an in-sync standby (`taker`, or any), then end it and hand it over; release it when
-   * that fails. A balance move does nothing more when the term stopped serving meanwhile (it was
+   * Get `term` an in-sync standby (`taker`, or any), then end it and hand it over; when none came
+   * in sync a stop releases it, a balance move keeps it serving. A balance move does nothing more when the term stopped serving meanwhile (it was
    * lost, or the server began to stop: the stop gives it up).
    */
   private async syncThenHandOver(term: ShardTerm, why: HandOverReason, taker: StandbyTarget | null, leases: number, alive: () => boolean, reason: string): Promise<void> {
@@ -160,14 +164,55 @@ export class ShardMover {
       if (why === "sigterm") await this.release([term], why);
       return;
     }
+    // A balance move is voluntary: releasing would drop every lock of the shard, so it keeps
+    // serving (with whatever standby the leader side attaches) and a later pass tries again.
+    if (standby === null && why === "balance") {
+      host.options.logger.warn(where, "the taker did not come in sync in time: keeping the shard; balance tries again later");
+      return;
+    }
     if (standby === null) {
       host.options.logger.warn(where, "no standby came in sync in time: releasing the shard without its table");
       host.lose(term, kind, reason, false);
       await this.release([term], why);
       return;
     }
+    if (why === "balance" && host.options.breaks?.has("move-row-before-gate") === true) return this.moveRowBeforeGate(term, standby);
     host.lose(term, kind, reason, true);
     await this.handOver(term, why);
+  }
+
+  /**
+   * TEST ONLY: true for a term whose row the `move-row-before-gate` break moved while it serves:
+   * its renewals match nothing, and the runtime lets it serve on until its gate closes by time.
+   */
+  servesUntilGate(term: ShardTerm): boolean {
+    return this.movedEarly.has(term);
+  }
+
+  /**
+   * TEST ONLY (`move-row-before-gate`): the hand-over's steps in the wrong order. The standby first
+   * acknowledges the log so far (as in the real hand-over), then the row moves to it (the same
+   * fenced statement, NOTIFY) while this term still serves; it ends only when its gate closes.
+   * The taker serves at once: both serve the shard meanwhile, which a negative control shows.
+   */
+  private async moveRowBeforeGate(term: ShardTerm, standby: StandbyTarget): Promise<void> {
+    const { coordinator, serverId, leaderLeaseMs, logger } = this.host.options;
+    const replication = term.replicator?.replication;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), leaderLeaseMs)));
+    if (replication !== undefined) await Promise.race([replication.whenAcked(replication.log.lastSeq), late]);
+    clearTimeout(timer);
+    this.movedEarly.add(term);
+    const moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation: this.host.incarnation }, standby, leaderLeaseMs).catch(() => null);
+    if (moved === null) {
+      this.movedEarly.delete(term);
+      return;
+    }
+    this.host.options.metrics.handOvers.inc({ reason: "balance", state: "carried" });
+    logger.warn(
+      { shard: term.shard, epoch: term.epoch, newEpoch: moved.epoch, standby: standby.serverId },
+      "TEST ONLY (move-row-before-gate): the row moved to the standby while this term still serves; it serves on until its gate closes",
+    );
   }
 
   /** A ready live member other than this one to name standby of `shard`, spread as the leader side spreads them. */

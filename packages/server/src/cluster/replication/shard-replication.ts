@@ -57,6 +57,7 @@ export class ShardReplication {
   private sender: ReplicationSender<unknown> | null = null;
   private attaching = false;
   private closed = false;
+  private attachStartedAt = -Infinity;
 
   constructor(private readonly options: ShardReplicationOptions) {
     const { term, coordinator, clock, logger, metrics } = options;
@@ -98,6 +99,14 @@ export class ShardReplication {
     return this.rule.whenAcked(seq);
   }
 
+  /**
+   * When the last {@link attach} began (the replication clock): the target's incarnation was read
+   * before it, so a member list sent after it is at least as new as that incarnation.
+   */
+  get attachedAt(): number {
+    return this.attachStartedAt;
+  }
+
   /** The standby streamed to now, `null` with none. */
   get standby(): StandbyTarget | null {
     return this.target;
@@ -111,6 +120,7 @@ export class ShardReplication {
   async attach(target: StandbyTarget): Promise<boolean> {
     if (this.closed || this.attaching || this.rule.state !== "out") return false;
     this.attaching = true;
+    this.attachStartedAt = this.options.clock.now();
     try {
       let named: boolean;
       try {
