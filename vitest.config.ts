@@ -11,12 +11,16 @@ import { defineConfig } from "vitest/config";
 const SERIAL_DIRS = ["packages/server/test/cluster", "packages/reliability/test"];
 
 /**
- * Files under the serial directories that start no server, no process and no database: pure
- * functions, checkers fed made-up histories, state machines driven by a fake clock. Their subject is
- * not timing on a busy machine, so they run with the parallel project (each is a second or two of
+ * Files under the serial directories whose subject is not timing on a busy machine: the bad-input
+ * files (one server each, answers checked, no faults), and files that start no server, no process
+ * and no database (pure functions, checkers fed made-up histories, state machines driven by a fake
+ * clock). They run with the parallel project (each is a second or two of
  * fork, import and transform taken off the serial run's length).
  */
-const UNIT_IN_SERIAL_DIRS = new Set([
+const UNTIMED_IN_SERIAL_DIRS = new Set([
+  // Bad requests against one server of their own: their subject is the answers, not timing.
+  "packages/reliability/test/bad-input/bad-input.test.ts",
+  "packages/reliability/test/bad-input/content-type-whitespace.test.ts",
   "packages/reliability/test/cluster/check-bound-extensions.test.ts",
   "packages/reliability/test/crashes/checkers.test.ts",
   "packages/reliability/test/fault-proxy/checkers.test.ts",
@@ -47,7 +51,7 @@ function testFilesUnder(dir: string): string[] {
 }
 
 /** The serial project's files: everything under the serial directories but the unit tests above. */
-const SERIAL = SERIAL_DIRS.flatMap(testFilesUnder).filter((path) => !UNIT_IN_SERIAL_DIRS.has(path));
+const SERIAL = SERIAL_DIRS.flatMap(testFilesUnder).filter((path) => !UNTIMED_IN_SERIAL_DIRS.has(path));
 
 /** Soak runs are `pnpm test:soak`, not part of `pnpm test`. */
 const EXCLUDE = ["**/node_modules/**", "**/dist/**", "**/*.soak.test.ts"];
