@@ -1,4 +1,6 @@
-import type { Violations } from "../violations.js";
+import { checkFencingOrder, checkLeaseOverlap } from "../history/index.js";
+import type { History } from "../history/index.js";
+import { Violations } from "../violations.js";
 
 /** The three negative controls of the cluster suite, named after the rule each removes. */
 export const CONTROL_NAMES = ["lease-wait", "epoch-fence", "gate"] as const;
@@ -36,4 +38,15 @@ export interface ControlResult {
   readonly check: string;
   readonly intact: ControlHalf;
   readonly removed: ControlHalf;
+}
+
+/**
+ * The hold checks a control's half runs on its recorded history (no overlapping holds within a
+ * client's promise, fencing tokens increasing): every violation, and what each check examined.
+ */
+export function holdChecks(history: History): Pick<ControlHalf, "violations" | "checked"> {
+  const violations = new Violations();
+  const checks = [checkLeaseOverlap(history), checkFencingOrder(history)];
+  for (const c of checks) for (let n = 0; n < c.violations; n++) violations.add(c.rule, c.examples[n] ?? "(more of the same)");
+  return { violations, checked: Object.fromEntries(checks.map((c) => [c.rule, c.checked])) };
 }

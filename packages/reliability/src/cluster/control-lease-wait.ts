@@ -1,8 +1,7 @@
 import { LockClient } from "@leasehold/client";
 import { pino } from "pino";
-import { checkFencingOrder, checkLeaseOverlap, HistoryRecorder } from "../history/index.js";
-import { Violations } from "../violations.js";
-import type { ControlHalf } from "./control-half.js";
+import { HistoryRecorder } from "../history/index.js";
+import { holdChecks, type ControlHalf } from "./control-half.js";
 import { awaitTakeover, closeControlCluster, ControlSetupError, memberLines, sleep, startControlCluster } from "./control-cluster.js";
 
 /** The check the lease-wait control targets (history checker rule (a)). */
@@ -68,15 +67,12 @@ export async function runLeaseWaitControl(seed: number, ruleRemoved: boolean): P
     if (promiseBeyondTakeoverMs <= 0) {
       throw new ControlSetupError(`lease-wait control is vacuous: A's promise ended ${(-promiseBeyondTakeoverMs).toFixed(0)} ms before the takeover was seen`);
     }
-    const history = recorder.history({});
-    const violations = new Violations();
-    const checks = [checkLeaseOverlap(history), checkFencingOrder(history)];
-    for (const c of checks) for (let n = 0; n < c.violations; n++) violations.add(c.rule, c.examples[n] ?? "(more of the same)");
+    const { violations, checked } = holdChecks(recorder.history({}));
     return {
       ruleRemoved,
       testBreak,
       violations,
-      checked: Object.fromEntries(checks.map((c) => [c.rule, c.checked])),
+      checked,
       facts: {
         takeoverMs: takeover.at - killedAt,
         promiseBeyondTakeoverMs,

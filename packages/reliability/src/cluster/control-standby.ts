@@ -1,11 +1,10 @@
 import type { LockResponse } from "@leasehold/protocol";
 import { LockClient } from "@leasehold/client";
 import { pino } from "pino";
-import { checkFencingOrder, checkLeaseOverlap, HistoryRecorder } from "../history/index.js";
-import { Violations } from "../violations.js";
+import { HistoryRecorder } from "../history/index.js";
 import type { ClusterMember } from "./cluster-members.js";
 import { closeControlCluster, ControlSetupError, postJson, sleep, startControlCluster, type ControlCluster } from "./control-cluster.js";
-import type { ControlHalf } from "./control-half.js";
+import { holdChecks, type ControlHalf } from "./control-half.js";
 import { LEASE_WAIT_CHECK } from "./control-lease-wait.js";
 import { leaseRows, type LeaseRow } from "./standby-rows.js";
 
@@ -157,15 +156,12 @@ export async function runStandbyControl(name: StandbyControlName, seed: number, 
     if (name === "promote-any-replica" && ruleRemoved && locksCarried > 1) {
       throw new ControlSetupError(`promote-any-replica control proves nothing: the standby got a fresh snapshot (${locksCarried} locks) before L died`);
     }
-    const history = recorder.history({});
-    const violations = new Violations();
-    const checks = [checkLeaseOverlap(history), checkFencingOrder(history)];
-    for (const c of checks) for (let n = 0; n < c.violations; n++) violations.add(c.rule, c.examples[n] ?? "(more of the same)");
+    const { violations, checked } = holdChecks(recorder.history({}));
     return {
       ruleRemoved,
       testBreak,
       violations,
-      checked: Object.fromEntries(checks.map((c) => [c.rule, c.checked])),
+      checked,
       facts: {
         aAnsweredBeforeKill: aHold.at < killedAt ? 1 : 0,
         inSyncAtKill: inSyncAtKill ? 1 : 0,
