@@ -1,5 +1,6 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import { pino, type Logger } from "pino";
 import { createAdmission } from "./http/admit-request.js";
 import type { AuthTable } from "./http/auth-table.js";
@@ -189,6 +190,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const replicationRoute = member?.standby.route;
   const server = createServer(replicationRoute === undefined ? handler : (req, res) => void (replicationRoute(req, res) || handler(req, res)));
   server.on("connection", trackConnection);
+  // The one upgrade served: a leader's replication stream to a cluster member. (With no listener,
+  // node serves an upgrade request as a plain request, as a single server does.)
+  const stream = member?.standby.stream;
+  if (stream !== undefined) server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => stream.upgrade(req, socket, head));
   server.on("clientError", handleClientError);
   // lock long-polls wait up to 60 s; leave headroom over that before node gives up on a request.
   server.requestTimeout = 120_000;
@@ -217,6 +222,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     // until then, so the leader side stops after.
     await service.close();
     member?.leader?.stop();
+    member?.standby.stream.closeAll();
     await member?.members.close();
     server.closeIdleConnections();
     const timer = setTimeout(() => server.closeAllConnections(), closeTimeoutMs);

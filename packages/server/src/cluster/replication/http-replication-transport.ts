@@ -1,12 +1,10 @@
 import { Client } from "undici";
 import { CLUSTER_AUTH_HEADER, signRequest } from "./cluster-key.js";
 import type { ReplicationTransport } from "./replication-sender.js";
-import { replicationPath, ReplicationRefusal, type RefusalCode, type ReplicationAck, type ReplicationMessage } from "./replication-wire.js";
+import { refusalOf, replicationPath, type ReplicationAck, type ReplicationMessage } from "./replication-wire.js";
 
 /** Options of {@link createHttpReplicationTransport}. */
 
-/** The `error` object of a refusal, as far as the sender reads it. */
-type RefusalBody = { code?: unknown; message?: unknown; details?: unknown };
 export interface HttpReplicationTransportOptions {
   /** The standby's advertised URL (`http://host:port`). */
   readonly url: string;
@@ -20,8 +18,6 @@ export interface HttpReplicationTransportOptions {
   /** Wall clock for signatures (ms since the epoch). Default `Date.now`. */
   readonly wallClock?: (() => number) | undefined;
 }
-
-const CODES: readonly RefusalCode[] = ["UNAUTHENTICATED", "INVALID_ARGUMENT", "STALE_EPOCH", "STANDBY_RESTARTED", "NEEDS_SNAPSHOT", "STALE_SNAPSHOT", "REPLICA_DIVERGED"];
 
 /**
  * Replication messages over HTTP/1.1 with undici: one keep-alive connection to the standby
@@ -57,13 +53,10 @@ export function createHttpReplicationTransport(options: HttpReplicationTransport
         if (typeof ackedSeq !== "number") throw new Error(`the standby at ${origin} answered 200 without ackedSeq`);
         return { ackedSeq };
       }
-      const error = (parsed as { error?: RefusalBody | undefined }).error;
-      const code = error?.code;
-      if (answer.statusCode >= 400 && answer.statusCode < 500 && typeof code === "string" && (CODES as readonly string[]).includes(code)) {
-        const details = typeof error?.details === "object" && error.details !== null ? (error.details as Record<string, unknown>) : {};
-        throw new ReplicationRefusal(code as RefusalCode, `the standby at ${origin} refused: ${String(error?.message)}`, details);
-      }
-      throw new Error(`the standby at ${origin} answered ${answer.statusCode} ${String(code ?? "")}`);
+      const error = (parsed as { error?: unknown }).error;
+      const refusal = answer.statusCode >= 400 && answer.statusCode < 500 ? refusalOf(origin, error) : null;
+      if (refusal !== null) throw refusal;
+      throw new Error(`the standby at ${origin} answered ${answer.statusCode} ${String((error as { code?: unknown } | undefined)?.code ?? "")}`);
     },
     // destroy, not close: an exchange in flight is abandoned (the sender ignores its answer once stopped).
     close: () => client.destroy().catch(() => undefined),

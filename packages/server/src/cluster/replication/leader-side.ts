@@ -4,12 +4,12 @@ import type { Coordinator, LiveMember, ShardLease } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
 import { chooseStandbys } from "./choose-standbys.js";
 import type { ClusterKeyHolder } from "./cluster-key-holder.js";
-import { createHttpReplicationTransport } from "./http-replication-transport.js";
 import { snapshotShard } from "./replicated-tables.js";
 import { realReplicationClock, type ReplicationClock } from "./replication-clock.js";
 import type { ReplicationMetrics, ShardReplicationView } from "./replication-metrics.js";
 import { ShardReplication } from "./shard-replication.js";
 import type { StandbySide } from "./standby-side.js";
+import { createStreamReplicationTransport } from "./stream-replication-transport.js";
 import { TermReplicator } from "./term-replicator.js";
 
 /** What {@link LeaderSide} reads of the cluster runtime. */
@@ -139,7 +139,7 @@ export class LeaderSide {
       term: { shard: term.shard, epoch: term.epoch, serverId, incarnation: runtime.identity.incarnation },
       leaderId: term.leaderId,
       coordinator,
-      connect: (target) => createHttpReplicationTransport({ url: target.url, key: key.key!, timeoutMs: leaderLeaseMs }),
+      connect: (target) => createStreamReplicationTransport({ url: target.url, shard: term.shard, key: key.key!, timeoutMs: leaderLeaseMs }),
       snapshot: () => snapshotShard(term.service),
       clock: this.clock,
       lateMs: Math.max(1, Math.floor(leaderLeaseMs / 3)),

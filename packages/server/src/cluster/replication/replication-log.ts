@@ -96,15 +96,17 @@ export class ReplicationLog<E = unknown> {
   /** The flushed entries after `seq` (at most `max`), for the sender. Empty when there are none. */
   since(seq: number, max = Infinity): LogBatch<E> {
     const entries: E[] = [];
-    let fromSeq = seq;
-    for (let i = this.head; i < this.records.length && entries.length < max; i++) {
+    const first = this.records[this.head];
+    if (first === undefined) return { fromSeq: seq, entries };
+    // Kept records hold consecutive sequence numbers: index straight to the one after `seq`.
+    let i = this.head + Math.max(0, seq + 1 - first.seq);
+    const fromSeq = i < this.records.length ? this.records[i]!.seq - 1 : seq;
+    for (; i < this.records.length && entries.length < max; i++) {
       const r = this.records[i]!;
       if (r.seq > this.flushedSeq) break;
-      if (r.seq <= seq) continue;
-      if (entries.length === 0) fromSeq = r.seq - 1;
       entries.push(r.entry);
     }
-    return { fromSeq, entries };
+    return { fromSeq: entries.length === 0 ? seq : fromSeq, entries };
   }
 
   /**

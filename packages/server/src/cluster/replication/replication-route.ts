@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { ClientGoneError, readBody } from "../../http/read-body.js";
 import { sendJson } from "../../http/send-json.js";
 import { CLUSTER_AUTH_HEADER, DEFAULT_MAX_SKEW_MS, verifyBody, verifyHeader, type ClusterAuthRefusal } from "./cluster-key.js";
+import { createRefusalLog } from "./refusal-log.js";
 import type { ReplicaStore } from "./replica-store.js";
 import { parseReplicationMessage, REPLICATION_PATH_PREFIX, ReplicationRefusal, shardOfPath } from "./replication-wire.js";
 
@@ -26,9 +27,6 @@ export interface ReplicationRouteOptions {
   readonly onUnauthenticated?: ((reason: ClusterAuthRefusal) => void) | undefined;
 }
 
-/** One refusal log line per kind per this many ms at most; the rest are counted in the next line of that kind. */
-const LOG_EVERY_MS = 1_000;
-
 /**
  * The standby's side of `POST /v1/internal/replication/{shard}`. Answers a request whose path is
  * under the replication prefix and answers true; false for any other path (the client routes go on).
@@ -39,31 +37,7 @@ const LOG_EVERY_MS = 1_000;
 export function createReplicationRoute(options: ReplicationRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { logger, store } = options;
   const wallClock = options.wallClock ?? Date.now;
-  const lastLogged = new Map<string, { at: number; suppressed: number }>();
-
-  function logRefusal(req: IncomingMessage, path: string, reason: ClusterAuthRefusal): void {
-    options.onUnauthenticated?.(reason);
-    const now = wallClock();
-    const bearer = req.headers.authorization !== undefined;
-    // Limited per kind of refusal, so a flood of one kind never hides another kind.
-    const kind = `${reason}${bearer ? " with a bearer token" : ""}`;
-    const last = lastLogged.get(kind);
-    if (last !== undefined && now - last.at < LOG_EVERY_MS) {
-      last.suppressed++;
-      return;
-    }
-    lastLogged.set(kind, { at: now, suppressed: 0 });
-    logger.warn(
-      {
-        remoteAddress: req.socket.remoteAddress ?? null,
-        path: path.slice(0, 200),
-        reason,
-        bearerToken: bearer,
-        suppressed: last?.suppressed ?? 0,
-      },
-      "replication request refused: not signed with the cluster key",
-    );
-  }
+  const logRefusal = createRefusalLog(logger, wallClock, options.onUnauthenticated);
 
   async function serve(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const shard = shardOfPath(path);

@@ -32,6 +32,14 @@ export interface ReplicationSenderOptions<E> {
   readonly retryMs?: number | undefined;
   /** Most entries in one message. Default 5,000: a backlog after a pause travels in bounded bodies. */
   readonly maxBatch?: number | undefined;
+  /**
+   * Most messages in flight at once. Default 64: each event-loop turn's entries leave at the end of
+   * that turn without waiting for an earlier message's acknowledgement (a grant's answer waits one
+   * round trip, not two), while a standby that stops answering holds a bounded number of messages
+   * (the lateness watchdog gives up on it after a third of the leader lease anyway). 1 restores a
+   * single message in flight, each carrying everything that accumulated meanwhile.
+   */
+  readonly maxInFlight?: number | undefined;
   /** Hears each acknowledgement with the round trip of its message (ms). Default: nothing. */
   readonly onAck?: ((ackedSeq: number, roundTripMs: number) => void) | undefined;
   /** The standby refused the stream (it is over: a re-sync starts a new one). */
@@ -41,17 +49,21 @@ export interface ReplicationSenderOptions<E> {
 }
 
 /**
- * One stream to one standby: the snapshot first, then the log from the snapshot's sequence, one
- * message in flight at a time while the next batch accumulates (so batches arrive in order on one
- * connection), each acknowledgement passed to the log (cumulative). After a failed exchange it
- * re-sends from the last acknowledgement (the standby skips what it holds), the snapshot too when
- * that was never acknowledged.
+ * One stream to one standby: the snapshot first (alone), then the log from the snapshot's
+ * sequence, each turn's entries in their own message as soon as the turn ends, up to
+ * `maxInFlight` messages in flight (the transport delivers them in order, and acknowledgements are
+ * cumulative), each acknowledgement passed to the log. So a turn's grants never wait behind an
+ * earlier message's round trip (a tryUnlock's releases, say). After a failed exchange it re-sends
+ * from the last acknowledgement (the standby skips what it holds), the snapshot too when that was
+ * never acknowledged; answers to messages sent before the failure are then ignored.
  */
 export class ReplicationSender<E> {
   /** The standby holds the stream up to here (the snapshot's `seq` once it acknowledged it). */
   private acked: number | null = null;
   private sentUpTo = 0;
-  private inFlight = false;
+  private inFlight = 0;
+  /** Bumped at each failure: answers to messages of an earlier generation are ignored. */
+  private generation = 0;
   private stopped = false;
   private readonly unsubscribe: () => void;
 
@@ -78,31 +90,34 @@ export class ReplicationSender<E> {
   }
 
   private pump(): void {
-    if (this.stopped || this.inFlight) return;
+    if (this.stopped) return;
     const { stream, snapshot, log } = this.options;
-    let message: ReplicationMessage;
-    let upTo: number;
     if (this.acked === null) {
-      message = { kind: "snapshot", stream, seq: snapshot.seq, snapshot: snapshot.payload };
-      upTo = snapshot.seq;
-    } else {
+      if (this.inFlight === 0) this.send({ kind: "snapshot", stream, seq: snapshot.seq, snapshot: snapshot.payload }, snapshot.seq);
+      return;
+    }
+    const maxInFlight = this.options.maxInFlight ?? 64;
+    while (this.inFlight < maxInFlight) {
       const batch = log.since(Math.max(this.acked, this.sentUpTo), this.options.maxBatch ?? 5_000);
       if (batch.entries.length === 0) return;
-      message = { kind: "entries", stream, fromSeq: batch.fromSeq, entries: batch.entries };
-      upTo = batch.fromSeq + batch.entries.length;
+      this.send({ kind: "entries", stream, fromSeq: batch.fromSeq, entries: batch.entries }, batch.fromSeq + batch.entries.length);
     }
-    this.inFlight = true;
+  }
+
+  private send(message: ReplicationMessage, upTo: number): void {
+    this.inFlight++;
     this.sentUpTo = upTo;
     const sentAt = this.options.clock.now();
+    const generation = this.generation;
     this.options.transport.send(message).then(
-      (ack) => this.answered(ack, upTo, sentAt),
-      (err: unknown) => this.failed(err),
+      (ack) => this.answered(ack, upTo, sentAt, generation),
+      (err: unknown) => this.failed(err, generation),
     );
   }
 
-  private answered(ack: ReplicationAck, upTo: number, sentAt: number): void {
-    this.inFlight = false;
-    if (this.stopped) return;
+  private answered(ack: ReplicationAck, upTo: number, sentAt: number, generation: number): void {
+    if (this.stopped || generation !== this.generation) return;
+    this.inFlight--;
     if (!Number.isSafeInteger(ack.ackedSeq) || ack.ackedSeq > upTo) {
       this.refuse(new ReplicationRefusal("REPLICA_DIVERGED", `the standby acknowledged ${ack.ackedSeq}, beyond what was sent (${upTo})`));
       return;
@@ -117,14 +132,20 @@ export class ReplicationSender<E> {
     this.pump();
   }
 
-  private failed(err: unknown): void {
-    this.inFlight = false;
-    if (this.stopped) return;
+  private failed(err: unknown, generation: number): void {
+    if (this.stopped || generation !== this.generation) return;
     if (err instanceof ReplicationRefusal) return this.refuse(err);
     this.options.onError?.(err);
-    // Unknown outcome: re-send from what the standby acknowledged (it skips what it holds).
+    // Unknown outcome: re-send from what the standby acknowledged (it skips what it holds); the
+    // answers still due for earlier messages no longer count.
+    this.generation++;
     this.sentUpTo = this.acked ?? 0;
-    this.options.clock.setTimer(() => this.pump(), this.options.retryMs ?? 100);
+    // Nothing is sent until the retry: a send now would race the retry's.
+    this.inFlight = Infinity;
+    this.options.clock.setTimer(() => {
+      this.inFlight = 0;
+      this.pump();
+    }, this.options.retryMs ?? 100);
   }
 
   private refuse(refusal: ReplicationRefusal): void {

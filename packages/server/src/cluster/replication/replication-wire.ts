@@ -74,6 +74,21 @@ export type RefusalCode =
   /** Restoring or applying failed: the replica was dropped and needs a snapshot (409). */
   | "REPLICA_DIVERGED";
 
+/** Every refusal code, for a leader reading a standby's answer. */
+export const REFUSAL_CODES: readonly RefusalCode[] = ["UNAUTHENTICATED", "INVALID_ARGUMENT", "STALE_EPOCH", "STANDBY_RESTARTED", "NEEDS_SNAPSHOT", "STALE_SNAPSHOT", "REPLICA_DIVERGED"];
+
+/**
+ * The refusal an answer's `error` object holds (`{ code, message, details }` with a known code),
+ * as the leader rejects its message with; `null` when it holds none (an unknown outcome).
+ */
+export function refusalOf(origin: string, error: unknown): ReplicationRefusal | null {
+  if (typeof error !== "object" || error === null) return null;
+  const { code, message, details } = error as { code?: unknown; message?: unknown; details?: unknown };
+  if (typeof code !== "string" || !(REFUSAL_CODES as readonly string[]).includes(code)) return null;
+  const known = typeof details === "object" && details !== null ? (details as Record<string, unknown>) : {};
+  return new ReplicationRefusal(code as RefusalCode, `the standby at ${origin} refused: ${String(message)}`, known);
+}
+
 /** A refusal with its HTTP status and a message that says what and where. */
 export class ReplicationRefusal extends Error {
   override name = "ReplicationRefusal";

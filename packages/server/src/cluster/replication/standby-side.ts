@@ -7,6 +7,7 @@ import { ReplicaStore } from "./replica-store.js";
 import { ShardReplicaSink } from "./replicated-tables.js";
 import type { ReplicationMetrics } from "./replication-metrics.js";
 import { createReplicationRoute } from "./replication-route.js";
+import { createReplicationStreamRoute, type ReplicationStreamRoute } from "./replication-stream-route.js";
 
 /** What a member's standby side is made with. */
 export interface StandbySideOptions {
@@ -31,13 +32,15 @@ export interface StandbySide {
   readonly store: ReplicaStore;
   /** The replication route: answers and returns true for its paths, false for every other request. */
   readonly route: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** The replication stream (the upgrade leaders connect with): the HTTP server's `upgrade` events go here. */
+  readonly stream: ReplicationStreamRoute;
 }
 
 /**
  * The standby side of a member: a {@link ReplicaStore} whose replicas are replica lock tables
  * (`InMemoryLockService` started as a replica, under the leader's `leaderId`), behind the
- * replication route authenticated by the cluster key (loaded at join; until then every request is
- * refused).
+ * replication stream (what leaders use) and the replication route (one message per POST), both
+ * authenticated by the cluster key (loaded at join; until then every request is refused).
  */
 export function createStandbySide(options: StandbySideOptions): StandbySide {
   const { logger } = options;
@@ -64,5 +67,11 @@ export function createStandbySide(options: StandbySideOptions): StandbySide {
     logger,
     onUnauthenticated: (reason) => options.metrics.unauthenticated(reason),
   });
-  return { store, route };
+  const stream = createReplicationStreamRoute({
+    key: () => options.key.key,
+    store,
+    logger,
+    onUnauthenticated: (reason) => options.metrics.unauthenticated(reason),
+  });
+  return { store, route, stream };
 }

@@ -1,34 +1,37 @@
-import { Writable } from "node:stream";
-import pino from "pino";
+import { connect } from "node:net";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { CLUSTER_AUTH_HEADER } from "../../../src/cluster/replication/cluster-key.js";
 import { createHttpReplicationTransport } from "../../../src/cluster/replication/http-replication-transport.js";
 import { replicationPath, ReplicationRefusal, type ReplicationMessage } from "../../../src/cluster/replication/replication-wire.js";
+import { newNonce, STREAM_PROTOCOL, streamPath } from "../../../src/cluster/replication/stream-frames.js";
+import { createStreamReplicationTransport } from "../../../src/cluster/replication/stream-replication-transport.js";
 import { startServer } from "../../../src/start-server.js";
+import { capturedLogger } from "../../support/captured-logger.js";
 import { waitFor } from "../../support/wait-for.js";
 import { schemaPerTest } from "../pg-schema.js";
 
-/** A pino logger whose lines the test reads. */
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const logger = pino(
-    { level: "info" },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
-  return { logger, lines };
+/** A raw upgrade to the replication stream with `headers`; answers what the server wrote before it closed. */
+async function upgrade(url: string, headers: string): Promise<string> {
+  const { port } = new URL(url);
+  const socket = connect(Number(port), "127.0.0.1");
+  let answer = "";
+  socket.on("data", (c: Buffer) => (answer += c.toString("latin1")));
+  socket.on("error", () => undefined);
+  socket.write(`GET ${streamPath(1, newNonce())} HTTP/1.1\r\nhost: x\r\nconnection: Upgrade\r\nupgrade: ${STREAM_PROTOCOL}\r\n${headers}\r\n`);
+  await new Promise<void>((resolve) => {
+    socket.once("close", () => resolve());
+    setTimeout(resolve, 2_000);
+  });
+  socket.destroy();
+  return answer;
 }
 
 describe("a cluster server's replication route: only the cluster key opens it", () => {
   const bed = schemaPerTest<{ close(): Promise<unknown> }>();
 
   it("refuses no key and client bearer tokens (even an admin's) with 401 and a log line, changing nothing; accepts a member's signed stream", async () => {
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturedLogger();
     const server = await startServer({
       logger,
       auth: { "@admin": ["admin-token"], "*": ["client-token"] },
@@ -64,6 +67,15 @@ describe("a cluster server's replication route: only the cluster key opens it", 
     expect(text).toMatch(/leasehold_replication_unauthenticated_total\{reason="missing"\} 3/);
     expect(text).toMatch(/leasehold_replication_unauthenticated_total\{reason="malformed"\} 1/);
 
+    // The replication stream (what leaders use) is opened by the cluster key alone, too.
+    for (const headers of ["", "authorization: Bearer admin-token\r\n", `${CLUSTER_AUTH_HEADER}: v1 t=1 sha256=00 mac=00\r\n`]) {
+      const answer = await upgrade(server.url, headers);
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+      expect(answer).toMatch(/"code":"UNAUTHENTICATED"/);
+    }
+    const after = await (await request(`${server.url}/metrics`, { headers: { authorization: "Bearer admin-token" } })).body.text();
+    expect(after).toMatch(/leasehold_replication_unauthenticated_total\{reason="missing"\} 5/);
+
     // Nothing they sent was kept: the stream's entries find no snapshot.
     const transport = createHttpReplicationTransport({ url: server.url, key });
     try {
@@ -73,6 +85,13 @@ describe("a cluster server's replication route: only the cluster key opens it", 
       expect(await transport.send(snapshot)).toEqual({ ackedSeq: 0 });
     } finally {
       await transport.close();
+    }
+    // Over the stream as well: a member's signed upgrade, then its frames, are accepted.
+    const streamed = createStreamReplicationTransport({ url: server.url, shard: 1, key });
+    try {
+      expect(await streamed.send({ ...snapshot, stream: { ...stream, streamId: "s2" } })).toEqual({ ackedSeq: 0 });
+    } finally {
+      await streamed.close();
     }
     // The client routes still work with their own credentials.
     await waitFor(() => lines.some((l) => l.msg === "joined the cluster"), "joined");

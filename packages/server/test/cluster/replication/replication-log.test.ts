@@ -34,14 +34,14 @@ class HeldTransport implements ReplicationTransport {
   }
 }
 
-function setup(entriesBeforeSnapshot = 0) {
+function setup(entriesBeforeSnapshot = 0, extra: { maxInFlight?: number } = {}) {
   const clock = new FakeReplicationClock();
   const log = new ReplicationLog<string>(clock);
   for (let i = 0; i < entriesBeforeSnapshot; i++) log.append(`old${i}`);
   const transport = new HeldTransport();
   const refused: ReplicationRefusal[] = [];
   const seq = log.startRetaining();
-  const sender = new ReplicationSender<string>({ log, transport, stream, snapshot: { seq, payload: { table: "T" } }, clock, retryMs: 50, onRefused: (r) => refused.push(r) });
+  const sender = new ReplicationSender<string>({ log, transport, stream, snapshot: { seq, payload: { table: "T" } }, clock, retryMs: 50, onRefused: (r) => refused.push(r), ...extra });
   return { clock, log, transport, sender, refused, seq };
 }
 
@@ -97,13 +97,14 @@ describe("ReplicationLog", () => {
 });
 
 describe("ReplicationSender", () => {
-  it("sends the snapshot first, then the log after the snapshot's sequence, one message in flight while the next batch accumulates", async () => {
+  it("sends the snapshot alone first, then each turn's entries as soon as the turn ends, several messages in flight", async () => {
     const { clock, log, transport, sender, seq } = setup(2);
     expect(seq).toBe(2);
     sender.start();
     log.append("a");
     log.append("b");
     await clock.endTurn();
+    // Entries wait for the snapshot's acknowledgement.
     expect(transport.sent.map((m) => m.kind)).toEqual(["snapshot"]);
     expect(transport.sent[0]).toMatchObject({ kind: "snapshot", seq: 2, snapshot: { table: "T" }, stream });
     await transport.answer(2);
@@ -114,14 +115,59 @@ describe("ReplicationSender", () => {
     log.append("d");
     log.append("e");
     await clock.endTurn();
-    expect(transport.sent.length).toBe(2);
+    // Each turn's entries left at the end of that turn, without waiting for an acknowledgement.
+    expect(transport.sent.slice(2)).toMatchObject([
+      { kind: "entries", fromSeq: 4, entries: ["c"] },
+      { kind: "entries", fromSeq: 5, entries: ["d", "e"] },
+    ]);
+    expect(transport.inFlightMax).toBe(3);
     await transport.answer(4);
     expect(log.ackedSeq).toBe(4);
-    // Everything that accumulated while one was in flight goes in the next message, in order.
-    expect(transport.sent[2]).toMatchObject({ kind: "entries", fromSeq: 4, entries: ["c", "d", "e"] });
+    await transport.answer(5);
     await transport.answer(7);
     expect(log.ackedSeq).toBe(7);
+    expect(transport.sent.length).toBe(4);
+  });
+
+  it("with maxInFlight 1, one message is in flight and the next carries everything that accumulated meanwhile", async () => {
+    const { clock, log, transport, sender } = setup(0, { maxInFlight: 1 });
+    sender.start();
+    await transport.answer(0);
+    log.append("a");
+    await clock.endTurn();
+    log.append("b");
+    await clock.endTurn();
+    log.append("c");
+    await clock.endTurn();
+    expect(transport.sent.length).toBe(2);
+    await transport.answer(1);
+    expect(transport.sent[2]).toMatchObject({ kind: "entries", fromSeq: 1, entries: ["b", "c"] });
+    await transport.answer(3);
+    expect(log.ackedSeq).toBe(3);
     expect(transport.inFlightMax).toBe(1);
+  });
+
+  it("after a failure with several messages in flight, the later messages' answers no longer count and all is re-sent from the last acknowledgement", async () => {
+    const { clock, log, transport, sender } = setup();
+    sender.start();
+    await transport.answer(0);
+    log.append("a");
+    await clock.endTurn();
+    log.append("b");
+    await clock.endTurn();
+    expect(transport.sent.length).toBe(3);
+    await transport.fail(new Error("ECONNRESET"));
+    // The second message's answer arrives after the failure: it is not taken.
+    await transport.answer(2);
+    expect(log.ackedSeq).toBe(0);
+    log.append("c");
+    await clock.endTurn();
+    // Nothing is sent before the retry.
+    expect(transport.sent.length).toBe(3);
+    await clock.advance(50);
+    expect(transport.sent[3]).toMatchObject({ kind: "entries", fromSeq: 0, entries: ["a", "b", "c"] });
+    await transport.answer(3);
+    expect(log.ackedSeq).toBe(3);
   });
 
   it("after a failed exchange re-sends from the last acknowledgement, and the snapshot when it was never acknowledged", async () => {

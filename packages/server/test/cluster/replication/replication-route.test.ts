@@ -1,9 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Writable } from "node:stream";
-import pino from "pino";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
+import { capturedLogger } from "../../support/captured-logger.js";
 import type { Coordinator } from "../../../src/cluster/coordinator.js";
 import { createPostgresCoordinator } from "../../../src/cluster/postgres-coordinator.js";
 import { CLUSTER_AUTH_HEADER, newClusterKey, signRequest } from "../../../src/cluster/replication/cluster-key.js";
@@ -22,16 +21,7 @@ const snapshot: ReplicationMessage = {
 
 /** A standby's replication route on a real socket, with the cluster key PostgreSQL holds. */
 async function standby(key: Buffer) {
-  const lines: Record<string, unknown>[] = [];
-  const logger = pino(
-    { level: "info" },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
+  const { logger, lines } = capturedLogger();
   const applied: unknown[] = [];
   const store = new ReplicaStore({
     incarnation: "standby-inc",

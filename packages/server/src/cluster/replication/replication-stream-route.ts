@@ -1,0 +1,142 @@
+import type { IncomingMessage } from "node:http";
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Logger } from "pino";
+import { CLUSTER_AUTH_HEADER, DEFAULT_MAX_SKEW_MS, verifyHeader, type ClusterAuthRefusal } from "./cluster-key.js";
+import { createRefusalLog } from "./refusal-log.js";
+import type { ReplicaStore } from "./replica-store.js";
+import { parseReplicationMessage, ReplicationRefusal } from "./replication-wire.js";
+import { FrameReader, FrameWriter, newNonce, parseStreamPath, sessionKey, STREAM_NONCE_HEADER, STREAM_PATH_PREFIX, STREAM_PROTOCOL } from "./stream-frames.js";
+
+/** What the replication stream's route is made with. */
+export interface ReplicationStreamRouteOptions {
+  /** The cluster key, `null` until this server loaded it at join (every upgrade is refused until then). */
+  readonly key: () => Buffer | null;
+  readonly store: ReplicaStore;
+  readonly logger: Logger;
+  /**
+   * Largest frame accepted. Default 64 MiB: a snapshot carries a whole shard's table; a frame is
+   * read only on a stream whose upgrade was signed with the cluster key, and its MAC checked before
+   * it is parsed.
+   */
+  readonly maxFrameBytes?: number | undefined;
+  /** How far the upgrade signature's timestamp may be from this server's wall clock. Default {@link DEFAULT_MAX_SKEW_MS}. */
+  readonly maxSkewMs?: number | undefined;
+  /** Wall clock (ms since the epoch). Default `Date.now`. */
+  readonly wallClock?: (() => number) | undefined;
+  /** Hears each refused authentication (for a metric). Default: nothing. */
+  readonly onUnauthenticated?: ((reason: ClusterAuthRefusal) => void) | undefined;
+}
+
+/** The standby's end of replication streams. */
+export interface ReplicationStreamRoute {
+  /**
+   * Serve a server's `upgrade` event: the replication stream is upgraded, or refused with a plain
+   * HTTP answer and closed; an upgrade of any other path is answered 400 (no other route upgrades).
+   */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Close every open stream (the server stops). */
+  closeAll(): void;
+}
+
+/** A plain HTTP answer on a socket that was not upgraded, then the end of the connection. */
+function refuse(socket: Duplex, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+  );
+}
+
+/**
+ * The standby's side of `GET /v1/internal/replication-stream/{shard}?nonce=…` with
+ * `Upgrade: leasehold-replication/1` (stream-replication-transport.ts is the leader's): the upgrade
+ * must be signed with the cluster key, exactly as a replication POST (a client bearer token never
+ * counts; a refusal is answered 401 with a log line and changes nothing). Then every frame, signed
+ * with the session key (stream-frames.ts), is a replication message, applied by the replica store
+ * in the order it arrived and answered in that order; the answers of the messages one read
+ * completed leave in one write. A refusal is answered and ends the stream (the leader starts a new
+ * one); a frame that is not signed with the session key ends it without an answer.
+ */
+export function createReplicationStreamRoute(options: ReplicationStreamRouteOptions): ReplicationStreamRoute {
+  const { logger, store } = options;
+  const wallClock = options.wallClock ?? Date.now;
+  const logRefusal = createRefusalLog(logger, wallClock, options.onUnauthenticated);
+  const open = new Set<Duplex>();
+
+  function serve(socket: Duplex, shard: number, key: Buffer, head: Buffer): void {
+    const writer = new FrameWriter(key, "to-leader");
+    const reader = new FrameReader(key, "to-standby", options.maxFrameBytes ?? 64 * 1024 * 1024);
+    let ended = false;
+    const onData = (chunk: Buffer): void => {
+      if (ended) return;
+      const frames = reader.push(chunk);
+      const answers: Buffer[] = [];
+      for (const frame of frames) {
+        try {
+          answers.push(writer.frame(store.receive(parseReplicationMessage(frame, shard))));
+        } catch (err) {
+          ended = true;
+          if (err instanceof ReplicationRefusal) {
+            if (err.code !== "INVALID_ARGUMENT") logger.info({ code: err.code, shard, reason: err.message }, "replication message refused");
+            answers.push(writer.frame(err.toJSON()));
+          } else {
+            logger.error({ err, shard }, "replication stream failed");
+            answers.push(writer.frame({ error: { code: "INTERNAL", message: String((err as Error).message), details: {} } }));
+          }
+          break;
+        }
+      }
+      if (answers.length > 0) socket.write(answers.length === 1 ? answers[0]! : Buffer.concat(answers));
+      if (!ended && reader.failure !== null) {
+        ended = true;
+        // Not answered: whoever sent it cannot read an answer signed with the session key anyway.
+        logger.warn({ shard, reason: reader.failure.message }, "replication stream closed: a frame failed its check");
+      }
+      if (ended) {
+        // The answers written first, then the end; a peer that keeps the connection open is cut.
+        socket.end();
+        setTimeout(() => socket.destroy(), 1_000).unref();
+      }
+    };
+    socket.on("data", onData);
+    if (head.length > 0) onData(head);
+  }
+
+  return {
+    upgrade(req, socket, head) {
+      const path = req.url ?? "";
+      socket.on("error", () => undefined);
+      if (!path.startsWith(STREAM_PATH_PREFIX)) {
+        const message = `only ${STREAM_PATH_PREFIX}{shard} (the replication stream) upgrades; send ${JSON.stringify(path.slice(0, 200))} without an Upgrade header`;
+        refuse(socket, 400, { error: { code: "INVALID_ARGUMENT", message, details: { path: "upgrade" } } });
+        return;
+      }
+      const target = parseStreamPath(path);
+      if (target === null) {
+        refuse(socket, 404, { error: { code: "NOT_FOUND", message: `no replication stream ${JSON.stringify(path.slice(0, 200))}; use ${STREAM_PATH_PREFIX}{shard}?nonce={32 hex digits}`, details: {} } });
+        return;
+      }
+      const clusterKey = options.key();
+      const verified = clusterKey === null ? ("missing" as const) : verifyHeader(clusterKey, req.headers[CLUSTER_AUTH_HEADER], req.method ?? "", path, wallClock(), options.maxSkewMs ?? DEFAULT_MAX_SKEW_MS);
+      if (typeof verified === "string" || req.method !== "GET" || clusterKey === null) {
+        logRefusal(req, path, typeof verified === "string" ? verified : "malformed");
+        refuse(socket, 401, new ReplicationRefusal("UNAUTHENTICATED", "server-to-server route: sign the request with the cluster key (client credentials do not open it)").toJSON());
+        return;
+      }
+      if (req.headers.upgrade !== STREAM_PROTOCOL) {
+        refuse(socket, 400, new ReplicationRefusal("INVALID_ARGUMENT", `the replication stream upgrades to ${STREAM_PROTOCOL} (got ${JSON.stringify(req.headers.upgrade)?.slice(0, 60)})`, { path: "upgrade" }).toJSON());
+        return;
+      }
+      const standbyNonce = newNonce();
+      socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${STREAM_PROTOCOL}\r\n${STREAM_NONCE_HEADER}: ${standbyNonce}\r\n\r\n`);
+      (socket as Duplex & { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
+      open.add(socket);
+      socket.once("close", () => open.delete(socket));
+      serve(socket, target.shard, sessionKey(clusterKey, path, target.nonce, standbyNonce), head);
+    },
+    closeAll() {
+      for (const socket of open) socket.destroy();
+      open.clear();
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+
+/**
+ * Framing and per-frame authentication of the replication stream (stream-replication-transport.ts,
+ * replication-stream-route.ts): after the signed upgrade, each side writes frames of
+ * `[length: u32 BE][mac: 32 bytes][payload]`, where `length` counts the mac and the payload and the
+ * payload is UTF-8 JSON. Each frame's MAC is HMAC-SHA256 under the stream's session key of the
+ * direction, the frame's number in that direction and the payload: a frame cannot be forged without
+ * the cluster key, nor replayed, reordered or moved to the other direction or another stream.
+ */
+
+/** The `Upgrade` token of the replication stream. */
+export const STREAM_PROTOCOL = "leasehold-replication/1";
+
+/** The header of the 101 answer that carries the standby's nonce. */
+export const STREAM_NONCE_HEADER = "x-leasehold-stream-nonce";
+
+/** Path prefix of the stream's upgrade route (`/v1/internal/replication-stream/{shard}?nonce=…`). */
+export const STREAM_PATH_PREFIX = "/v1/internal/replication-stream/";
+
+/** Bytes of a nonce (each side picks one per stream). */
+export const NONCE_BYTES = 16;
+
+const MAC_BYTES = 32;
+const HEADER_BYTES = 4 + MAC_BYTES;
+
+/** Which way a frame travels: its MAC differs, so a frame cannot be reflected back. */
+export type FrameDirection = "to-standby" | "to-leader";
+
+/** A fresh nonce, as hex. */
+export function newNonce(): string {
+  return randomBytes(NONCE_BYTES).toString("hex");
+}
+
+/** The stream's upgrade path for `shard` with the leader's nonce (the path is what the upgrade request signs). */
+export function streamPath(shard: number, leaderNonce: string): string {
+  return `${STREAM_PATH_PREFIX}${shard}?nonce=${leaderNonce}`;
+}
+
+/** `shard` and the leader's nonce of a stream upgrade path, or `null` when the path is not one. */
+export function parseStreamPath(path: string): { readonly shard: number; readonly nonce: string } | null {
+  if (!path.startsWith(STREAM_PATH_PREFIX)) return null;
+  const match = /^(0|[1-9]\d{0,8})\?nonce=([0-9a-f]{32})$/.exec(path.slice(STREAM_PATH_PREFIX.length));
+  if (match === null) return null;
+  return { shard: Number(match[1]), nonce: match[2]! };
+}
+
+/**
+ * The session key of one stream: HMAC-SHA256 under the cluster key of both nonces and the path.
+ * The standby's nonce is fresh per upgrade, so a replayed upgrade request gets a session whose
+ * frames its sender cannot sign.
+ */
+export function sessionKey(clusterKey: Buffer, path: string, leaderNonce: string, standbyNonce: string): Buffer {
+  return createHmac("sha256", clusterKey).update(`leasehold-replication-stream-v1\n${path}\n${leaderNonce}\n${standbyNonce}`).digest();
+}
+
+function frameMac(key: Buffer, direction: FrameDirection, counter: number, payload: Buffer): Buffer {
+  const prefix = Buffer.allocUnsafe(9);
+  prefix.writeUInt8(direction === "to-standby" ? 1 : 2, 0);
+  prefix.writeBigUInt64BE(BigInt(counter), 1);
+  return createHmac("sha256", key).update(prefix).update(payload).digest();
+}
+
+/** Writes one direction's frames, numbering them. */
+export class FrameWriter {
+  private counter = 0;
+  constructor(
+    private readonly key: Buffer,
+    private readonly direction: FrameDirection,
+  ) {}
+
+  /** The frame of `value` (JSON), the next in this direction. */
+  frame(value: unknown): Buffer {
+    const payload = Buffer.from(JSON.stringify(value), "utf8");
+    const header = Buffer.allocUnsafe(HEADER_BYTES);
+    header.writeUInt32BE(MAC_BYTES + payload.length, 0);
+    frameMac(this.key, this.direction, this.counter++, payload).copy(header, 4);
+    return Buffer.concat([header, payload], HEADER_BYTES + payload.length);
+  }
+}
+
+/** A frame that failed: too large, a wrong MAC, or a payload that is not JSON. */
+export class FrameError extends Error {
+  override name = "FrameError";
+}
+
+/**
+ * Reads one direction's frames from a byte stream: {@link push} takes each chunk and answers the
+ * decoded payloads it completed, in order. A frame larger than `maxFrameBytes`, one whose MAC is
+ * wrong (not from the session's holder, or out of order) or whose payload is not JSON sets
+ * {@link failure}: `push` answers the frames before it, and nothing after (the stream is over).
+ */
+export class FrameReader {
+  /** Why the stream failed its check, `null` while it has not. */
+  failure: FrameError | null = null;
+  private buffered: Buffer[] = [];
+  private bufferedBytes = 0;
+  private counter = 0;
+  constructor(
+    private readonly key: Buffer,
+    private readonly direction: FrameDirection,
+    private readonly maxFrameBytes: number,
+  ) {}
+
+  push(chunk: Buffer): unknown[] {
+    const out: unknown[] = [];
+    if (this.failure !== null) return out;
+    try {
+      this.decode(chunk, out);
+    } catch (err) {
+      if (!(err instanceof FrameError)) throw err;
+      this.failure = err;
+      this.buffered = [];
+      this.bufferedBytes = 0;
+    }
+    return out;
+  }
+
+  private decode(chunk: Buffer, out: unknown[]): void {
+    this.buffered.push(chunk);
+    this.bufferedBytes += chunk.length;
+    while (this.bufferedBytes >= 4) {
+      const head = this.peek(4);
+      const length = head.readUInt32BE(0);
+      if (length < MAC_BYTES || length > this.maxFrameBytes + MAC_BYTES) throw new FrameError(`a frame of ${length} bytes (at most ${this.maxFrameBytes + MAC_BYTES})`);
+      if (this.bufferedBytes < 4 + length) break;
+      const frame = this.take(4 + length);
+      const mac = frame.subarray(4, HEADER_BYTES);
+      const payload = frame.subarray(HEADER_BYTES);
+      if (!timingSafeEqual(mac, frameMac(this.key, this.direction, this.counter, payload))) {
+        throw new FrameError(`frame ${this.counter} is not signed with the session key`);
+      }
+      this.counter++;
+      try {
+        out.push(JSON.parse(payload.toString("utf8")));
+      } catch {
+        throw new FrameError(`frame ${this.counter - 1} is not JSON`);
+      }
+    }
+  }
+
+  private peek(n: number): Buffer {
+    if (this.buffered[0]!.length < n) this.buffered = [Buffer.concat(this.buffered)];
+    return this.buffered[0]!.subarray(0, n);
+  }
+
+  private take(n: number): Buffer {
+    const all = this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered);
+    const frame = all.subarray(0, n);
+    const rest = all.subarray(n);
+    this.buffered = rest.length === 0 ? [] : [rest];
+    this.bufferedBytes = rest.length;
+    return frame;
+  }
+}
