@@ -137,7 +137,14 @@ export async function serveLockBatch(options: ServeLockBatchOptions): Promise<vo
   const written = gatheredTokens.length === 0 ? undefined : delivered(gatheredTokens);
   // Everything answered at once: head, lines and the last chunk leave in one write.
   if (allAnswered) res.end(gathered, written);
-  else if (gathered !== "") res.write(gathered, written);
+  else if (run.onlyAcknowledging) {
+    // Every open entry is granted and waits only for the standby's acknowledgement (cluster mode):
+    // a round trip. The head and every line then leave together, in one write, as on a single
+    // server; an early head would end the client's transit at once and split its callers into
+    // twice as many, half-size batches (measured: 16 against 32 locks per batch at 64 callers).
+    later = gathered + later;
+    laterTokens = [...gatheredTokens, ...laterTokens];
+  } else if (gathered !== "") res.write(gathered, written);
   // writeHead only stages the head; with no line written yet, send it now so the client learns
   // at once that the batch was accepted, rather than when its first entry resolves.
   else res.flushHeaders();

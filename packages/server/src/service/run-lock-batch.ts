@@ -10,9 +10,15 @@ export interface LockBatchRun {
   readonly done: Promise<void>;
   /** Abandon every unresolved entry; each then reports `CANCELLED`. Harmless once all reported. */
   abandon(): void;
+  /**
+   * True when, as the run began, every entry not yet reported was decided and only waited for a
+   * standby's acknowledgement ({@link WaitingLockHandle.acknowledging}): the batch ends within a
+   * replication round trip. False when none is open, or when one waits for a lock.
+   */
+  readonly onlyAcknowledging: boolean;
 }
 
-const FINISHED: LockBatchRun = { done: Promise.resolve(), abandon: () => undefined };
+const FINISHED: LockBatchRun = { done: Promise.resolve(), abandon: () => undefined, onlyAcknowledging: false };
 
 /**
  * Run the entries of a lock batch, already known to be a valid envelope. Each entry is started
@@ -33,6 +39,7 @@ export function runLockBatch(
   onBug: (err: unknown) => void,
 ): LockBatchRun {
   const open = new Set<WaitingLockHandle>();
+  let onlyAcknowledging = true;
   for (let index = 0; index < requests.length; index++) {
     let begun: LockResponse | WaitingLockHandle;
     try {
@@ -41,8 +48,10 @@ export function runLockBatch(
       onResult({ index, error: errorObject(err, onBug) });
       continue;
     }
-    if (begun instanceof WaitingLockHandle) open.add(watch(begun, index));
-    else onResult({ index, result: begun });
+    if (begun instanceof WaitingLockHandle) {
+      open.add(watch(begun, index));
+      if (!begun.acknowledging) onlyAcknowledging = false;
+    } else onResult({ index, result: begun });
   }
   if (open.size === 0) return FINISHED;
 
@@ -52,6 +61,7 @@ export function runLockBatch(
   });
   return {
     done,
+    onlyAcknowledging,
     abandon() {
       // Copied first: each abandon settles its entry, which removes it from `open`.
       for (const handle of [...open]) handle.abandon();

@@ -8,10 +8,18 @@ import type { WaitingLock } from "./embedded-lock-service.js";
 export class WaitingLockHandle<T = LockResponse> implements WaitingLock<T> {
   readonly answer: Promise<T>;
   readonly abandon: () => void;
+  /**
+   * True when the answer is already decided and only waits for a standby's acknowledgement
+   * (cluster mode with `--replicas 1`): it settles within a replication round trip, never on
+   * another request's release. A lock batch whose open entries are all such answers sends its head
+   * with them, in one write, rather than at once (serve-lock-batch.ts). Default false: a real wait.
+   */
+  readonly acknowledging: boolean;
 
-  constructor(answer: Promise<T>, abandon: () => void) {
+  constructor(answer: Promise<T>, abandon: () => void, acknowledging = false) {
     this.answer = answer;
     this.abandon = abandon;
+    this.acknowledging = acknowledging;
     // The host may abandon without ever awaiting: never let that become an unhandled rejection.
     answer.catch(() => undefined);
   }

@@ -24,6 +24,8 @@ export class FakeLockService implements EmbeddedLockService {
   readonly unlocked: string[][] = [];
   onLock: (request: LockRequest) => Promise<LockResponse> = () => Promise.resolve({ status: "timeout" });
   onTimestamps: () => Promise<{ start: number; count: number }> = () => Promise.resolve({ start: 1, count: 1 });
+  /** What a batch run says of its open entries (`LockBatchRun.onlyAcknowledging`). Default false: they wait for locks. */
+  acknowledging = false;
 
   lock(_namespace: string, request: LockRequest): Promise<LockResponse> {
     return this.onLock(request);
@@ -40,7 +42,7 @@ export class FakeLockService implements EmbeddedLockService {
         this.onLock(entry).then((result) => onResult({ index, result })),
       ),
     ).then(() => undefined);
-    return { done, abandon: () => undefined };
+    return { done, abandon: () => undefined, onlyAcknowledging: this.acknowledging };
   }
   lockBatch(namespace: string, request: unknown, onResult: LockBatchResultListener): Promise<void> {
     return this.beginLockBatch(namespace, request, onResult).done;

@@ -25,7 +25,7 @@ export function holdBegun<A>(replicator: TermReplicator | null, begin: () => A |
   if (begun instanceof WaitingLockHandle) return new WaitingLockHandle((held as Promise<A>).catch(asUnavailable), begun.abandon);
   // Granted at once: the client may leave while the acknowledgement is awaited; the host then
   // releases what the undelivered answer granted, as for any answer it could not deliver.
-  if (held instanceof Promise) return new WaitingLockHandle(held.catch(asUnavailable), () => undefined);
+  if (held instanceof Promise) return new WaitingLockHandle(held.catch(asUnavailable), () => undefined, true);
   return held;
 }
 

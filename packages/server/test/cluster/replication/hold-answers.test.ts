@@ -23,6 +23,8 @@ describe("holding answers for the standby's acknowledgement", () => {
     const { replicator, grant } = setup(() => new Promise((resolve) => (release = () => resolve("acked"))));
     const begun = holdBegun(replicator, () => grant({ status: "acquired" }));
     expect(begun).toBeInstanceOf(WaitingLockHandle);
+    // Decided: it only waits for the acknowledgement (a lock batch of such entries sends its head with them).
+    expect((begun as WaitingLockHandle<unknown>).acknowledging).toBe(true);
     let answered = false;
     void (begun as WaitingLockHandle<{ status: string }>).answer.then(() => (answered = true));
     await Promise.resolve();
