@@ -68,7 +68,7 @@ export class ReplicationSender<E> {
   private readonly unsubscribe: () => void;
 
   constructor(private readonly options: ReplicationSenderOptions<E>) {
-    this.unsubscribe = options.log.onFlush(() => this.pump());
+    this.unsubscribe = options.log.onDue(() => this.pump());
   }
 
   /** Begin sending. */

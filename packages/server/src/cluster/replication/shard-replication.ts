@@ -89,9 +89,9 @@ export class ShardReplication {
     });
   }
 
-  /** Append an entry to the log; answers its sequence number. */
-  append(entry: unknown): number {
-    return this.log.append(entry);
+  /** Append an entry to the log (`urgent`: an answer waits for it, see {@link ReplicationLog.append}); answers its sequence number. */
+  append(entry: unknown, urgent = true): number {
+    return this.log.append(entry, urgent);
   }
 
   /** See {@link SyncRule.whenAcked}: a grant is answered once this resolves. */

@@ -102,6 +102,7 @@ export class SyncRule {
     if (this.current === "fenced") return Promise.reject(new ReplicationFencedError(FENCED));
     if (seq <= this.options.log.ackedSeq) return Promise.resolve("acked");
     if (this.current === "out") return Promise.resolve("unreplicated");
+    this.options.log.expedite(seq);
     return new Promise<AckOutcome>((resolve, reject) => {
       this.waiters.push({ seq, resolve, reject });
       this.arm();

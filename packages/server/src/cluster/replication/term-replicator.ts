@@ -34,8 +34,9 @@ export class TermReplicator {
     this.started = true;
     const needsAck = this.options.needsAck;
     const sink: ReplicationSinkFn = (ns, entry) => {
-      const seq = this.replication.append({ ns, entry } satisfies ShardEntry);
-      if (needsAck === undefined || needsAck(entry)) this.lastNeeded = seq;
+      const needed = needsAck === undefined || needsAck(entry);
+      const seq = this.replication.append({ ns, entry } satisfies ShardEntry, needed);
+      if (needed) this.lastNeeded = seq;
     };
     this.table.setReplicationSink(sink as never);
   }

@@ -129,6 +129,31 @@ describe("ReplicationSender", () => {
     expect(transport.sent.length).toBe(4);
   });
 
+  it("entries no answer waits for are sent when due (lazyMs), or with the next urgent turn, or once someone waits for them", async () => {
+    const { clock, log, transport, sender } = setup();
+    sender.start();
+    await transport.answer(0);
+    log.append("release-1", false);
+    await clock.endTurn();
+    expect(transport.sent.length).toBe(1);
+    // The next turn's grant carries it.
+    log.append("grant-2");
+    await clock.endTurn();
+    expect(transport.sent[1]).toMatchObject({ kind: "entries", fromSeq: 0, entries: ["release-1", "grant-2"] });
+    // Alone, it is due after lazyMs (2 ms by default).
+    log.append("release-3", false);
+    await clock.endTurn();
+    await clock.advance(1);
+    expect(transport.sent.length).toBe(2);
+    await clock.advance(1);
+    expect(transport.sent[2]).toMatchObject({ fromSeq: 2, entries: ["release-3"] });
+    // Someone waits for one (a hand-over's last entry): sent at once.
+    log.append("waiter-4", false);
+    await clock.endTurn();
+    log.expedite(4);
+    expect(transport.sent[3]).toMatchObject({ fromSeq: 3, entries: ["waiter-4"] });
+  });
+
   it("with maxInFlight 1, one message is in flight and the next carries everything that accumulated meanwhile", async () => {
     const { clock, log, transport, sender } = setup(0, { maxInFlight: 1 });
     sender.start();
