@@ -433,7 +433,9 @@ export class ClusterRuntime {
     if (this.stopping || (this.terms[shard] ?? null) !== null) return;
     const tookAt = this.clock();
     void this.starter.adoptOnNotify(shard, this.leases[shard]).then((adopted) => {
-      if (adopted) this.tookAt = Math.max(this.tookAt, tookAt);
+      if (adopted === true) this.tookAt = Math.max(this.tookAt, tookAt);
+      // Tried and not adopted: a pass that ran meanwhile left the shard alone; one more sees its row as it is now.
+      else if (adopted === false) void this.pass();
     });
   }
 

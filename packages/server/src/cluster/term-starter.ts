@@ -65,12 +65,13 @@ export class TermStarter {
    * a row read); the replica leaves the store only once it matched. Matching nothing (a release,
    * another holder) changes nothing. While it runs, the pass leaves the shard alone, and decides
    * as ever after it. Answers true when the row was adopted: started with the table, or released
-   * when the replica no longer followed that term (no table to serve it with).
+   * when the replica no longer followed that term (no table to serve it with); false when tried
+   * and not adopted; `null` when nothing was tried (no replica of the shard here).
    */
-  async adoptOnNotify(shard: number, known: ShardLease | undefined): Promise<boolean> {
+  async adoptOnNotify(shard: number, known: ShardLease | undefined): Promise<boolean | null> {
     const promoter = this.host.promoter();
     const candidate = promoter?.beginNotifiedAdoption(shard) ?? null;
-    if (promoter === null || candidate === null) return false;
+    if (promoter === null || candidate === null) return null;
     const row: ShardLease = {
       shard,
       version: known?.version ?? 0,
@@ -85,11 +86,11 @@ export class TermStarter {
       standbyIncarnation: null,
       inSync: false,
     };
-    const t0 = performance.now();
+    const t0 = this.host.clock();
     try {
       const adopted = await this.adoptHandedOver(row, candidate.leaderId, () => promoter.takeHandedOver(shard, candidate.epoch, candidate.leaderId));
       // Test mode (--log-level debug): whether the NOTIFY was this standby's hand-over.
-      this.host.options.logger.debug({ shard, epoch: candidate.epoch, adopted, tookMs: Math.round(performance.now() - t0) }, "adoption on NOTIFY tried");
+      this.host.options.logger.debug({ shard, epoch: candidate.epoch, adopted, tookMs: Math.round(this.host.clock() - t0) }, "adoption on NOTIFY tried");
       return adopted;
     } finally {
       promoter.endNotifiedAdoption(shard);
