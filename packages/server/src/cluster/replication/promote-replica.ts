@@ -116,8 +116,9 @@ export class ReplicaPromoter {
    * way now), the hand-over it would be, to try at once with the adoption's own fenced statement
    * (holder and incarnation this process, epoch the replica's + 1, `leader_id` the replica's:
    * the conditions {@link forHandOver} checks on a row read) without reading the rows first. The
-   * shard counts as being adopted until {@link endNotifiedAdoption}; the replica stays in the
-   * store until {@link takeHandedOver}. `null`: nothing to try (the pass decides as always).
+   * shard counts as being adopted until {@link endNotifiedAdoption}, and its replica stays in the
+   * store (pinned: a pass that reads the handed-over row does not drop it as of an old epoch)
+   * until {@link takeHandedOver}. `null`: nothing to try (the pass decides as always).
    */
   beginNotifiedAdoption(shard: number): { readonly epoch: number; readonly leaderId: string } | null {
     // The test break promotes without the row's conditions: it keeps to the reading path.
@@ -125,11 +126,13 @@ export class ReplicaPromoter {
     const replica = this.options.store.get(shard);
     if (replica === undefined) return null;
     this.adopting.add(shard);
+    this.options.store.pin(shard);
     return { epoch: replica.stream.epoch + 1, leaderId: replica.stream.leaderId };
   }
 
   /** The attempt {@link beginNotifiedAdoption} started is over (adopted or not). */
   endNotifiedAdoption(shard: number): void {
+    this.options.store.unpin(shard);
     this.adopting.delete(shard);
   }
 

@@ -52,6 +52,21 @@ describe("ReplicaPromoter: adoption tried on a NOTIFY", () => {
     expect(p.beginNotifiedAdoption(2)).toEqual({ epoch: 6, leaderId: "L5" });
   });
 
+  it("keeps the replica from a stale-replica drop while the attempt runs (a pass read the handed-over row), and lets the drop happen after", () => {
+    const { store, p } = promoter();
+    p.beginNotifiedAdoption(2);
+    store.drop(2);
+    expect(store.get(2)).toBeDefined();
+    expect(p.takeHandedOver(2, 6, "L5")?.namespaces).toEqual({ ns: "image" });
+    p.endNotifiedAdoption(2);
+    // Without an attempt in flight, a drop forgets it as before.
+    const again = promoter();
+    again.p.beginNotifiedAdoption(2);
+    again.p.endNotifiedAdoption(2);
+    again.store.drop(2);
+    expect(again.store.get(2)).toBeUndefined();
+  });
+
   it("tries nothing for a shard it holds no replica of, or under the promote-any-replica test break", () => {
     expect(promoter().p.beginNotifiedAdoption(3)).toBeNull();
     expect(promoter(true).p.beginNotifiedAdoption(2)).toBeNull();
