@@ -5,28 +5,30 @@ import { nowMs } from "./stats.js";
 
 /**
  * ms from `from` until one of `urls` grants an exclusive lock on a descriptor nobody holds in
- * `namespace` (a raw `lock` with no wait, to every URL at once, every 5 ms): when a namespace
- * grants fresh locks again after its leader went away. Answers the `validForMs` of that grant too.
+ * `namespace` (a raw `lock` with no wait, to each URL on a loop of its own, every 5 ms after its
+ * answer): when a namespace grants fresh locks again after its leader went away. Answers the
+ * `validForMs` of that grant too. Each URL is polled on its own so a slow answer from one server
+ * (a 421 from a busy member, a request left to its 1 s timeout) never delays seeing the grant of
+ * another: one round over every URL at once would wait for the slowest answer each time.
  */
 export async function firstFreshGrant(urls: readonly string[], namespace: string, descriptor: string, from: number, timeoutMs = 30_000): Promise<{ ms: number; validForMs: number }> {
   const body = JSON.stringify({ locks: [{ descriptor, mode: "exclusive" }] });
-  for (;;) {
-    const answers = await Promise.all(
-      urls.map(async (url) => {
-        try {
-          const res = await fetch(`${url}/v1/namespaces/${namespace}/lock`, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(1_000) });
-          const json = (await res.json()) as { status?: string; lease?: { validForMs: number } };
-          return res.status === 200 && json.status === "acquired" ? json.lease!.validForMs : null;
-        } catch {
-          return null;
-        }
-      }),
-    );
-    const granted = answers.find((a) => a !== null);
-    if (granted !== undefined && granted !== null) return { ms: nowMs() - from, validForMs: granted };
-    if (nowMs() - from > timeoutMs) throw new Error(`no server granted a fresh lock in ${namespace} within ${timeoutMs} ms`);
-    await sleep(5);
-  }
+  let granted: { ms: number; validForMs: number } | null = null;
+  const poll = async (url: string): Promise<void> => {
+    while (granted === null && nowMs() - from <= timeoutMs) {
+      try {
+        const res = await fetch(`${url}/v1/namespaces/${namespace}/lock`, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(1_000) });
+        const json = (await res.json()) as { status?: string; lease?: { validForMs: number } };
+        if (res.status === 200 && json.status === "acquired") granted ??= { ms: nowMs() - from, validForMs: json.lease!.validForMs };
+      } catch {
+        // no answer in time, or the server is gone: poll on
+      }
+      if (granted === null) await sleep(5);
+    }
+  };
+  await Promise.all(urls.map(poll));
+  if (granted === null) throw new Error(`no server granted a fresh lock in ${namespace} within ${timeoutMs} ms`);
+  return granted;
 }
 
 /**

@@ -9,6 +9,14 @@ export function unavailable(message: string, retryAfterMs: number, details: Reco
   return new LeaseholdError("UNAVAILABLE", message, { ...details, retryAfterMs: Math.max(1, Math.ceil(retryAfterMs)) });
 }
 
+/**
+ * The `retryAfterMs` of a 503 from a server that is starting to serve a shard with its table (it
+ * adopts a hand-over, or loads the carried namespaces' timestamp bounds): a statement or two away,
+ * tens of ms, so a client re-sends soon rather than after the leader-lease-based wait of a shard
+ * with no leader (a second at the default lease), which would stall it far longer than the step.
+ */
+export const TAKING_OVER_RETRY_AFTER_MS = 50;
+
 /** `421 NOT_LEADER`: another server leads the shard (`leaderUrl` omitted when unknown). */
 export function notLeader(namespace: string, shard: number, leaderUrl: string | null): LeaseholdError {
   const where = leaderUrl === null ? "its leader is not known yet; retry another server" : `send it to ${leaderUrl}`;

@@ -31,7 +31,7 @@ import type { LockTableSnapshot, ServiceMetrics } from "../engine/engine-snapsho
 import type { EmbeddedLockService, RevokeContext } from "../service/embedded-lock-service.js";
 import { runLockBatch, type LockBatchRun } from "../service/run-lock-batch.js";
 import { WaitingLockHandle } from "../service/waiting-lock-handle.js";
-import { notLeader, unavailable } from "./cluster-errors.js";
+import { notLeader, TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
 import type { ClusterRuntime } from "./cluster-runtime.js";
 import type { Coordinator } from "./coordinator.js";
 import type { ShardTerm } from "./shard-term.js";
@@ -319,8 +319,23 @@ export class ClusterLockService implements EmbeddedLockService {
   }
 
   private checked(namespace: string): string {
+    if (this.closing === null) return validateNamespace(namespace);
+    const ns = validateNamespace(namespace);
+    this.redirectClosing(ns);
     this.checkOpen();
-    return validateNamespace(namespace);
+    return ns;
+  }
+
+  /**
+   * A stopping server answers 421 with the new leader's URL for a shard it knows another live
+   * server holds (one it just handed over names its taker at once), so a client re-sends there
+   * without a backoff (anything else gets the shutting-down 503 of {@link checkOpen}).
+   */
+  private redirectClosing(namespace: string): void {
+    const shards = this.runtime.shards;
+    const shard = shards === null ? undefined : shardOf(namespace, shards);
+    const row = shard === undefined ? undefined : this.runtime.leases[shard];
+    if (shard !== undefined && row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) throw notLeader(namespace, shard, row.url);
   }
 
   private checkOpen(): void {
@@ -341,8 +356,11 @@ export class ClusterLockService implements EmbeddedLockService {
     const row = this.runtime.leases[shard];
     if (row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) throw notLeader(namespace, shard, row.url);
     const down = this.runtime.coordinatorDown;
-    const why = down === null ? "a server is taking it over" : `this server cannot reach the cluster's PostgreSQL (${down}), so it cannot lead or route it`;
-    throw unavailable(`shard ${shard} (namespace ${JSON.stringify(namespace)}) has no leader right now: ${why}; retry shortly`, this.runtime.retryAfterMs, { shard });
+    // The live row names this very process without a term: a hand-over to it (adopted a
+    // statement away) or from it (the next read of the row names the new holder): short either way.
+    const changing = down === null && row !== undefined && this.runtime.identity.isOwn(row) && !row.expired;
+    const why = down === null ? (changing ? "it is changing hands at this server" : "a server is taking it over") : `this server cannot reach the cluster's PostgreSQL (${down}), so it cannot lead or route it`;
+    throw unavailable(`shard ${shard} (namespace ${JSON.stringify(namespace)}) has no leader right now: ${why}; retry shortly`, changing ? TAKING_OVER_RETRY_AFTER_MS : this.runtime.retryAfterMs, { shard });
   }
 }
 

@@ -8,6 +8,7 @@ import { nextPassDelay, observeRows, planShards, type Seen } from "./plan-shards
 import { gateMargin } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
 import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
+import type { HandOverDone } from "./replication/hand-over.js";
 import { ShardMover } from "./replication/shard-mover.js";
 import { logServeInterval } from "./serve-interval.js";
 import { TermStarter } from "./term-starter.js";
@@ -132,6 +133,7 @@ export class ClusterRuntime {
       leases: () => this.leases,
       members: () => this.members,
       lose: (term, kind, reason, handingOver) => this.lose(term, kind, reason, handingOver),
+      handedOver: (term, done) => this.noteHandedOver(term, done),
       stopping: () => this.stopping,
       warn: (err, msg) => this.warn(err, msg),
     });
@@ -246,13 +248,15 @@ export class ClusterRuntime {
     // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
     // statement, and an acquisition that lands after this point releases itself.
     const { coordinator, logger } = this.options;
-    // Leave the member list before handing over and releasing, so the servers that hear the NOTIFY
-    // compute their shares without this one and take the shards at once. A heartbeat in flight
-    // would put the row back after the delete: wait for it first (bounded by the statement timeout).
-    // Renewals go on: a shard still getting a standby serves until it is handed over.
+    // Leave the member list before releasing, so the servers that hear the NOTIFY compute their
+    // shares without this one and take the shards at once (a hand-over names its taker: it does
+    // not wait for this). A heartbeat in flight would put the row back after the delete: wait for
+    // it first (bounded by the statement timeout). Renewals go on: a shard still getting a standby
+    // serves until it is handed over.
     const left = this.renewer
       .leave()
       .then(() => coordinator.leave(this.identity))
+      .then(() => logger.debug({}, "left the member list"))
       .catch((err: unknown) => logger.warn({ err }, "could not leave the member list at stop; the heartbeat ages out"));
     await this.mover.stopAll(this.terms.filter((t): t is ShardTerm => t !== null), left);
     await this.renewer.stop();
@@ -288,6 +292,19 @@ export class ClusterRuntime {
     this.onTermEnded(term);
   }
 
+  /**
+   * The row of `term`'s shard moved to its standby by this server's own fenced statement: route
+   * to the new holder now (421 with its URL, and `GET /v1/cluster` naming it with the new epoch)
+   * rather than answering 503 until the next read of the rows. A view already past that epoch
+   * is kept.
+   */
+  private noteHandedOver(term: ShardTerm, done: HandOverDone): void {
+    const row = this.leases[term.shard];
+    if (row === undefined || row.epoch >= done.moved.epoch) return;
+    const { standby, moved } = done;
+    this.leases[term.shard] = { ...row, holder: standby.serverId, incarnation: standby.incarnation, url: moved.url, leaderId: term.leaderId, epoch: moved.epoch, expired: false, standbyId: null, standbyIncarnation: null, inSync: false };
+  }
+
   private schedule(): void {
     if (this.stopping) return;
     // The first pass that may take shards runs right when the join wait ends (counted from this
@@ -309,7 +326,12 @@ export class ClusterRuntime {
       setTimeout(() => void this.listen(), this.retryAfterMs).unref();
     };
     try {
-      await coordinator.watch(() => void this.pass(), rewatch);
+      await coordinator.watch((shard) => {
+        // Test mode (--log-level debug): when a NOTIFY arrived, and whether a pass was running.
+        this.options.logger.debug({ shard, passRunning: this.running !== null }, "NOTIFY heard");
+        this.adoptNotified(shard);
+        void this.pass();
+      }, rewatch);
     } catch (err) {
       rewatch(err instanceof Error ? err : new Error(String(err)));
     }
@@ -402,9 +424,25 @@ export class ClusterRuntime {
     return this.starter.acquire(row);
   }
 
+  /**
+   * A NOTIFY of `shard`: when this member holds a replica of it, it may be the hand-over of it to
+   * this standby; the fenced adoption is tried at once, alongside the pass (which may be busy, and
+   * reads every row first), so the taker serves a statement and a pass sooner (term-starter.ts).
+   */
+  private adoptNotified(shard: number): void {
+    if (this.stopping || (this.terms[shard] ?? null) !== null) return;
+    const tookAt = this.clock();
+    void this.starter.adoptOnNotify(shard, this.leases[shard]).then((adopted) => {
+      if (adopted === true) this.tookAt = Math.max(this.tookAt, tookAt);
+      // Tried and not adopted: a pass that ran meanwhile left the shard alone; one more sees its row as it is now.
+      else if (adopted === false) void this.pass();
+    });
+  }
+
   /** A row handed over to this standby: start its term with the replica once the fenced adoption wrote the row. */
   private adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
     this.tookAt = this.clock();
+    this.options.logger.debug({ shard: row.shard, epoch: row.epoch }, "adopting a handed-over shard");
     return this.starter.adopt(row, carried);
   }
 

@@ -4,7 +4,7 @@ import type { PromoteSummary } from "../engine/replication-entries.js";
 import type { ServingGate } from "../engine/serving-gate.js";
 import { InMemoryLockService } from "../service/in-memory-lock-service.js";
 import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
-import { coordinatorUnavailable, unavailable } from "./cluster-errors.js";
+import { coordinatorUnavailable, TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
 import type { Coordinator, HeldTerm, ImmutableRecord } from "./coordinator.js";
 import { QueuedLock, type HeldBack } from "./queued-lock.js";
 import { holdAnswer, holdBegun } from "./replication/hold-answers.js";
@@ -182,7 +182,7 @@ export class ShardTerm implements ServingGate {
   refusal(): LeaseholdError {
     if (this.ended !== null) return this.ended;
     if (this.loadingCarried > 0 && !this.pastDeadline(this.options.clock())) {
-      return unavailable(`shard ${this.shard} was just taken over with its table; its timestamp bounds are loading, retry shortly`, this.options.retryAfterMs, { shard: this.shard });
+      return unavailable(`shard ${this.shard} was just taken over with its table; its timestamp bounds are loading, retry shortly`, TAKING_OVER_RETRY_AFTER_MS, { shard: this.shard });
     }
     // Closed by time before its timer fired (a pause): end the term now, from outside this call.
     queueMicrotask(() => this.options.onFailed(this, "serving gate closed"));
@@ -195,7 +195,10 @@ export class ShardTerm implements ServingGate {
     const attempt = (): void => {
       this.reserver.prepare(namespace).then(
         // The engine's deadline timer keeps firing while the gate is shut: it catches up once open.
-        () => this.loadingCarried--,
+        () => {
+          // Test mode (--log-level debug): when the gate of a taken-over table opened.
+          if (--this.loadingCarried === 0) this.options.logger.debug({ shard: this.shard, epoch: this.epoch }, "carried bounds loaded: serving");
+        },
         (err: unknown) => {
           if (this.ended !== null) return;
           this.options.logger.warn({ shard: this.shard, epoch: this.epoch, namespace, err }, "loading a carried namespace's timestamp bound failed; retrying");

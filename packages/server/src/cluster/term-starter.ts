@@ -57,6 +57,71 @@ export class TermStarter {
     return this.claimThenStart(row, claim, carried, () => this.host.options.coordinator.adoptHandOver(row.shard, row.epoch, claim), failed);
   }
 
+  /**
+   * On a NOTIFY of `shard` (`known`: its row as last read), when this member holds a replica of
+   * it: try adopting it as handed over to this standby, before reading the rows. The statement is
+   * {@link adopt}'s, fenced by the row as the hand-over leaves it (holder and incarnation this
+   * process, the replica's epoch + 1, its `leaderId`: what `ReplicaPromoter.forHandOver` checks on
+   * a row read); the replica leaves the store only once it matched. Matching nothing (a release,
+   * another holder) changes nothing. While it runs, the pass leaves the shard alone, and decides
+   * as ever after it. Answers true when the row was adopted: started with the table, or released
+   * when the replica no longer followed that term (no table to serve it with); false when tried
+   * and not adopted; `null` when nothing was tried (no replica of the shard here).
+   */
+  async adoptOnNotify(shard: number, known: ShardLease | undefined): Promise<boolean | null> {
+    const promoter = this.host.promoter();
+    const candidate = promoter?.beginNotifiedAdoption(shard) ?? null;
+    if (promoter === null || candidate === null) return null;
+    const row: ShardLease = {
+      shard,
+      version: known?.version ?? 0,
+      transitions: known?.transitions ?? 0,
+      url: this.host.url(),
+      holder: this.host.options.serverId,
+      incarnation: this.host.incarnation,
+      leaderId: candidate.leaderId,
+      epoch: candidate.epoch,
+      expired: false,
+      standbyId: null,
+      standbyIncarnation: null,
+      inSync: false,
+    };
+    const t0 = this.host.clock();
+    try {
+      const adopted = await this.adoptHandedOver(row, candidate.leaderId, () => promoter.takeHandedOver(shard, candidate.epoch, candidate.leaderId));
+      // Test mode (--log-level debug): whether the NOTIFY was this standby's hand-over.
+      this.host.options.logger.debug({ shard, epoch: candidate.epoch, adopted, tookMs: Math.round(this.host.clock() - t0) }, "adoption on NOTIFY tried");
+      return adopted;
+    } finally {
+      promoter.endNotifiedAdoption(shard);
+    }
+  }
+
+  /** {@link adoptOnNotify}'s statement and start: false when it matched nothing or failed. */
+  private async adoptHandedOver(row: ShardLease, leaderId: string, take: () => CarriedTable | null): Promise<boolean> {
+    const { host } = this;
+    const { coordinator, serverId } = host.options;
+    const claim = this.claim(leaderId, true);
+    const sentAt = host.clock();
+    const sentWall = host.wallClock();
+    let got;
+    try {
+      got = await coordinator.adoptHandOver(row.shard, row.epoch, claim);
+    } catch (err) {
+      host.warn(err, "adopting a handed-over shard on its NOTIFY failed; the next read of the rows adopts it");
+      return false;
+    }
+    if (got === null) return false;
+    if (host.led(row.shard) !== null) return true;
+    const carried = take();
+    if (carried === null) {
+      await coordinator.release(serverId, [got]).catch((err: unknown) => host.warn(err, "could not release a handed-over shard without its replica"));
+      return true;
+    }
+    this.start(row, got, claim, sentAt, sentWall, carried);
+    return true;
+  }
+
   /** Send the claiming statement (times taken just before), then start the term unless it matched nothing or the shard is led already. */
   private async claimThenStart(row: ShardLease, claim: LeaseClaim, carried: CarriedTable | null, statement: () => Promise<AcquiredTerm | null>, failed: string): Promise<void> {
     const { host } = this;

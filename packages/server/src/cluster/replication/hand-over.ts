@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { unavailable } from "../cluster-errors.js";
 import type { HandOverReason } from "../cluster-metrics.js";
-import type { Coordinator } from "../coordinator.js";
+import type { Coordinator, HandedOverTerm, MemberIdentity } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
 
 /** What {@link handOverTerm} needs of the runtime. */
@@ -16,6 +16,12 @@ export interface HandOverContext {
   readonly reason: HandOverReason;
 }
 
+/** A hand-over that moved the row: the new term's row values, and the standby that holds it now. */
+export interface HandOverDone {
+  readonly moved: HandedOverTerm;
+  readonly standby: MemberIdentity;
+}
+
 /** True when `term` can be handed over with its state: its standby is in sync now. */
 export function canHandOver(term: ShardTerm): boolean {
   const replication = term.replicator?.replication;
@@ -27,38 +33,42 @@ export function canHandOver(term: ShardTerm): boolean {
  * appended, its replication still open) to its in-sync standby: wait until the standby
  * acknowledged the whole log (the waiters included; bounded by a leader lease, and the rule
  * records not-in-sync on its own after a third of one), then move the row to it in one statement
- * fenced by the epoch, which NOTIFYs; the standby serves at once with the table. Answers true when
- * the row moved; false when it could not (the caller then releases the shard as without a standby).
+ * fenced by the epoch, which NOTIFYs; the standby serves at once with the table. Answers the new
+ * row and its holder when the row moved; `null` when it could not (the caller then releases the
+ * shard as without a standby).
  */
-export async function handOverTerm(term: ShardTerm, context: HandOverContext): Promise<boolean> {
+export async function handOverTerm(term: ShardTerm, context: HandOverContext): Promise<HandOverDone | null> {
   const { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason } = context;
   const where = { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, reason };
   const replication = term.replicator?.replication;
   const standby = replication?.standby ?? null;
   let timer: NodeJS.Timeout | undefined;
   try {
-    if (replication === undefined || standby === null) return false;
+    if (replication === undefined || standby === null) return null;
     const lastSeq = replication.log.lastSeq;
     const late = new Promise<"late">((resolve) => {
       timer = setTimeout(() => resolve("late"), leaderLeaseMs);
       timer.unref();
     });
+    const waitFrom = performance.now();
     const outcome = await Promise.race([replication.whenAcked(lastSeq), late]);
+    // Test mode (--log-level debug): how long the final acknowledgement took.
+    logger.debug({ ...where, standby: standby.serverId, outcome, lastSeq, waitedMs: Math.round(performance.now() - waitFrom) }, "hand-over: final log wait over");
     if (outcome !== "acked") {
       logger.warn({ ...where, standby: standby.serverId, outcome }, "hand-over abandoned: the standby did not acknowledge the final log; releasing the shard");
-      return false;
+      return null;
     }
     const moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation }, standby, leaderLeaseMs);
     if (moved === null) {
       logger.warn({ ...where, standby: standby.serverId }, "hand-over matched nothing (the row is no longer this term's, or its standby not in sync); releasing the shard");
-      return false;
+      return null;
     }
     const carried = { locksCarried: term.handedOver?.locks ?? 0, waitersCarried: term.handedOver?.waiters ?? 0 };
     logger.info({ ...where, standby: standby.serverId, newEpoch: moved.epoch, entries: lastSeq, ...carried }, "shard handed over");
-    return true;
+    return { moved, standby: { serverId: standby.serverId, incarnation: standby.incarnation } };
   } catch (err) {
     logger.warn({ ...where, err }, "hand-over failed; releasing the shard");
-    return false;
+    return null;
   } finally {
     clearTimeout(timer);
     term.finishHandOver(unavailable(`this server handed shard ${term.shard} over; re-send to its new leader`, 100, { shard: term.shard }));

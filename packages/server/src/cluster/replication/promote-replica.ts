@@ -111,6 +111,42 @@ export class ReplicaPromoter {
     return release;
   }
 
+  /**
+   * On a NOTIFY of `shard`: when this member holds a replica of it (and adopts it in no other
+   * way now), the hand-over it would be, to try at once with the adoption's own fenced statement
+   * (holder and incarnation this process, epoch the replica's + 1, `leader_id` the replica's:
+   * the conditions {@link forHandOver} checks on a row read) without reading the rows first. The
+   * shard counts as being adopted until {@link endNotifiedAdoption}, and its replica stays in the
+   * store (pinned: a pass that reads the handed-over row does not drop it as of an old epoch)
+   * until {@link takeHandedOver}. `null`: nothing to try (the pass decides as always).
+   */
+  beginNotifiedAdoption(shard: number): { readonly epoch: number; readonly leaderId: string } | null {
+    // The test break promotes without the row's conditions: it keeps to the reading path.
+    if (this.options.unsafeAnyReplica === true || this.adopting.has(shard)) return null;
+    const replica = this.options.store.get(shard);
+    if (replica === undefined) return null;
+    this.adopting.add(shard);
+    this.options.store.pin(shard);
+    return { epoch: replica.stream.epoch + 1, leaderId: replica.stream.leaderId };
+  }
+
+  /** The attempt {@link beginNotifiedAdoption} started is over (adopted or not). */
+  endNotifiedAdoption(shard: number): void {
+    this.options.store.unpin(shard);
+    this.adopting.delete(shard);
+  }
+
+  /**
+   * After the fenced adoption of a row handed over at `epoch` with `leaderId` matched: the replica
+   * to serve, taken out of the store, when it still follows the term just before; else `null`
+   * (the caller releases the row: it holds no table for it).
+   */
+  takeHandedOver(shard: number, epoch: number, leaderId: string): CarriedTable | null {
+    const replica = this.options.store.get(shard);
+    if (replica === undefined || replica.stream.epoch !== epoch - 1 || replica.stream.leaderId !== leaderId) return null;
+    return this.take(shard, replica);
+  }
+
   /** Log a promotion: shard, epoch, leaderId, what was carried; no lease-wait. */
   logPromotion(term: ShardTerm, kind: PromotionKind, fromEpoch: number): void {
     const carried = term.carried;

@@ -48,6 +48,8 @@ export interface ReplicaStoreOptions {
  */
 export class ReplicaStore {
   private readonly replicas = new Map<number, ShardReplica>();
+  /** Shards whose replica {@link drop} leaves alone for now (see {@link pin}). */
+  private readonly pinned = new Set<number>();
 
   constructor(private readonly options: ReplicaStoreOptions) {}
 
@@ -61,8 +63,32 @@ export class ReplicaStore {
     return [...this.replicas.keys()];
   }
 
-  /** Forget the replica of `shard` (this server is no longer its standby, or it took the shard over). */
+  /**
+   * Forget the replica of `shard` (this server is no longer its standby, or it took the shard
+   * over); nothing while it is pinned (see {@link pin}).
+   */
   drop(shard: number): void {
+    if (!this.pinned.has(shard)) this.discard(shard);
+  }
+
+  /**
+   * Keep `shard`'s replica from {@link drop} until {@link unpin}: an adoption tried on a NOTIFY
+   * (promote-replica.ts) sends its fenced statement first and takes the replica only once it
+   * matched, and a pass reading the handed-over row meanwhile (its epoch past the replica's) must
+   * not drop the very table the adoption is about to serve. A replica whose entries diverged is
+   * still dropped (it can never be served), and only a row naming this process with the
+   * replica's term promotes it, pinned or not.
+   */
+  pin(shard: number): void {
+    this.pinned.add(shard);
+  }
+
+  /** End {@link pin}: a later {@link drop} forgets the replica again. */
+  unpin(shard: number): void {
+    this.pinned.delete(shard);
+  }
+
+  private discard(shard: number): void {
     this.replicas.get(shard)?.sink.dispose?.();
     this.replicas.delete(shard);
   }
@@ -143,7 +169,7 @@ export class ReplicaStore {
       });
     } catch (err) {
       // A table that took only part of an entry matches neither side any more: it needs a snapshot.
-      this.drop(shard);
+      this.discard(shard);
       throw new ReplicationRefusal("REPLICA_DIVERGED", `shard ${shard}: entry ${applied + 1} could not be applied (${err instanceof Error ? err.message : String(err)}); the replica was dropped`, {
         shard,
       });

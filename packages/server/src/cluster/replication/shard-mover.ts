@@ -4,7 +4,7 @@ import type { HeldTerm, LiveMember, ShardLease } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
 import { chooseStandbys } from "./choose-standbys.js";
 import { chooseTaker } from "./choose-taker.js";
-import { canHandOver, handOverTerm } from "./hand-over.js";
+import { canHandOver, handOverTerm, type HandOverDone } from "./hand-over.js";
 import type { StandbyTarget } from "./shard-replication.js";
 import { syncStandby } from "./sync-standby.js";
 
@@ -40,6 +40,11 @@ export interface ShardMoverHost {
   readonly members: () => readonly LiveMember[];
   /** End `term` (gate closed); `handingOver` keeps its replication open for the hand-over. */
   readonly lose: (term: ShardTerm, kind: LossReason, reason: string, handingOver: boolean) => void;
+  /**
+   * `term`'s row moved to its standby (`done`): the runtime's view of the rows names the new
+   * holder at once, so this server answers 421 with its URL rather than 503 until its next read.
+   */
+  readonly handedOver: (term: ShardTerm, done: HandOverDone) => void;
   readonly stopping: () => boolean;
   /** Log a statement failure (rate-limited by the runtime). */
   readonly warn: (err: unknown, msg: string) => void;
@@ -63,9 +68,11 @@ export class ShardMover {
 
   /**
    * Give up every term of a stopping server. Shards with an in-sync standby end at once and are
-   * handed over once `left` resolved (the member left the list, so the servers hearing the NOTIFY
-   * count without it); shards without replication are released then; shards replicated but
-   * without an in-sync standby keep serving (the runtime keeps renewing them) until one is in
+   * handed over at once: the hand-over names its taker in the row, so no server's share decides
+   * who takes it, and waiting for `left` (a heartbeat in flight, then a statement) would only keep
+   * the shard unled longer. Shards without replication are released once `left` resolved (the
+   * member left the list, so the servers hearing the NOTIFY count without it); shards replicated
+   * but without an in-sync standby keep serving (the runtime keeps renewing them) until one is in
    * sync, within {@link STOP_SYNC_LEASES} leader leases, then are handed over, or else released.
    */
   async stopAll(terms: readonly ShardTerm[], left: Promise<void>): Promise<void> {
@@ -81,14 +88,13 @@ export class ShardMover {
     }
     for (const term of now) this.host.lose(term, "stopping", reason, true);
     for (const term of released) this.host.lose(term, "stopping", reason, false);
+    // One that fails is released only once `left` resolved, as the others are.
+    const handingOver = now.map((term) => this.handOver(term, "sigterm", left));
     await left;
     const releasing = this.release(released, "sigterm");
-    const moves = [
-      ...now.map((term) => this.handOver(term, "sigterm")),
-      ...later.map((term) => this.syncThenHandOver(term, "sigterm", null, STOP_SYNC_LEASES, () => this.host.led(term.shard) === term, reason)),
-    ];
+    const moves = later.map((term) => this.syncThenHandOver(term, "sigterm", null, STOP_SYNC_LEASES, () => this.host.led(term.shard) === term, reason));
     // A balance move that already closed its term's gate finishes its hand-over (or release).
-    await Promise.all([releasing, ...moves, this.moving]);
+    await Promise.all([releasing, ...handingOver, ...moves, this.moving]);
   }
 
   /**
@@ -223,13 +229,21 @@ export class ShardMover {
     return member === undefined ? null : { serverId: member.serverId, incarnation: member.incarnation, url: member.url };
   }
 
-  /** Hand over a term whose gate closed with its replication open; release it when that fails. */
-  private async handOver(term: ShardTerm, why: HandOverReason): Promise<void> {
+  /**
+   * Hand over a term whose gate closed with its replication open; release it when that fails,
+   * once `beforeRelease` resolved (a stopping server's leaving the member list; default at once).
+   */
+  private async handOver(term: ShardTerm, why: HandOverReason, beforeRelease: Promise<void> = Promise.resolve()): Promise<void> {
     const { coordinator, serverId, leaderLeaseMs, logger } = this.host.options;
     const { incarnation } = this.host;
-    const moved = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why });
-    if (moved) this.host.options.metrics.handOvers.inc({ reason: why, state: "carried" });
-    else await this.release([term], why);
+    const done = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why });
+    if (done !== null) {
+      this.host.options.metrics.handOvers.inc({ reason: why, state: "carried" });
+      this.host.handedOver(term, done);
+    } else {
+      await beforeRelease;
+      await this.release([term], why);
+    }
   }
 
   /** Release terms already ended (one statement, NOTIFY), counted as given up without their tables. */
