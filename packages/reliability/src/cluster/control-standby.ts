@@ -66,8 +66,9 @@ async function grantAt(url: string, descriptor: string, timeoutMs: number): Prom
 
 /**
  * A standby control, one half, on two members and one shard (`--leader-lease-ms 1000 --lease-ms
- * 20000`): the leader L and its in-sync standby S. S is SIGSTOPped; another client asks L for `y`
- * (its entry goes to S and stays in flight, one message at a time), then client A asks L for `x`
+ * 20000`, `LEASEHOLD_TEST_REPLICATION_WINDOW=1` in both halves): the leader L and its in-sync
+ * standby S. S is SIGSTOPped; another client asks L for `y` (its entry goes to S and stays in
+ * flight, one message at a time), then client A asks L for `x`
  * (its entry is never sent); L is SIGKILLed, S SIGCONTed (it applies y, never x), B polls S for
  * `x`; S takes the shard over. A keeps `x` until a second after the takeover, then unlocks (B, if
  * granted first, keeps it 300 ms); B's grant must not fall inside A's hold.
@@ -88,7 +89,12 @@ async function grantAt(url: string, descriptor: string, timeoutMs: number): Prom
 export async function runStandbyControl(name: StandbyControlName, seed: number, ruleRemoved: boolean): Promise<ControlHalf> {
   const started = performance.now();
   const testBreak = ruleRemoved ? name : undefined;
-  const env = testBreak === undefined ? undefined : { LEASEHOLD_TEST_BREAK: testBreak };
+  // Both halves keep one replication message in flight, so y's entry is in flight to the stopped
+  // standby and x's is never sent. With the default window x's entry would sit in the stopped
+  // standby's socket and be applied once it resumes: nothing answered would then be missing from
+  // it, and the removed half could not show what the rule prevents.
+  const window = { LEASEHOLD_TEST_REPLICATION_WINDOW: "1" };
+  const env = testBreak === undefined ? window : { ...window, LEASEHOLD_TEST_BREAK: testBreak };
   const cluster = await startControlCluster(seed, { leaderLeaseMs: LEADER_LEASE_MS, leaseMs: LEASE_MS, env, keepServerId: true }, 2);
   const logger = pino({ level: "silent" });
   const baseUrls = cluster.members.map((m) => m.url);

@@ -83,3 +83,23 @@ export function testReserveBlock(logger: Logger, enabled: boolean, env: NodeJS.P
   logger.warn({ reserveBlock: block }, "TEST ONLY: timestamp reservation block set by LEASEHOLD_TEST_RESERVE_BLOCK");
   return block;
 }
+
+/**
+ * TEST ONLY. `LEASEHOLD_TEST_REPLICATION_WINDOW=<n>` (an integer ≥ 1) keeps at most `n` replication
+ * messages in flight to a standby instead of the default (ReplicationSender's `maxInFlight`), so the
+ * standby controls of the reliability suite can stop a standby with one entry in flight and the
+ * next one never sent (with many in flight, a stopped standby's socket holds every entry and it
+ * applies them all once resumed: nothing answered is then missing from it, and the control proves
+ * nothing). Read only like {@link testBreaks}, and said at `warn` when it acts. Answers `undefined`
+ * when unset or not read. Throws a RangeError on a bad value.
+ */
+export function testReplicationWindow(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = knob("LEASEHOLD_TEST_REPLICATION_WINDOW", logger, enabled, env);
+  if (raw === undefined) return undefined;
+  const window = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(window) || window < 1) {
+    throw new RangeError(`LEASEHOLD_TEST_REPLICATION_WINDOW must be an integer of at least 1 (got ${JSON.stringify(raw)})`);
+  }
+  logger.warn({ replicationWindow: window }, "TEST ONLY: replication messages in flight limited by LEASEHOLD_TEST_REPLICATION_WINDOW");
+  return window;
+}

@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { testBreaks, testReserveBlock } from "../../src/cluster/test-breaks.js";
+import { testBreaks, testReplicationWindow, testReserveBlock } from "../../src/cluster/test-breaks.js";
 
 const logger = (level: string): { logger: pino.Logger; lines: Record<string, unknown>[] } => {
   const lines: Record<string, unknown>[] = [];
@@ -17,6 +17,16 @@ describe("test knobs (negative controls of the reliability suite)", () => {
     expect(debug.lines.map((l) => [l.level, l.msg, l.reserveBlock])).toEqual([[40, "TEST ONLY: timestamp reservation block set by LEASEHOLD_TEST_RESERVE_BLOCK", 2]]);
     expect(testReserveBlock(debug.logger, true, {})).toBeUndefined();
     expect(testReserveBlock(debug.logger, true, { LEASEHOLD_TEST_RESERVE_BLOCK: "" })).toBeUndefined();
+  });
+
+  it("LEASEHOLD_TEST_REPLICATION_WINDOW acts only with both opt-ins, says so at warn, and refuses a bad value", () => {
+    const debug = logger("debug");
+    expect(testReplicationWindow(debug.logger, true, { LEASEHOLD_TEST_REPLICATION_WINDOW: "1" })).toBe(1);
+    expect(debug.lines.map((l) => [l.level, l.msg, l.replicationWindow])).toEqual([[40, "TEST ONLY: replication messages in flight limited by LEASEHOLD_TEST_REPLICATION_WINDOW", 1]]);
+    expect(() => testReplicationWindow(debug.logger, true, { LEASEHOLD_TEST_REPLICATION_WINDOW: "0" })).toThrow(/at least 1 \(got "0"\)/);
+    const info = logger("info");
+    expect(testReplicationWindow(info.logger, true, { LEASEHOLD_TEST_REPLICATION_WINDOW: "1" })).toBeUndefined();
+    expect(info.lines[0]?.msg).toMatch(IGNORED);
   });
 
   it("a knob set without both opt-ins changes nothing, and the server says it ignored it", () => {

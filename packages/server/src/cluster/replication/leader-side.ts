@@ -40,6 +40,8 @@ export interface LeaderSideOptions {
   readonly keepStaleReplicas?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=answer-before-ack`): see `SyncRuleOptions.unsafeAnswerFirst`. Default false. */
   readonly unsafeAnswerFirst?: boolean | undefined;
+  /** TEST ONLY (`LEASEHOLD_TEST_REPLICATION_WINDOW`): see `ReplicationSenderOptions.maxInFlight`. Default: the sender's. */
+  readonly maxInFlight?: number | undefined;
 }
 
 /** Only grants hold their answer (DESIGN.md: a release is answered at once). */
@@ -141,6 +143,7 @@ export class LeaderSide {
       coordinator,
       connect: (target) => createStreamReplicationTransport({ url: target.url, shard: term.shard, key: key.key!, timeoutMs: leaderLeaseMs }),
       snapshot: () => snapshotShard(term.service),
+      maxInFlight: this.options.maxInFlight,
       clock: this.clock,
       lateMs: Math.max(1, Math.floor(leaderLeaseMs / 3)),
       logger,

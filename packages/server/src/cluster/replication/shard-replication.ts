@@ -41,6 +41,8 @@ export interface ShardReplicationOptions {
   readonly onStandbyLost: (reason: string) => void;
   /** TEST ONLY: see {@link SyncRuleOptions.unsafeAnswerFirst}. Default false. */
   readonly unsafeAnswerFirst?: boolean | undefined;
+  /** Most messages in flight to the standby: see `ReplicationSenderOptions.maxInFlight`. Default: the sender's (64). */
+  readonly maxInFlight?: number | undefined;
 }
 
 /**
@@ -180,6 +182,7 @@ export class ShardReplication {
       snapshot: { seq, payload },
       clock: this.options.clock,
       retryMs: Math.max(10, Math.floor(this.options.lateMs / 10)),
+      maxInFlight: this.options.maxInFlight,
       onAck: (acked, ms) => {
         metrics?.ackLatency.observe({}, ms / 1000);
         if (this.sender === sender) this.rule.streamAcked(acked);
