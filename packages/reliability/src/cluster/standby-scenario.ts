@@ -53,9 +53,13 @@ function namespacesCovering(shards: number): string[] {
   return [...byShard.values()];
 }
 
+/** Lines about a shard changing hands that a loss's detail quotes (with their reason, outcome or error). */
+const HAND_LINES = /^(shard lost|shard acquired|shard handed over|standby promoted|standby recorded not in sync|getting an in-sync standby|hand-over )/;
+
 /**
- * For a violation's detail: the `shard lost` and `shard acquired` lines every server logged for
- * a key's shard between `from` and `to` (the ledger's clock), with their reasons.
+ * For a violation's detail: the lines every server logged about a key's shard changing hands
+ * (lost, acquired, handed over, promoted, a hand-over abandoned or failed, a standby recorded not
+ * in sync) between `from` and `to` (the ledger's clock), with their reasons.
  */
 function shardEvents(members: readonly ClusterMember[], shards: number): (key: string, from: number, to: number) => string {
   return (key, from, to) => {
@@ -63,8 +67,9 @@ function shardEvents(members: readonly ClusterMember[], shards: number): (key: s
     const events = members.flatMap((m) =>
       m.lines().flatMap((l) => {
         const at = (l.time as number) - performance.timeOrigin;
-        if ((l.msg !== "shard lost" && l.msg !== "shard acquired") || l.shard !== shard || at < from || at > to) return [];
-        return [`member ${m.index} ${String(l.msg)} epoch ${String(l.epoch)} at ${at.toFixed(0)} ms (${String(l.reason)})`];
+        if (typeof l.msg !== "string" || !HAND_LINES.test(l.msg) || l.shard !== shard || at < from || at > to) return [];
+        const why = l.reason ?? l.outcome ?? (l.err as { message?: unknown } | undefined)?.message ?? "";
+        return [`member ${m.index} ${l.msg} epoch ${String(l.epoch)} at ${at.toFixed(0)} ms (${String(why)})`];
       }),
     );
     return events.join("; ");

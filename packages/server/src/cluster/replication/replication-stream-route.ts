@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { STATUS_CODES } from "node:http";
+import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { CLUSTER_AUTH_HEADER, DEFAULT_MAX_SKEW_MS, verifyHeader, type ClusterAuthRefusal } from "./cluster-key.js";
@@ -129,7 +130,7 @@ export function createReplicationStreamRoute(options: ReplicationStreamRouteOpti
       }
       const standbyNonce = newNonce();
       socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${STREAM_PROTOCOL}\r\n${STREAM_NONCE_HEADER}: ${standbyNonce}\r\n\r\n`);
-      (socket as Duplex & { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
+      if (socket instanceof Socket) socket.setNoDelay(true);
       open.add(socket);
       socket.once("close", () => open.delete(socket));
       serve(socket, target.shard, sessionKey(clusterKey, path, target.nonce, standbyNonce), head);

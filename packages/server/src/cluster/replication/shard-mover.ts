@@ -68,11 +68,9 @@ export class ShardMover {
 
   /**
    * Give up every term of a stopping server. Shards with an in-sync standby end at once and are
-   * handed over at once: the hand-over names its taker in the row, so no server's share decides
-   * who takes it, and waiting for `left` (a heartbeat in flight, then a statement) would only keep
-   * the shard unled longer. Shards without replication are released once `left` resolved (the
-   * member left the list, so the servers hearing the NOTIFY count without it); shards replicated
-   * but without an in-sync standby keep serving (the runtime keeps renewing them) until one is in
+   * handed over once `left` resolved (the member left the list, so the taker, and every server
+   * hearing the NOTIFY, counts shares without it); shards without replication are released then
+   * too; shards replicated but without an in-sync standby keep serving (the runtime keeps renewing them) until one is in
    * sync, within {@link STOP_SYNC_LEASES} leader leases, then are handed over, or else released.
    */
   async stopAll(terms: readonly ShardTerm[], left: Promise<void>): Promise<void> {
@@ -88,9 +86,12 @@ export class ShardMover {
     }
     for (const term of now) this.host.lose(term, "stopping", reason, true);
     for (const term of released) this.host.lose(term, "stopping", reason, false);
-    // One that fails is released only once `left` resolved, as the others are.
-    const handingOver = now.map((term) => this.handOver(term, "sigterm", left));
+    // Handed over only once this member left the list: a taker that adopts a shard while the
+    // stopping member is still listed ready counts it below its share and may balance a shard
+    // straight back to it (its in-sync standby), a hand-over that then matches nothing once the
+    // member is gone, and the shard is released with its locks (seen in the reliability suite).
     await left;
+    const handingOver = now.map((term) => this.handOver(term, "sigterm"));
     const releasing = this.release(released, "sigterm");
     const moves = later.map((term) => this.syncThenHandOver(term, "sigterm", null, STOP_SYNC_LEASES, () => this.host.led(term.shard) === term, reason));
     // A balance move that already closed its term's gate finishes its hand-over (or release).
@@ -229,21 +230,15 @@ export class ShardMover {
     return member === undefined ? null : { serverId: member.serverId, incarnation: member.incarnation, url: member.url };
   }
 
-  /**
-   * Hand over a term whose gate closed with its replication open; release it when that fails,
-   * once `beforeRelease` resolved (a stopping server's leaving the member list; default at once).
-   */
-  private async handOver(term: ShardTerm, why: HandOverReason, beforeRelease: Promise<void> = Promise.resolve()): Promise<void> {
+  /** Hand over a term whose gate closed with its replication open; release it when that fails. */
+  private async handOver(term: ShardTerm, why: HandOverReason): Promise<void> {
     const { coordinator, serverId, leaderLeaseMs, logger } = this.host.options;
     const { incarnation } = this.host;
     const done = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why });
     if (done !== null) {
       this.host.options.metrics.handOvers.inc({ reason: why, state: "carried" });
       this.host.handedOver(term, done);
-    } else {
-      await beforeRelease;
-      await this.release([term], why);
-    }
+    } else await this.release([term], why);
   }
 
   /** Release terms already ended (one statement, NOTIFY), counted as given up without their tables. */
