@@ -42,6 +42,21 @@ function knob(name: string, logger: Logger, enabled: boolean, env: NodeJS.Proces
 }
 
 /**
+ * An integer knob of at least `min`, read like {@link knob}; said at `warn` (`<what> <name>`, the
+ * value under `field`) when it acts. Throws a RangeError naming the variable on a bad value.
+ */
+function integerKnob(name: string, min: number, field: string, what: string, logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv): number | undefined {
+  const raw = knob(name, logger, enabled, env);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(`${name} must be an integer of at least ${min} (got ${JSON.stringify(raw)})`);
+  }
+  logger.warn({ [field]: value }, `TEST ONLY: ${what} ${name}`);
+  return value;
+}
+
+/**
  * TEST ONLY. The rules named in `LEASEHOLD_TEST_BREAK` (comma-separated: `gate`, `epoch-fence`,
  * `lease-wait`, `answer-before-ack`: a late standby's waiting grants are answered before
  * `in_sync = false` is recorded, `promote-any-replica`: a member promotes whatever replica it holds
@@ -74,14 +89,7 @@ export function testBreaks(logger: Logger, enabled: boolean, env: NodeJS.Process
  * not read. Throws a RangeError on a bad value.
  */
 export function testReserveBlock(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const raw = knob("LEASEHOLD_TEST_RESERVE_BLOCK", logger, enabled, env);
-  if (raw === undefined) return undefined;
-  const block = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(block) || block < 2) {
-    throw new RangeError(`LEASEHOLD_TEST_RESERVE_BLOCK must be an integer of at least 2 (got ${JSON.stringify(raw)})`);
-  }
-  logger.warn({ reserveBlock: block }, "TEST ONLY: timestamp reservation block set by LEASEHOLD_TEST_RESERVE_BLOCK");
-  return block;
+  return integerKnob("LEASEHOLD_TEST_RESERVE_BLOCK", 2, "reserveBlock", "timestamp reservation block set by", logger, enabled, env);
 }
 
 /**
@@ -94,12 +102,5 @@ export function testReserveBlock(logger: Logger, enabled: boolean, env: NodeJS.P
  * when unset or not read. Throws a RangeError on a bad value.
  */
 export function testReplicationWindow(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const raw = knob("LEASEHOLD_TEST_REPLICATION_WINDOW", logger, enabled, env);
-  if (raw === undefined) return undefined;
-  const window = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(window) || window < 1) {
-    throw new RangeError(`LEASEHOLD_TEST_REPLICATION_WINDOW must be an integer of at least 1 (got ${JSON.stringify(raw)})`);
-  }
-  logger.warn({ replicationWindow: window }, "TEST ONLY: replication messages in flight limited by LEASEHOLD_TEST_REPLICATION_WINDOW");
-  return window;
+  return integerKnob("LEASEHOLD_TEST_REPLICATION_WINDOW", 1, "replicationWindow", "replication messages in flight limited by", logger, enabled, env);
 }

@@ -1,24 +1,12 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { LockResponse } from "@leasehold/protocol";
-import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createRequestHandler } from "../../src/http/create-request-handler.js";
-import { createServerMetrics } from "../../src/metrics/server-metrics.js";
 import { FakeLockService } from "../support/fake-lock-service.js";
 import { sleep } from "../support/wait-for.js";
 import { BatchStream, exclusive } from "./support/batch-stream.js";
-
-const granted = (token: string): LockResponse => ({
-  status: "acquired",
-  token,
-  lease: { leaderId: "fake-leader", validForMs: 1000 },
-  acquired: [{ descriptor: "d", mode: "exclusive", fencingToken: 7 }],
-});
+import { fakeGrant, serveFake } from "./support/fake-service-server.js";
 
 describe("lock-batch: when its head leaves", () => {
   let service: FakeLockService;
-  let server: Server;
+  let server: { readonly url: string; close(): Promise<void> };
   let url: string;
   let land: () => void;
 
@@ -29,17 +17,12 @@ describe("lock-batch: when its head leaves", () => {
     service.onLock = async () => {
       const token = `t${n++}`;
       await landed;
-      return granted(token);
+      return fakeGrant(token);
     };
-    const metrics = createServerMetrics(() => service.metrics(), { version: "test", leaderId: service.leaderId });
-    server = createServer(createRequestHandler({ service, metrics, logger: pino({ level: "silent" }), isClosing: () => false }));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await serveFake(service);
+    url = server.url;
   });
-  afterEach(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  afterEach(() => server.close());
 
   it("entries that wait for locks: the head leaves at once, before any line", async () => {
     const batch = new BatchStream(url, "ns", { requests: [exclusive("a"), exclusive("b")] });

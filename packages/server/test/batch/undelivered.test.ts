@@ -1,37 +1,21 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { LockRequest, LockResponse } from "@leasehold/protocol";
-import { pino } from "pino";
+import type { LockRequest } from "@leasehold/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createRequestHandler } from "../../src/http/create-request-handler.js";
-import { createServerMetrics } from "../../src/metrics/server-metrics.js";
 import { FakeLockService } from "../support/fake-lock-service.js";
 import { sleep, waitFor } from "../support/wait-for.js";
 import { BatchStream, exclusive } from "./support/batch-stream.js";
-
-const granted = (token: string): LockResponse => ({
-  status: "acquired",
-  token,
-  lease: { leaderId: "fake-leader", validForMs: 1000 },
-  acquired: [{ descriptor: "d", mode: "exclusive", fencingToken: 7 }],
-});
+import { fakeGrant, serveFake } from "./support/fake-service-server.js";
 
 describe("lock-batch: grants whose line could not be written", () => {
   let service: FakeLockService;
-  let server: Server;
+  let server: { readonly url: string; close(): Promise<void> };
   let url: string;
 
   beforeEach(async () => {
     service = new FakeLockService();
-    const metrics = createServerMetrics(() => service.metrics(), { version: "test", leaderId: service.leaderId });
-    server = createServer(createRequestHandler({ service, metrics, logger: pino({ level: "silent" }), isClosing: () => false }));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await serveFake(service);
+    url = server.url;
   });
-  afterEach(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  afterEach(() => server.close());
 
   it("a grant without a requestId that lands after the client left is released; one with a requestId is kept; a flushed line is kept", async () => {
     let land!: () => void;
@@ -39,7 +23,7 @@ describe("lock-batch: grants whose line could not be written", () => {
     service.onLock = async (request: LockRequest) => {
       const name = request.locks[0]?.descriptor ?? "?";
       if (name !== "at-once") await landed;
-      return granted(`tok-${name}`);
+      return fakeGrant(`tok-${name}`);
     };
     const batch = new BatchStream(url, "ns", {
       requests: [exclusive("at-once"), exclusive("late-anonymous"), exclusive("late-with-id", { requestId: "r" })],

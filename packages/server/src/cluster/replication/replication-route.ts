@@ -7,24 +7,28 @@ import { createRefusalLog } from "./refusal-log.js";
 import type { ReplicaStore } from "./replica-store.js";
 import { parseReplicationMessage, REPLICATION_PATH_PREFIX, ReplicationRefusal, shardOfPath } from "./replication-wire.js";
 
-/** What the replication route is made with. */
-export interface ReplicationRouteOptions {
+/** What both of a standby's replication routes (the POST route and the stream) are made with. */
+export interface ReplicationAuthOptions {
   /** The cluster key, `null` until this server loaded it at join (every request is refused until then). */
   readonly key: () => Buffer | null;
   readonly store: ReplicaStore;
   readonly logger: Logger;
-  /**
-   * Largest body accepted. Default 64 MiB: a snapshot carries a whole shard's table, far above the
-   * client limit; the signature is checked before a byte of the body is read, so only a member can
-   * make this server read that much.
-   */
-  readonly maxBodyBytes?: number | undefined;
   /** How far a signature's timestamp may be from this server's wall clock. Default {@link DEFAULT_MAX_SKEW_MS}. */
   readonly maxSkewMs?: number | undefined;
   /** Wall clock (ms since the epoch). Default `Date.now`. */
   readonly wallClock?: (() => number) | undefined;
   /** Hears each refused authentication (for a metric). Default: nothing. */
   readonly onUnauthenticated?: ((reason: ClusterAuthRefusal) => void) | undefined;
+}
+
+/** What the replication route is made with. */
+export interface ReplicationRouteOptions extends ReplicationAuthOptions {
+  /**
+   * Largest body accepted. Default 64 MiB: a snapshot carries a whole shard's table, far above the
+   * client limit; the signature is checked before a byte of the body is read, so only a member can
+   * make this server read that much.
+   */
+  readonly maxBodyBytes?: number | undefined;
 }
 
 /**

@@ -62,6 +62,8 @@ export class ReplicationSender<E> {
   private acked: number | null = null;
   private sentUpTo = 0;
   private inFlight = 0;
+  /** Between a failure and its retry: nothing is sent (a send now would race the retry's). */
+  private pausing = false;
   /** Bumped at each failure: answers to messages of an earlier generation are ignored. */
   private generation = 0;
   private stopped = false;
@@ -90,7 +92,7 @@ export class ReplicationSender<E> {
   }
 
   private pump(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.pausing) return;
     const { stream, snapshot, log } = this.options;
     if (this.acked === null) {
       if (this.inFlight === 0) this.send({ kind: "snapshot", stream, seq: snapshot.seq, snapshot: snapshot.payload }, snapshot.seq);
@@ -140,10 +142,10 @@ export class ReplicationSender<E> {
     // answers still due for earlier messages no longer count.
     this.generation++;
     this.sentUpTo = this.acked ?? 0;
-    // Nothing is sent until the retry: a send now would race the retry's.
-    this.inFlight = Infinity;
+    this.inFlight = 0;
+    this.pausing = true;
     this.options.clock.setTimer(() => {
-      this.inFlight = 0;
+      this.pausing = false;
       this.pump();
     }, this.options.retryMs ?? 100);
   }

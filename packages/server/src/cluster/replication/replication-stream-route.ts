@@ -2,31 +2,20 @@ import type { IncomingMessage } from "node:http";
 import { STATUS_CODES } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import type { Logger } from "pino";
-import { CLUSTER_AUTH_HEADER, DEFAULT_MAX_SKEW_MS, verifyHeader, type ClusterAuthRefusal } from "./cluster-key.js";
+import { CLUSTER_AUTH_HEADER, DEFAULT_MAX_SKEW_MS, verifyHeader } from "./cluster-key.js";
 import { createRefusalLog } from "./refusal-log.js";
-import type { ReplicaStore } from "./replica-store.js";
+import type { ReplicationAuthOptions } from "./replication-route.js";
 import { parseReplicationMessage, ReplicationRefusal } from "./replication-wire.js";
 import { FrameReader, FrameWriter, newNonce, parseStreamPath, sessionKey, STREAM_NONCE_HEADER, STREAM_PATH_PREFIX, STREAM_PROTOCOL } from "./stream-frames.js";
 
 /** What the replication stream's route is made with. */
-export interface ReplicationStreamRouteOptions {
-  /** The cluster key, `null` until this server loaded it at join (every upgrade is refused until then). */
-  readonly key: () => Buffer | null;
-  readonly store: ReplicaStore;
-  readonly logger: Logger;
+export interface ReplicationStreamRouteOptions extends ReplicationAuthOptions {
   /**
    * Largest frame accepted. Default 64 MiB: a snapshot carries a whole shard's table; a frame is
    * read only on a stream whose upgrade was signed with the cluster key, and its MAC checked before
    * it is parsed.
    */
   readonly maxFrameBytes?: number | undefined;
-  /** How far the upgrade signature's timestamp may be from this server's wall clock. Default {@link DEFAULT_MAX_SKEW_MS}. */
-  readonly maxSkewMs?: number | undefined;
-  /** Wall clock (ms since the epoch). Default `Date.now`. */
-  readonly wallClock?: (() => number) | undefined;
-  /** Hears each refused authentication (for a metric). Default: nothing. */
-  readonly onUnauthenticated?: ((reason: ClusterAuthRefusal) => void) | undefined;
 }
 
 /** The standby's end of replication streams. */

@@ -6,7 +6,7 @@ import type { ClusterKeyHolder } from "./cluster-key-holder.js";
 import { ReplicaStore } from "./replica-store.js";
 import { ShardReplicaSink } from "./replicated-tables.js";
 import type { ReplicationMetrics } from "./replication-metrics.js";
-import { createReplicationRoute } from "./replication-route.js";
+import { createReplicationRoute, type ReplicationAuthOptions } from "./replication-route.js";
 import { createReplicationStreamRoute, type ReplicationStreamRoute } from "./replication-stream-route.js";
 
 /** What a member's standby side is made with. */
@@ -61,17 +61,8 @@ export function createStandbySide(options: StandbySideOptions): StandbySide {
         }),
       ),
   });
-  const route = createReplicationRoute({
-    key: () => options.key.key,
-    store,
-    logger,
-    onUnauthenticated: (reason) => options.metrics.unauthenticated(reason),
-  });
-  const stream = createReplicationStreamRoute({
-    key: () => options.key.key,
-    store,
-    logger,
-    onUnauthenticated: (reason) => options.metrics.unauthenticated(reason),
-  });
+  const auth: ReplicationAuthOptions = { key: () => options.key.key, store, logger, onUnauthenticated: (reason) => options.metrics.unauthenticated(reason) };
+  const route = createReplicationRoute(auth);
+  const stream = createReplicationStreamRoute(auth);
   return { store, route, stream };
 }
