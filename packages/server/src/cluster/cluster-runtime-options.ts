@@ -29,4 +29,10 @@ export interface ClusterRuntimeOptions {
   readonly wallClock?: (() => number) | undefined;
   /** TEST ONLY: safety rules switched off for the reliability suite's negative controls (test-breaks.ts). Default none. */
   readonly breaks?: ReadonlySet<TestBreak> | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_HAND_OVER_PAUSE_MS`): a hand-over waits this long between the
+   * standby's final acknowledgement and the row move, so a test can run a pass inside that window
+   * (the window in which a pass once released the very shard being handed over). Default 0.
+   */
+  readonly handOverPauseMs?: number | undefined;
 }

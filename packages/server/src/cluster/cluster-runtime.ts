@@ -36,6 +36,12 @@ const ACQUIRE_LANES = 3;
 export class ClusterRuntime {
   /** This server's term per shard, `null` where it leads nothing (empty until joined). */
   terms: (ShardTerm | null)[] = [];
+  /**
+   * Per shard, the term last given up with its hand-over still running (gate closed, row not yet
+   * moved): its row still names this process at the term's epoch, and a pass must not take it for
+   * an orphan and release it under the hand-over (which then matches nothing: the table is lost).
+   */
+  private readonly handing: (ShardTerm | null)[] = [];
   /** Lease rows as last read (for routing answers and `GET /v1/cluster`). */
   leases: ShardLease[] = [];
   /** Monotonic time the last successful read of {@link leases} was sent; see {@link leasesFresh}. */
@@ -283,6 +289,7 @@ export class ClusterRuntime {
   private lose(term: ShardTerm, kind: LossReason, reason: string, handingOver = false): void {
     if (this.terms[term.shard] !== term) return;
     this.terms[term.shard] = null;
+    if (handingOver) this.handing[term.shard] = term;
     term.end(unavailable(`this server stopped leading shard ${term.shard} (${reason}); re-send to its new leader`, this.retryAfterMs, { shard: term.shard }), handingOver);
     const { logger, metrics } = this.options;
     metrics.transitions.inc({ event: "lost" });
@@ -381,10 +388,23 @@ export class ClusterRuntime {
   private observe(leases: ShardLease[], readSentAt: number): void {
     this.leases = leases;
     this.leasesReadAt = readSentAt;
-    let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.terms.map((t) => t?.epoch));
+    let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.heldEpochs(leases.length));
     // Rows handed over to this standby are adopted with its replica; the rest are released.
     if (this.promoter !== null && !this.stopping) orphans = this.promoter.adoptOrAnswer(orphans, leases, (row, carried) => this.adopt(row, carried));
     if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);
+  }
+
+  /**
+   * The epoch of each shard's row this process still owns: a term it leads, or one whose
+   * hand-over is running (TEST ONLY: not the latter with `release-handing-over`).
+   */
+  private heldEpochs(shards: number): (number | undefined)[] {
+    const keepHandOvers = this.options.breaks?.has("release-handing-over") !== true;
+    return Array.from({ length: Math.max(shards, this.terms.length) }, (_, shard) => {
+      const giving = this.handing[shard];
+      if (giving !== undefined && giving !== null && !giving.handingOver) this.handing[shard] = null;
+      return this.terms[shard]?.epoch ?? (keepHandOvers && giving?.handingOver === true ? giving.epoch : undefined);
+    });
   }
 
   private async decide(): Promise<void> {

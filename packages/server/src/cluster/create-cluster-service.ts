@@ -12,7 +12,7 @@ import { ReplicationMetrics, type ShardReplicationView } from "./replication/rep
 import { createStandbySide, type StandbySide } from "./replication/standby-side.js";
 import { LeaderSide } from "./replication/leader-side.js";
 import { ReplicaPromoter } from "./replication/promote-replica.js";
-import { testBreaks, testReplicationWindow, testReserveBlock } from "./test-breaks.js";
+import { testBreaks, testHandOverPauseMs, testReplicationWindow, testReserveBlock } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
 export interface ClusterOptions {
@@ -154,6 +154,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     logger: host.logger,
     metrics,
     breaks,
+    handOverPauseMs: testHandOverPauseMs(host.logger, knobs),
   });
   try {
     await runtime.join(Math.max(2_000, leaderLeaseMs));

@@ -10,7 +10,8 @@ export type TestBreak =
   | "balance-by-release"
   | "stop-release-unsynced"
   | "drop-carried-waiters"
-  | "move-row-before-gate";
+  | "move-row-before-gate"
+  | "release-handing-over";
 
 const KNOWN: readonly TestBreak[] = [
   "gate",
@@ -22,6 +23,7 @@ const KNOWN: readonly TestBreak[] = [
   "stop-release-unsynced",
   "drop-carried-waiters",
   "move-row-before-gate",
+  "release-handing-over",
 ];
 
 /** The command-line flag a server must be started with before it reads any test knob. */
@@ -65,7 +67,9 @@ function integerKnob(name: string, min: number, field: string, what: string, log
  * table, `stop-release-unsynced`: at stop a shard without an in-sync standby is released at once
  * instead of getting one first, `drop-carried-waiters`: a promoted table keeps no waiter's place
  * for its re-sent `requestId`, `move-row-before-gate`: a balance hand-over moves the row to the
- * taker before it ends the old term, which serves on until its gate closes by time) are switched off, so the cluster fault suite (packages/reliability, section 5) can
+ * taker before it ends the old term, which serves on until its gate closes by time,
+ * `release-handing-over`: a pass counts the row of a shard being handed over as an orphan and
+ * releases it, table and all) are switched off, so the cluster fault suite (packages/reliability, section 5) can
  * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */
@@ -103,4 +107,16 @@ export function testReserveBlock(logger: Logger, enabled: boolean, env: NodeJS.P
  */
 export function testReplicationWindow(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
   return integerKnob("LEASEHOLD_TEST_REPLICATION_WINDOW", 1, "replicationWindow", "replication messages in flight limited by", logger, enabled, env);
+}
+
+/**
+ * TEST ONLY. `LEASEHOLD_TEST_HAND_OVER_PAUSE_MS=<n>` (an integer ≥ 1) makes every hand-over wait
+ * `n` ms between the standby's final acknowledgement and the row move (ClusterRuntimeOptions'
+ * `handOverPauseMs`), so a test can run a pass of the leader inside that window and show that it
+ * leaves the shard to the hand-over (with `release-handing-over` it releases it). Read only like
+ * {@link testBreaks}, and said at `warn` when it acts. Answers `undefined` when unset or not read.
+ * Throws a RangeError on a bad value.
+ */
+export function testHandOverPauseMs(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  return integerKnob("LEASEHOLD_TEST_HAND_OVER_PAUSE_MS", 1, "handOverPauseMs", "hand-overs paused before the row move by", logger, enabled, env);
 }

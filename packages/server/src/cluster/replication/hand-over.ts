@@ -14,6 +14,8 @@ export interface HandOverContext {
   readonly logger: Logger;
   /** Why the shard is given up (its log lines say it). */
   readonly reason: HandOverReason;
+  /** TEST ONLY: ms to wait between the final acknowledgement and the row move. Default 0. */
+  readonly pauseMs?: number | undefined;
 }
 
 /** A hand-over that moved the row: the new term's row values, and the standby that holds it now. */
@@ -58,6 +60,7 @@ export async function handOverTerm(term: ShardTerm, context: HandOverContext): P
       logger.warn({ ...where, standby: standby.serverId, outcome }, "hand-over abandoned: the standby did not acknowledge the final log; releasing the shard");
       return null;
     }
+    if (context.pauseMs !== undefined && context.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, context.pauseMs));
     const moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation }, standby, leaderLeaseMs);
     if (moved === null) {
       logger.warn({ ...where, standby: standby.serverId }, "hand-over matched nothing (the row is no longer this term's, or its standby not in sync); releasing the shard");

@@ -29,7 +29,7 @@ export interface ShardMoverHost {
    * `stop-release-unsynced` switch these hand-overs off, and `move-row-before-gate` makes a balance
    * hand-over move the row before it ends the term.
    */
-  readonly options: Pick<ClusterRuntimeOptions, "coordinator" | "serverId" | "leaderLeaseMs" | "logger" | "metrics" | "breaks">;
+  readonly options: Pick<ClusterRuntimeOptions, "coordinator" | "serverId" | "leaderLeaseMs" | "logger" | "metrics" | "breaks" | "handOverPauseMs">;
   /** This process's incarnation (the leader's, in every fenced write). */
   readonly incarnation: string;
   /** The term this server leads of `shard` now, `null` when none. */
@@ -232,9 +232,9 @@ export class ShardMover {
 
   /** Hand over a term whose gate closed with its replication open; release it when that fails. */
   private async handOver(term: ShardTerm, why: HandOverReason): Promise<void> {
-    const { coordinator, serverId, leaderLeaseMs, logger } = this.host.options;
+    const { coordinator, serverId, leaderLeaseMs, logger, handOverPauseMs } = this.host.options;
     const { incarnation } = this.host;
-    const done = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why });
+    const done = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why, pauseMs: handOverPauseMs });
     if (done !== null) {
       this.host.options.metrics.handOvers.inc({ reason: why, state: "carried" });
       this.host.handedOver(term, done);
