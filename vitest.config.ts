@@ -43,6 +43,7 @@ const UNTIMED_IN_SERIAL_DIRS = new Set([
   "packages/server/test/cluster/replication/shard-replication.test.ts",
   "packages/server/test/cluster/replication/sync-rule.test.ts",
   "packages/server/test/cluster/replication/term-replicator.test.ts",
+  "packages/server/test/cluster/replication/shard-mover-stop-order.test.ts",
 ]);
 
 /** Every `*.test.ts` below `dir` (relative to the repository root), soak tests included. */

@@ -1,0 +1,58 @@
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { ClusterMetrics } from "../../../src/cluster/cluster-metrics.js";
+import type { Coordinator } from "../../../src/cluster/coordinator.js";
+import { ShardMover, type ShardMoverHost } from "../../../src/cluster/replication/shard-mover.js";
+import type { ShardTerm } from "../../../src/cluster/shard-term.js";
+
+/** A term as the mover sees it: in sync with its standby `s`, its whole log acknowledged. */
+function inSyncTerm(shard: number): ShardTerm {
+  const replication = {
+    standby: { serverId: "s", incarnation: "s-1", url: "http://s" },
+    rule: { state: "in-sync" },
+    log: { lastSeq: 3 },
+    whenAcked: () => Promise.resolve("acked" as const),
+  };
+  return { shard, epoch: 7, leaderId: "L", replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined } as unknown as ShardTerm;
+}
+
+describe("ShardMover.stopAll: a stopping server hands its shards over only once it left the member list", () => {
+  it("sends no hand-over statement until `left` resolves, then hands every in-sync shard over", async () => {
+    const events: string[] = [];
+    const coordinator = {
+      handOver: async (term: { shard: number }) => {
+        events.push(`handOver ${term.shard}`);
+        return { epoch: 8, url: "http://s" };
+      },
+      release: async () => {
+        events.push("release");
+      },
+    } as unknown as Coordinator;
+    const terms = [inSyncTerm(0), inSyncTerm(1)];
+    const host: ShardMoverHost = {
+      options: { coordinator, serverId: "me", leaderLeaseMs: 1_000, logger: pino({ level: "silent" }), metrics: new ClusterMetrics(() => 0, () => true) },
+      incarnation: "me-1",
+      led: (shard) => terms[shard] ?? null,
+      terms: () => terms,
+      leases: () => [],
+      members: () => [],
+      lose: (term) => events.push(`lose ${term.shard}`),
+      handedOver: (term) => events.push(`handedOver ${term.shard}`),
+      stopping: () => true,
+      warn: () => undefined,
+    };
+    let leave!: () => void;
+    const left = new Promise<void>((resolve) => (leave = resolve));
+    const stopped = new ShardMover(host).stopAll(terms, left);
+    // Long enough for every hand-over to run to its statement, were it not waiting.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    // The gates closed at once (nothing more is granted), but no row moved yet: a taker hearing
+    // the NOTIFY while this member is still listed ready could balance a shard straight back to it.
+    expect(events).toEqual(["lose 0", "lose 1"]);
+    events.push("left");
+    leave();
+    await stopped;
+    expect(events.slice(0, 3)).toEqual(["lose 0", "lose 1", "left"]);
+    expect(events.slice(3).sort()).toEqual(["handOver 0", "handOver 1", "handedOver 0", "handedOver 1"]);
+  });
+});
