@@ -30,6 +30,7 @@ const UNTIMED_IN_SERIAL_DIRS = new Set([
   "packages/server/test/cluster/margins.test.ts",
   "packages/server/test/cluster/plan-shards.test.ts",
   "packages/server/test/cluster/serving-gate-clocks.test.ts",
+  "packages/server/test/cluster/carried-bounds-seed.test.ts",
   "packages/server/test/cluster/test-breaks.test.ts",
   "packages/server/test/cluster/replication/choose-standbys.test.ts",
   "packages/server/test/cluster/replication/choose-taker.test.ts",

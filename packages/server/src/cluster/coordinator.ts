@@ -71,6 +71,17 @@ export interface Coordinator {
    */
   extendBound(namespace: string, term: HeldTerm, from: number, to: number, immutable?: number | undefined): Promise<boolean>;
   /**
+   * Load the bounds of `namespaces` (a term's first use of them) in one statement: each namespace's
+   * stored bound is read and moved `block` above it under `term.epoch`, fenced as
+   * {@link extendBound} (the lease row of `term.shard` still has `term.epoch` and is live, taken
+   * `FOR SHARE`), its immutable timestamp recorded as the lowest of the stored one and the old
+   * bound + 1, and a namespace never stored is inserted. The bound rows are locked while read, so
+   * nothing moves between the read and the extension. Answers the namespaces extended; one missing
+   * from the answer (the fence matched nothing, its row names a later epoch, or an insert met a
+   * concurrent one) changed nothing, and the caller loads it on its own, which tells those apart.
+   */
+  loadBounds(term: HeldTerm, namespaces: readonly string[], block: number): Promise<LoadedBound[]>;
+  /**
    * Record immutable timestamps of namespaces, each fenced by its shard's epoch like a bound
    * extension. Answers the namespaces recorded; the others' terms are over.
    */
@@ -120,9 +131,12 @@ export interface Coordinator {
    * row (shard, `epoch`, holder and incarnation the claim's, `leader_id` the claim's) sets a fresh
    * expiry of `claim.leaderLeaseMs` (the serving gate counts from when it was sent) and records
    * the lease-wait as an acquisition does (`validForMs`, complete up to this epoch) before the
-   * term serves. Answers the term, or `null` when it matched nothing.
+   * term serves. With `bounds`, the same statement loads those namespaces' bounds for the term as
+   * {@link loadBounds} does, fenced by the adoption itself (nothing is loaded unless it matched):
+   * a taker that carries them serves a round trip sooner. Answers the term with the bounds loaded
+   * (none without `bounds`), or `null` when it matched nothing.
    */
-  adoptHandOver(shard: number, epoch: number, claim: LeaseClaim): Promise<AcquiredTerm | null>;
+  adoptHandOver(shard: number, epoch: number, claim: LeaseClaim, bounds?: BoundsToLoad | undefined): Promise<AdoptedTerm | null>;
   /** Close every connection. */
   close(): Promise<void>;
 }
@@ -266,6 +280,32 @@ export interface HeldTerm {
 }
 
 /** A namespace's durable state. */
+/** The namespaces whose bounds an adoption loads in its statement (see {@link Coordinator.adoptHandOver}). */
+export interface BoundsToLoad {
+  /** The namespaces (those the taker's replica holds); one listed twice is loaded once. */
+  readonly namespaces: readonly string[];
+  /** How far above its stored bound each is extended (the term's reserve block). */
+  readonly block: number;
+}
+
+/** A term adopted from a hand-over, with the bounds its statement loaded. */
+export interface AdoptedTerm extends AcquiredTerm {
+  /** The namespaces' bounds loaded under the term's epoch (only those extended; none when not asked). */
+  readonly bounds: readonly LoadedBound[];
+}
+
+/** A namespace's bound as {@link Coordinator.loadBounds} found and extended it. */
+export interface LoadedBound {
+  /** The namespace whose bound was loaded. */
+  readonly namespace: string;
+  /** The bound as stored before the extension (0: never stored): the term's counter resumes above it. */
+  readonly floor: number;
+  /** The immutable timestamp stored before the extension, or `null`. */
+  readonly immutable: number | null;
+  /** The bound now stored under the term's epoch. */
+  readonly to: number;
+}
+
 export interface StoredBound {
   /** Every number the namespace ever handed out is at or below it (0: none). */
   readonly bound: number;

@@ -13,6 +13,7 @@ import {
   type StoredBound,
 } from "./coordinator.js";
 import { checkConnectionString } from "./connection-string.js";
+import { boundLoadStatements, DB_TIME_US } from "./postgres-bound-load.js";
 import { CREATE_TABLES, placeSchema, quoteIdentifier, SCHEMA_COMPLETE } from "./postgres-schema.js";
 import { newClusterKey } from "./replication/cluster-key.js";
 import { CLEAR_STANDBY, standbyStatements } from "./replication/postgres-standby-statements.js";
@@ -64,8 +65,6 @@ export type CoordinatorEvent =
       readonly dbTimeUs: number;
     };
 
-/** The statement's database time in microseconds since the epoch (`numeric`, exact; node-postgres answers a string). */
-const DB_TIME_US = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS db_time_us";
 
 /** The cluster's shard count when neither `--shards` nor an existing cluster says otherwise. */
 export const DEFAULT_SHARDS = 64;
@@ -124,7 +123,8 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
   const termArrays = (terms: readonly HeldTerm[]): [number[], string[]] => [terms.map((t) => t.shard), terms.map((t) => String(t.epoch))];
 
   return {
-    ...standbyStatements(run, channel),
+    ...standbyStatements(run, channel, onCommitted),
+    ...boundLoadStatements(run, options.unfencedBoundExtensions === true, onCommitted),
 
     async start(shards) {
       // Its own connection with a generous timeout: servers starting together queue on the setup lock.

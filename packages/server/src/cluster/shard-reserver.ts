@@ -1,7 +1,7 @@
 import { LeaseholdError } from "@leasehold/protocol";
 import type { TimestampReserver } from "../engine/timestamp-reserver.js";
 import { unavailable } from "./cluster-errors.js";
-import type { Coordinator, HeldTerm, StoredBound } from "./coordinator.js";
+import type { Coordinator, HeldTerm, LoadedBound, StoredBound } from "./coordinator.js";
 
 /** A namespace's bound as this term knows it. */
 interface NamespaceBound {
@@ -79,6 +79,45 @@ export class ShardReserver implements TimestampReserver {
     return pending;
   }
 
+  /**
+   * {@link prepare} many namespaces at once (a term taking over a table that carries them): one
+   * statement reads and extends every bound not yet loaded ({@link Coordinator.loadBounds}); a
+   * namespace it did not extend (a fence that matched nothing, a later epoch's row, a concurrent
+   * insert) and every namespace when it failed (outcome unknown) is then loaded on its own as by
+   * {@link prepare}, whose re-reads tell a deposed term from a lost answer. Resolves per namespace
+   * as {@link prepare} does: one promise each, in the order given.
+   */
+  prepareAll(namespaces: readonly string[]): Promise<void>[] {
+    const wanted = [...new Set(namespaces)].filter((n) => !this.bounds.has(n) && !this.preparing.has(n));
+    const batch = wanted.length === 0 || this.ended ? null : this.coordinator.loadBounds(this.term, wanted, this.block);
+    if (batch !== null) {
+      for (const namespace of wanted) {
+        const pending = batch
+          .then(
+            (rows) => rows.find((r) => r.namespace === namespace),
+            (err: unknown) => {
+              this.hooks.onError(namespace, err);
+              return undefined;
+            },
+          )
+          .then((row) => (row === undefined ? this.load(namespace) : this.loadedBatch(row)))
+          .finally(() => this.preparing.delete(namespace));
+        this.preparing.set(namespace, pending);
+      }
+    }
+    return namespaces.map((n) => this.prepare(n));
+  }
+
+  /**
+   * Bounds already loaded under this term's epoch by the statement that started it (an adoption
+   * that loaded the carried namespaces' bounds, `Coordinator.adoptHandOver`): each is prepared as
+   * if {@link prepare} had loaded it. Call once the table holds the namespaces (their counters are
+   * raised above the floors).
+   */
+  seed(rows: readonly LoadedBound[]): void {
+    for (const row of rows) if (!this.bounds.has(row.namespace) && !this.preparing.has(row.namespace)) this.loadedBatch(row);
+  }
+
   floor(namespace: string): number {
     return this.bounds.get(namespace)?.floor ?? 0;
   }
@@ -141,6 +180,11 @@ export class ShardReserver implements TimestampReserver {
       unmatched = stored;
     }
     if (!this.ended) throw unavailable(`could not load the timestamp bound of namespace ${JSON.stringify(namespace)} from PostgreSQL; retry shortly`, 200);
+  }
+
+  /** A namespace {@link Coordinator.loadBounds} extended under this term's epoch. */
+  private loadedBatch(row: LoadedBound): void {
+    this.loaded(row.namespace, { bound: row.floor, immutable: row.immutable, epoch: this.term.epoch }, row.to);
   }
 
   private fenced(namespace: string): void {

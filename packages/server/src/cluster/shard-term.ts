@@ -5,7 +5,7 @@ import type { ServingGate } from "../engine/serving-gate.js";
 import { InMemoryLockService } from "../service/in-memory-lock-service.js";
 import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { coordinatorUnavailable, TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
-import type { Coordinator, HeldTerm, ImmutableRecord } from "./coordinator.js";
+import type { Coordinator, HeldTerm, ImmutableRecord, LoadedBound } from "./coordinator.js";
 import { QueuedLock, type HeldBack } from "./queued-lock.js";
 import { holdAnswer, holdBegun } from "./replication/hold-answers.js";
 import type { TermReplicator } from "./replication/term-replicator.js";
@@ -57,6 +57,12 @@ export interface ShardTermOptions {
    * table starts empty.
    */
   readonly carried?: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * Bounds the statement that started this term already loaded under its epoch (an adoption of a
+   * hand-over loads the carried namespaces' bounds in the same statement): those namespaces serve
+   * at once, the others carried are loaded before the term serves. Default: none.
+   */
+  readonly loadedBounds?: readonly LoadedBound[] | undefined;
   /**
    * How long each carried waiter keeps its place for its re-sent `requestId` (see `carried`).
    * Default: the engine's (2,000 ms: a client re-sends at once after its 503, well within it). The
@@ -155,7 +161,8 @@ export class ShardTerm implements ServingGate {
     if (options.carried !== undefined) {
       for (const [namespace, image] of Object.entries(options.carried)) this.service.restoreNamespace(namespace, image as never);
       this.carried = this.service.promote(options.claimWindowMs === undefined ? {} : { claimWindowMs: options.claimWindowMs });
-      for (const namespace of Object.keys(options.carried)) this.loadCarried(namespace);
+      this.reserver.seed(options.loadedBounds ?? []);
+      this.loadCarried(Object.keys(options.carried).filter((namespace) => !this.reserver.isPrepared(namespace)));
     }
     const wait = options.grantsFrom - clock();
     this.waitOver = wait <= 0;
@@ -189,24 +196,26 @@ export class ShardTerm implements ServingGate {
     return unavailable(`this server's leadership of shard ${this.shard} could not be confirmed in time; retry shortly`, this.options.retryAfterMs, { shard: this.shard });
   }
 
-  /** Load a carried namespace's bound before the term serves (retried until it loads or the term ends). */
-  private loadCarried(namespace: string): void {
-    this.loadingCarried++;
-    const attempt = (): void => {
-      this.reserver.prepare(namespace).then(
-        // The engine's deadline timer keeps firing while the gate is shut: it catches up once open.
-        () => {
-          // Test mode (--log-level debug): when the gate of a taken-over table opened.
-          if (--this.loadingCarried === 0) this.options.logger.debug({ shard: this.shard, epoch: this.epoch }, "carried bounds loaded: serving");
-        },
-        (err: unknown) => {
-          if (this.ended !== null) return;
-          this.options.logger.warn({ shard: this.shard, epoch: this.epoch, namespace, err }, "loading a carried namespace's timestamp bound failed; retrying");
-          setTimeout(attempt, this.options.retryAfterMs).unref();
-        },
-      );
+  /**
+   * Load the carried namespaces' bounds before the term serves: all in one statement first
+   * (`ShardReserver.prepareAll`), then each that failed on its own, retried until it loads or the
+   * term ends.
+   */
+  private loadCarried(namespaces: readonly string[]): void {
+    // Test mode (--log-level debug): when the gate of a taken-over table opened.
+    const serving = (): void => this.options.logger.debug({ shard: this.shard, epoch: this.epoch }, "carried bounds loaded: serving");
+    if (namespaces.length === 0) return serving();
+    this.loadingCarried += namespaces.length;
+    const done = (): void => {
+      if (--this.loadingCarried === 0) serving();
     };
-    attempt();
+    // The engine's deadline timer keeps firing while the gate is shut: it catches up once open.
+    const retry = (namespace: string) => (err: unknown) => {
+      if (this.ended !== null) return;
+      this.options.logger.warn({ shard: this.shard, epoch: this.epoch, namespace, err }, "loading a carried namespace's timestamp bound failed; retrying");
+      setTimeout(() => this.reserver.prepare(namespace).then(done, retry(namespace)), this.options.retryAfterMs).unref();
+    };
+    this.reserver.prepareAll(namespaces).forEach((loading, i) => loading.then(done, retry(namespaces[i] as string)));
   }
 
   /** True while the lease-wait holds lock grants back. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { effectiveValidForMs } from "../engine/lock-engine-options.js";
 import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
-import type { AcquiredTerm, LeaseClaim, ShardLease } from "./coordinator.js";
+import type { AcquiredTerm, AdoptedTerm, LeaseClaim, LoadedBound, ShardLease } from "./coordinator.js";
 import { leaseWaitEnd } from "./margins.js";
 import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
 import { ShardTerm } from "./shard-term.js";
@@ -54,7 +54,8 @@ export class TermStarter {
   adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
     const claim = this.claim(carried.leaderId, true);
     const failed = "adopting a handed-over shard failed; it expires and is taken over as after a crash";
-    return this.claimThenStart(row, claim, carried, () => this.host.options.coordinator.adoptHandOver(row.shard, row.epoch, claim), failed);
+    const bounds = { namespaces: Object.keys(carried.namespaces), block: this.host.options.reserveBlock };
+    return this.claimThenStart(row, claim, carried, () => this.host.options.coordinator.adoptHandOver(row.shard, row.epoch, claim, bounds), failed);
   }
 
   /**
@@ -88,7 +89,8 @@ export class TermStarter {
     };
     const t0 = this.host.clock();
     try {
-      const adopted = await this.adoptHandedOver(row, candidate.leaderId, () => promoter.takeHandedOver(shard, candidate.epoch, candidate.leaderId));
+      const namespaces = promoter.replicaNamespaces(shard);
+      const adopted = await this.adoptHandedOver(row, candidate.leaderId, namespaces, () => promoter.takeHandedOver(shard, candidate.epoch, candidate.leaderId));
       // Test mode (--log-level debug): whether the NOTIFY was this standby's hand-over.
       this.host.options.logger.debug({ shard, epoch: candidate.epoch, adopted, tookMs: Math.round(this.host.clock() - t0) }, "adoption on NOTIFY tried");
       return adopted;
@@ -98,7 +100,7 @@ export class TermStarter {
   }
 
   /** {@link adoptOnNotify}'s statement and start: false when it matched nothing or failed. */
-  private async adoptHandedOver(row: ShardLease, leaderId: string, take: () => CarriedTable | null): Promise<boolean> {
+  private async adoptHandedOver(row: ShardLease, leaderId: string, namespaces: readonly string[], take: () => CarriedTable | null): Promise<boolean> {
     const { host } = this;
     const { coordinator, serverId } = host.options;
     const claim = this.claim(leaderId, true);
@@ -106,7 +108,7 @@ export class TermStarter {
     const sentWall = host.wallClock();
     let got;
     try {
-      got = await coordinator.adoptHandOver(row.shard, row.epoch, claim);
+      got = await coordinator.adoptHandOver(row.shard, row.epoch, claim, { namespaces, block: host.options.reserveBlock });
     } catch (err) {
       host.warn(err, "adopting a handed-over shard on its NOTIFY failed; the next read of the rows adopts it");
       return false;
@@ -118,12 +120,12 @@ export class TermStarter {
       await coordinator.release(serverId, [got]).catch((err: unknown) => host.warn(err, "could not release a handed-over shard without its replica"));
       return true;
     }
-    this.start(row, got, claim, sentAt, sentWall, carried);
+    this.start(row, got, claim, sentAt, sentWall, carried, got.bounds);
     return true;
   }
 
   /** Send the claiming statement (times taken just before), then start the term unless it matched nothing or the shard is led already. */
-  private async claimThenStart(row: ShardLease, claim: LeaseClaim, carried: CarriedTable | null, statement: () => Promise<AcquiredTerm | null>, failed: string): Promise<void> {
+  private async claimThenStart(row: ShardLease, claim: LeaseClaim, carried: CarriedTable | null, statement: () => Promise<AcquiredTerm | AdoptedTerm | null>, failed: string): Promise<void> {
     const { host } = this;
     const sentAt = host.clock();
     const sentWall = host.wallClock();
@@ -133,7 +135,7 @@ export class TermStarter {
     } catch (err) {
       return host.warn(err, failed);
     }
-    if (got !== null && host.led(row.shard) === null) this.start(row, got, claim, sentAt, sentWall, carried);
+    if (got !== null && host.led(row.shard) === null) this.start(row, got, claim, sentAt, sentWall, carried, "bounds" in got ? got.bounds : undefined);
   }
 
   private claim(leaderId: string, withState: boolean): LeaseClaim {
@@ -144,7 +146,7 @@ export class TermStarter {
   }
 
   /** Serve a term just acquired (or adopted): empty with the lease-wait, or a promoted replica's table without one. */
-  private start(row: ShardLease, got: AcquiredTerm, claim: LeaseClaim, sentAt: number, sentWall: number, carried: CarriedTable | null): void {
+  private start(row: ShardLease, got: AcquiredTerm, claim: LeaseClaim, sentAt: number, sentWall: number, carried: CarriedTable | null, loadedBounds?: readonly LoadedBound[]): void {
     const { host } = this;
     const { options } = host;
     const { coordinator, serverId, leaderLeaseMs, leaseMs, logger, metrics } = options;
@@ -176,6 +178,7 @@ export class TermStarter {
       onFailed: host.onFailed,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
       carried: carried?.namespaces,
+      loadedBounds,
       claimWindowMs: options.breaks?.has("drop-carried-waiters") === true ? 0 : undefined,
     });
     host.onStarted(term, { ...row, holder: serverId, url, leaderId, incarnation: host.incarnation, epoch: got.epoch, expired: false });

@@ -1,5 +1,6 @@
 import type pg from "pg";
-import type { AcquiredTerm, Coordinator, HandedOverTerm, LeaderTerm, MemberInfo } from "../coordinator.js";
+import type { AdoptedTerm, Coordinator, HandedOverTerm, LeaderTerm, MemberInfo } from "../coordinator.js";
+import { boundLoadSql, parseLoadedBounds, type LoadedBoundEvent } from "../postgres-bound-load.js";
 
 /** How the PostgreSQL coordinator runs one named statement (timed, on its pool). */
 export type RunStatement = <R extends pg.QueryResultRow>(name: string, text: string, values?: unknown[]) => Promise<R[]>;
@@ -19,7 +20,11 @@ const termValues = (term: LeaderTerm): unknown[] => [term.shard, String(term.epo
  * follower watching the row for a takeover starts its observation again, and its acquisition of
  * the version it saw matches nothing).
  */
-export function standbyStatements(run: RunStatement, channel: string): Pick<Coordinator, "readStandbyCandidates" | "readClusterKey" | "nameStandby" | "setInSync" | "handOver" | "adoptHandOver"> {
+export function standbyStatements(
+  run: RunStatement,
+  channel: string,
+  onCommitted?: ((event: LoadedBoundEvent) => void) | undefined,
+): Pick<Coordinator, "readStandbyCandidates" | "readClusterKey" | "nameStandby" | "setInSync" | "handOver" | "adoptHandOver"> {
   return {
     async readStandbyCandidates(withinMs) {
       const rows = await run<{ server_id: string; url: string; incarnation: string | null; ready: boolean }>(
@@ -79,21 +84,38 @@ export function standbyStatements(run: RunStatement, channel: string): Pick<Coor
       return row === undefined ? null : ({ shard: term.shard, epoch: Number(row.epoch), url: row.url } satisfies HandedOverTerm);
     },
 
-    async adoptHandOver(shard, epoch, claim) {
+    async adoptHandOver(shard, epoch, claim, bounds) {
       // The lease-wait record as an acquisition writes it: complete up to the previous epoch (the
-      // leader that handed over) when that one kept it, else its lock lease as well.
-      const rows = await run<{ epoch: string; wait_ms: number }>(
+      // leader that handed over) when that one kept it, else its lock lease as well. The bounds
+      // asked for are loaded in the same statement, fenced by the adoption's row (locked by it).
+      const rows = await run<{ epoch: string; wait_ms: number; bounds: unknown }>(
         "adopt-hand-over",
-        `UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => $6::float8 / 1000), version = l.version + 1,
-           lock_lease_ms = GREATEST(l.lock_lease_ms, $7), valid_for_ms = GREATEST(p.wait_ms, $8), valid_for_epoch = l.epoch
-         FROM (SELECT shard, CASE WHEN valid_for_epoch = epoch - 1 THEN valid_for_ms ELSE GREATEST(valid_for_ms, lock_lease_ms) END AS wait_ms
-               FROM leases WHERE shard = $1) p
-         WHERE l.shard = p.shard AND l.epoch = $2 AND l.holder = $3 AND l.incarnation = $4 AND l.leader_id = $5
-         RETURNING l.epoch, p.wait_ms`,
-        [shard, String(epoch), claim.serverId, claim.incarnation, claim.leaderId, claim.leaderLeaseMs, Math.ceil(claim.lockLeaseMs), Math.ceil(claim.validForMs)],
+        `WITH a AS (
+           UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => $6::float8 / 1000), version = l.version + 1,
+             lock_lease_ms = GREATEST(l.lock_lease_ms, $7), valid_for_ms = GREATEST(p.wait_ms, $8), valid_for_epoch = l.epoch
+           FROM (SELECT shard, CASE WHEN valid_for_epoch = epoch - 1 THEN valid_for_ms ELSE GREATEST(valid_for_ms, lock_lease_ms) END AS wait_ms
+                 FROM leases WHERE shard = $1) p
+           WHERE l.shard = p.shard AND l.epoch = $2 AND l.holder = $3 AND l.incarnation = $4 AND l.leader_id = $5
+           RETURNING l.epoch, p.wait_ms),
+         ${boundLoadSql({ fence: "a", epoch: "$2", namespaces: "$9", block: "$10" })}
+         SELECT a.epoch, a.wait_ms, loaded.bounds FROM a, loaded`,
+        [
+          shard,
+          String(epoch),
+          claim.serverId,
+          claim.incarnation,
+          claim.leaderId,
+          claim.leaderLeaseMs,
+          Math.ceil(claim.lockLeaseMs),
+          Math.ceil(claim.validForMs),
+          [...(bounds?.namespaces ?? [])],
+          String(bounds?.block ?? 1),
+        ],
       );
       const row = rows[0];
-      return row === undefined ? null : ({ shard, epoch: Number(row.epoch), lockDelayMs: row.wait_ms } satisfies AcquiredTerm);
+      if (row === undefined) return null;
+      const term = { shard, epoch: Number(row.epoch) };
+      return { ...term, lockDelayMs: row.wait_ms, bounds: parseLoadedBounds(row.bounds, term, onCommitted) } satisfies AdoptedTerm;
     },
   };
 }

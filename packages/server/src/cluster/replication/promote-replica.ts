@@ -130,6 +130,11 @@ export class ReplicaPromoter {
     return { epoch: replica.stream.epoch + 1, leaderId: replica.stream.leaderId };
   }
 
+  /** The namespaces `shard`'s replica holds, to load their bounds with the adoption (none without a replica). */
+  replicaNamespaces(shard: number): string[] {
+    return this.options.store.get(shard)?.sink.namespaceNames?.() ?? [];
+  }
+
   /** The attempt {@link beginNotifiedAdoption} started is over (adopted or not). */
   endNotifiedAdoption(shard: number): void {
     this.options.store.unpin(shard);

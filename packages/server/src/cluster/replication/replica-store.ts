@@ -11,6 +11,11 @@ export interface ReplicaSink {
    * a promotion to start a serving table from. Default: none (such a sink never promotes).
    */
   snapshot?(): unknown;
+  /**
+   * The namespaces the replica holds (a promotion carries them), to load their timestamp bounds
+   * with the adoption's statement. Default: none known (they load after it, before serving).
+   */
+  namespaceNames?(): string[];
   /** Release what the sink holds once it is replaced or dropped. Default: nothing. */
   dispose?(): void;
 }

@@ -81,6 +81,11 @@ export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
     return snapshotShard({ namespaceNames: () => table.namespaceNames!(), exportNamespace: (ns) => table.exportNamespace!(ns) });
   }
 
+  /** The namespaces the replica's table holds (none when the table cannot list them). */
+  namespaceNames(): string[] {
+    return this.table.namespaceNames?.() ?? [];
+  }
+
   dispose(): void {
     void this.table.close().catch(() => undefined);
   }

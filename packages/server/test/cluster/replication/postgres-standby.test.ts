@@ -1,18 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { Coordinator, LeaseClaim, LeaderTerm, MemberIdentity } from "../../../src/cluster/coordinator.js";
+import type { Coordinator, LeaseClaim, LeaderTerm } from "../../../src/cluster/coordinator.js";
 import { createPostgresCoordinator } from "../../../src/cluster/postgres-coordinator.js";
+import { claim, member } from "../claims.js";
 import { schemaPerTest } from "../pg-schema.js";
-
-const claim = (serverId: string, leaderLeaseMs = 60_000): LeaseClaim => ({
-  serverId,
-  incarnation: `${serverId}-inc`,
-  url: `http://${serverId}.invalid`,
-  leaderId: `${serverId}-term`,
-  leaderLeaseMs,
-  lockLeaseMs: 700,
-  validForMs: 350,
-});
-const member = (serverId: string, incarnation = `${serverId}-inc`): MemberIdentity => ({ serverId, incarnation });
 
 describe("PostgresCoordinator: standbys, in_sync and the hand-over", () => {
   const bed = schemaPerTest<Coordinator>();
@@ -146,7 +136,7 @@ describe("PostgresCoordinator: standbys, in_sync and the hand-over", () => {
     expect(await adopt({ leaderId: "b-term" })).toBeNull();
     expect(await c.adoptHandOver(0, moved.epoch + 1, { ...claim("b"), leaderId: "a-term" })).toBeNull();
     const before = await row();
-    expect(await adopt()).toEqual({ shard: 0, epoch: moved.epoch, lockDelayMs: 350 });
+    expect(await adopt()).toEqual({ shard: 0, epoch: moved.epoch, lockDelayMs: 350, bounds: [] });
     const after = await bed.schema.query<{ valid_for_ms: number; valid_for_epoch: string; version: string; holder: string; leader_id: string }>(
       "SELECT valid_for_ms, valid_for_epoch, version, holder, leader_id FROM leases WHERE shard = 0",
     );
