@@ -39,6 +39,8 @@ export interface LeaseRow {
 export interface ClusterStartOptions {
   /** Node flags of every member (for example `--cpu-prof`). Default none. */
   readonly nodeArgs?: readonly string[] | undefined;
+  /** Another build's `packages/server/dist/cli.js` to run (an A/B comparison). Default this one's. */
+  readonly cli?: string | undefined;
 }
 
 /**
@@ -55,7 +57,7 @@ export async function startCluster(size: number, flags: readonly string[], optio
   const members: ServerProcess[] = [];
   const serverId = (i: number): string => `bench-${i}`;
   const start = (i: number, port?: number): Promise<ServerProcess> =>
-    startServerProcess({ clusterArgs: [...args, "--server-id", serverId(i)], nodeArgs: options.nodeArgs, port });
+    startServerProcess({ clusterArgs: [...args, "--server-id", serverId(i)], nodeArgs: options.nodeArgs, port, cli: options.cli });
   const gone = (m: ServerProcess): boolean => m.child.exitCode !== null || m.child.signalCode !== null;
   const close = async (): Promise<void> => {
     try {
