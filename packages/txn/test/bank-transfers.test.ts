@@ -66,7 +66,16 @@ describe.each(TXN_VARIANTS)("bank transfers over HTTP ($name)", (variant) => {
     expect(balances.reduce((s, v) => s + v, 0)).toBe(ACCOUNTS * INITIAL);
     // Every committed transfer, and only those, is in the balances: a lost update would show here.
     expect(balances).toEqual(expected);
-    // With the cache on, it answered reads (each one also checked against the store: validationRate 1).
-    if (variant.cache) expect(manager.readCacheStats()?.hits).toBeGreaterThan(0);
+    // With the cache on, it answers reads (each one also checked against the store: validationRate 1).
+    // It stays cold for a lease after it first saw the table (validForMs + a margin), and on a quiet
+    // machine the transfers can end inside that window (seen: 0 hits in CI): read on until it warms.
+    if (variant.cache) {
+      const deadline = Date.now() + 10_000;
+      while ((manager.readCacheStats()?.hits ?? 0) === 0 && Date.now() < deadline) {
+        await manager.run(async (txn) => Number(await txn.get("accounts", account(0), "balance")));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(manager.readCacheStats()?.hits).toBeGreaterThan(0);
+    }
   });
 });
