@@ -400,11 +400,15 @@ export class ClusterRuntime {
    */
   private heldEpochs(shards: number): (number | undefined)[] {
     const keepHandOvers = this.options.breaks?.has("release-handing-over") !== true;
-    return Array.from({ length: Math.max(shards, this.terms.length) }, (_, shard) => {
-      const giving = this.handing[shard];
-      if (giving !== undefined && giving !== null && !giving.handingOver) this.handing[shard] = null;
-      return this.terms[shard]?.epoch ?? (keepHandOvers && giving?.handingOver === true ? giving.epoch : undefined);
-    });
+    const epochs: (number | undefined)[] = [];
+    for (let shard = 0; shard < Math.max(shards, this.terms.length); shard++) {
+      const giving = this.handing[shard] ?? null;
+      // A finished hand-over's term is forgotten here, so its table is not kept alive.
+      if (giving !== null && !giving.handingOver) this.handing[shard] = null;
+      const handingEpoch = keepHandOvers && giving?.handingOver === true ? giving.epoch : undefined;
+      epochs.push(this.terms[shard]?.epoch ?? handingEpoch);
+    }
+    return epochs;
   }
 
   private async decide(): Promise<void> {

@@ -3,11 +3,11 @@ import type { AddressInfo } from "node:net";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { capturedLogger } from "../../support/captured-logger.js";
+import { recordingStandbyStore } from "./shard-replication-fixture.js";
 import type { Coordinator } from "../../../src/cluster/coordinator.js";
 import { createPostgresCoordinator } from "../../../src/cluster/postgres-coordinator.js";
 import { CLUSTER_AUTH_HEADER, newClusterKey, signRequest } from "../../../src/cluster/replication/cluster-key.js";
 import { createHttpReplicationTransport } from "../../../src/cluster/replication/http-replication-transport.js";
-import { ReplicaStore } from "../../../src/cluster/replication/replica-store.js";
 import { createReplicationRoute } from "../../../src/cluster/replication/replication-route.js";
 import { replicationPath, ReplicationRefusal, type ReplicationMessage } from "../../../src/cluster/replication/replication-wire.js";
 import { schemaPerTest } from "../pg-schema.js";
@@ -22,13 +22,7 @@ const snapshot: ReplicationMessage = {
 /** A standby's replication route on a real socket, with the cluster key PostgreSQL holds. */
 async function standby(key: Buffer) {
   const { logger, lines } = capturedLogger();
-  const applied: unknown[] = [];
-  const store = new ReplicaStore({
-    incarnation: "standby-inc",
-    shards: () => 4,
-    rowEpoch: () => 3,
-    createSink: () => ({ restore: (s) => applied.push(s), apply: (e) => applied.push(e) }),
-  });
+  const { store, applied } = recordingStandbyStore();
   const route = createReplicationRoute({ key: () => key, store, logger });
   const server = createServer((req, res) => {
     if (!route(req, res)) res.writeHead(404).end();

@@ -3,8 +3,8 @@ import { connect, type AddressInfo, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { capturedLogger } from "../../support/captured-logger.js";
+import { recordingStandbyStore } from "./shard-replication-fixture.js";
 import { CLUSTER_AUTH_HEADER, newClusterKey, signRequest } from "../../../src/cluster/replication/cluster-key.js";
-import { ReplicaStore } from "../../../src/cluster/replication/replica-store.js";
 import { createReplicationStreamRoute } from "../../../src/cluster/replication/replication-stream-route.js";
 import { ReplicationRefusal, type ReplicationMessage } from "../../../src/cluster/replication/replication-wire.js";
 import { FrameReader, FrameWriter, newNonce, sessionKey, STREAM_PROTOCOL, streamPath } from "../../../src/cluster/replication/stream-frames.js";
@@ -17,13 +17,7 @@ const entries = (fromSeq: number, ...e: string[]): ReplicationMessage => ({ kind
 /** A standby's stream route on a real socket. */
 async function standby(key: Buffer) {
   const { logger, lines } = capturedLogger();
-  const applied: unknown[] = [];
-  const store = new ReplicaStore({
-    incarnation: "standby-inc",
-    shards: () => 4,
-    rowEpoch: () => 3,
-    createSink: () => ({ restore: (s) => applied.push(s), apply: (e) => applied.push(e) }),
-  });
+  const { store, applied } = recordingStandbyStore();
   const unauthenticated: string[] = [];
   const route = createReplicationStreamRoute({ key: () => key, store, logger, onUnauthenticated: (r) => unauthenticated.push(r) });
   const server = createServer((_req, res) => res.writeHead(404).end());

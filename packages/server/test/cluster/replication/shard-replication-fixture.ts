@@ -110,3 +110,18 @@ export function setup(others: readonly Standby[] = []) {
     restartStandby: (incarnation: string) => (standby = new Standby(incarnation)),
   };
 }
+
+/**
+ * The standby side both replication routes' tests serve: a store for incarnation `standby-inc` of a
+ * 4-shard cluster whose rows are at epoch 3, recording every snapshot and entry it applies in `applied`.
+ */
+export function recordingStandbyStore(): { readonly store: ReplicaStore; readonly applied: unknown[] } {
+  const applied: unknown[] = [];
+  const store = new ReplicaStore({
+    incarnation: "standby-inc",
+    shards: () => 4,
+    rowEpoch: () => 3,
+    createSink: () => ({ restore: (s) => applied.push(s), apply: (e) => applied.push(e) }),
+  });
+  return { store, applied };
+}
