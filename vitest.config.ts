@@ -46,6 +46,7 @@ const UNTIMED_IN_SERIAL_DIRS = new Set([
   "packages/server/test/cluster/replication/sync-rule.test.ts",
   "packages/server/test/cluster/replication/term-replicator.test.ts",
   "packages/server/test/cluster/replication/shard-mover-stop-order.test.ts",
+  "packages/server/test/cluster/replication/echo-replication-transport.test.ts",
 ]);
 
 /** Every `*.test.ts` below `dir` (relative to the repository root), soak tests included. */

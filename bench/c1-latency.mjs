@@ -12,7 +12,8 @@
 //   PROFILE_DIR=<dir>            CPU profiles of the cluster members (--cpu-prof, sampled every 50 µs)
 //   NODE_ARGS="<flags>"          more Node flags for every server (for example --perf-basic-prof for perf)
 // c64Ms = 0 skips the 64-caller runs. Besides the p50s it prints the CPU (user + system, from
-// /proc/<pid>/stat) the single server, the leader and the standby used per lock + unlock in the c1 runs.
+// /proc/<pid>/stat) the single server, the leader and the standby used per lock + unlock in the c1 runs,
+// and per lock+tryUnlock pair in the c64 runs.
 // Every server it starts is stopped, and every schema it creates dropped, at the end.
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -93,6 +94,8 @@ try {
   const c64 = new Map(targets.map((t) => [t.name, []]));
   // CPU (µs) per lock + unlock of the single server, and of the cluster's leader and standby, over the c1 runs.
   const cpu = new Map(targets.map((t) => [t.name, { us: t.pids.map(() => 0), sys: t.pids.map(() => 0), n: 0 }]));
+  // CPU (µs) per lock+tryUnlock pair at 64 callers, likewise.
+  const cpu64 = new Map(targets.map((t) => [t.name, { us: t.pids.map(() => 0), n: 0 }]));
   console.log(`pids: ${targets.map((t) => `${t.name} ${t.pids.join("/")}`).join(", ")}`);
   console.log(`load before: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
   for (let r = 0; r < rounds; r++) {
@@ -114,7 +117,14 @@ try {
       line.push(`${t.name} ${p50.toFixed(0)}µs`);
     }
     for (const t of c64Ms > 0 ? order : []) {
+      const before = t.pids.map(cpuSplit);
       const run = await committers(t.target, 64, c64Ms, `r${r}c64`);
+      const c = cpu64.get(t.name);
+      t.pids.forEach((pid, k) => {
+        const [user, sys] = cpuSplit(pid);
+        c.us[k] += (user + sys - before[k][0] - before[k][1]) * 1000;
+      });
+      c.n += run.pairs;
       c64.get(t.name).push(run.pairs / run.elapsed);
     }
     for (const t of targets) if (t.cluster !== undefined && !(await t.cluster.rows())[0].inSync) line.push(`${t.name} OUT OF SYNC`);
@@ -132,6 +142,7 @@ try {
     out += `; c1 CPU µs per lock+unlock: single ${(cs.us[0] / cs.n).toFixed(1)} (sys ${(cs.sys[0] / cs.n).toFixed(1)}), leader ${(cc.us[0] / cc.n).toFixed(1)} (sys ${(cc.sys[0] / cc.n).toFixed(1)}), standby ${(cc.us[1] / cc.n).toFixed(1)} (sys ${(cc.sys[1] / cc.n).toFixed(1)})`;
     out += `; c64 pairs/s single ${median(c64.get(`${name}-single`)).toFixed(0)}, cluster ${median(c64.get(`${name}-cluster`)).toFixed(0)}`;
     if (diag) out += `, no-standby ${median(c64.get(`${name}-nostandby`)).toFixed(0)}`;
+    if (c64Ms > 0) out += `; c64 CPU µs per pair: ${targets.filter((t) => t.name.startsWith(`${name}-`)).map((t) => `${t.name} ${cpu64.get(t.name).us.map((u) => (u / cpu64.get(t.name).n).toFixed(1)).join("/")}`).join(", ")}`;
     console.log(out);
   }
   console.log(`load after: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);

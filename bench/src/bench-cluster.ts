@@ -39,6 +39,10 @@ export interface LeaseRow {
 export interface ClusterStartOptions {
   /** Node flags of every member (for example `--cpu-prof`). Default none. */
   readonly nodeArgs?: readonly string[] | undefined;
+  /** CLI flags of every member after all others (a test knob's): see `startServerProcess`. Default none. */
+  readonly extraArgs?: readonly string[] | undefined;
+  /** Environment variables of every member on top of this process's (a test knob's). Default none. */
+  readonly env?: Readonly<Record<string, string>> | undefined;
   /** Another build's `packages/server/dist/cli.js` to run (an A/B comparison). Default this one's. */
   readonly cli?: string | undefined;
 }
@@ -57,7 +61,7 @@ export async function startCluster(size: number, flags: readonly string[], optio
   const members: ServerProcess[] = [];
   const serverId = (i: number): string => `bench-${i}`;
   const start = (i: number, port?: number): Promise<ServerProcess> =>
-    startServerProcess({ clusterArgs: [...args, "--server-id", serverId(i)], nodeArgs: options.nodeArgs, port, cli: options.cli });
+    startServerProcess({ clusterArgs: [...args, "--server-id", serverId(i)], nodeArgs: options.nodeArgs, port, cli: options.cli, extraArgs: options.extraArgs, env: options.env });
   const gone = (m: ServerProcess): boolean => m.child.exitCode !== null || m.child.signalCode !== null;
   const close = async (): Promise<void> => {
     try {

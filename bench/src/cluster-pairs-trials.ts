@@ -59,7 +59,7 @@ export const ROUND_ORDERS: readonly (readonly number[])[] = [
  * a lone caller's lock right after a tryUnlock took about 8 ms at the median here (0.5 ms after an
  * awaited unlock, same server), a client-side delay that would hide what the server path costs.
  */
-async function oneCaller(target: string | readonly string[], ms: number, namespace: string): Promise<number[]> {
+export async function oneCaller(target: string | readonly string[], ms: number, namespace: string): Promise<number[]> {
   const where = typeof target === "string" ? { baseUrl: target } : { baseUrls: [...target] };
   const client = LockClient.http({ ...where, namespace, logger: silentLogger() });
   const times: number[] = [];

@@ -20,14 +20,25 @@ const cli = fileURLToPath(new URL("../../packages/server/dist/cli.js", import.me
  * `cli` starts another build's `cli.js` (an A/B comparison of two commits; default this one's).
  */
 export async function startServerProcess(
-  options: { leaseMs?: number; nodeArgs?: readonly string[] | undefined; clusterArgs?: readonly string[] | undefined; port?: number | undefined; cli?: string | undefined } = {},
+  options: {
+    leaseMs?: number;
+    nodeArgs?: readonly string[] | undefined;
+    clusterArgs?: readonly string[] | undefined;
+    port?: number | undefined;
+    cli?: string | undefined;
+    /** CLI flags after all others (a later flag wins: `--log-level debug --unsafe-test-knobs` for a test knob). Default none. */
+    extraArgs?: readonly string[] | undefined;
+    /** Environment variables on top of this process's (a test knob's). Default none. */
+    env?: Readonly<Record<string, string>> | undefined;
+  } = {},
 ): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "leasehold-bench-"));
   // Cluster members (`clusterArgs`: `--cluster <conn>` and friends) keep their bounds in PostgreSQL, not a data directory.
   const store = options.clusterArgs === undefined ? ["--data-dir", dataDir] : [...options.clusterArgs];
   const args = [...(options.nodeArgs ?? []), options.cli ?? cli, "--host", "127.0.0.1", "--port", String(options.port ?? 0), ...store, "--log-level", "info"];
   if (options.leaseMs !== undefined) args.push("--lease-ms", String(options.leaseMs));
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  args.push(...(options.extraArgs ?? []));
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], env: options.env === undefined ? process.env : { ...process.env, ...options.env } });
   const listening = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     // LEASEHOLD_BENCH_LOG_DIR keeps every server's log lines (one file per process) for diagnosis.

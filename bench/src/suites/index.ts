@@ -1,6 +1,7 @@
 import type { Suite } from "../figures.js";
 import { clientSuite } from "./client.js";
 import { clusterSuite } from "./cluster.js";
+import { clusterFloorSuite } from "./cluster-floor.js";
 import { engineSuite } from "./engine.js";
 import { httpSuite } from "./http.js";
 import { inspectionSuite } from "./inspection.js";
@@ -9,5 +10,5 @@ import { observabilitySuite } from "./observability.js";
 import { peersSuite } from "./peers.js";
 import { txnSuite } from "./txn.js";
 
-/** Every suite, in the order `pnpm bench` runs them; `peers` and `cluster` only run when named. */
-export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite, observabilitySuite, txnSuite, inspectionSuite, peersSuite, clusterSuite];
+/** Every suite, in the order `pnpm bench` runs them; `peers`, `cluster` and `cluster-floor` only run when named. */
+export const SUITES: readonly Suite[] = [engineSuite, memorySuite, httpSuite, clientSuite, observabilitySuite, txnSuite, inspectionSuite, peersSuite, clusterSuite, clusterFloorSuite];

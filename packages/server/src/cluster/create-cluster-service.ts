@@ -12,7 +12,7 @@ import { ReplicationMetrics, type ShardReplicationView } from "./replication/rep
 import { createStandbySide, type StandbySide } from "./replication/standby-side.js";
 import { LeaderSide } from "./replication/leader-side.js";
 import { ReplicaPromoter } from "./replication/promote-replica.js";
-import { testBreaks, testHandOverPauseMs, testReplicationWindow, testReserveBlock } from "./test-breaks.js";
+import { testBreaks, testEchoStandbyPort, testHandOverPauseMs, testReplicationWindow, testReserveBlock } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
 export interface ClusterOptions {
@@ -184,7 +184,8 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     const unsafeAnswerFirst = breaks.has("answer-before-ack");
     const unsafeAnyReplica = breaks.has("promote-any-replica");
     const maxInFlight = testReplicationWindow(host.logger, knobs);
-    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, keepStaleReplicas: unsafeAnyReplica, maxInFlight });
+    const echoStandbyPort = testEchoStandbyPort(host.logger, knobs);
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort });
     r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica });
     leader.start();
   }

@@ -120,3 +120,29 @@ export function testReplicationWindow(logger: Logger, enabled: boolean, env: Nod
 export function testHandOverPauseMs(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
   return integerKnob("LEASEHOLD_TEST_HAND_OVER_PAUSE_MS", 1, "handOverPauseMs", "hand-overs paused before the row move by", logger, enabled, env);
 }
+
+/**
+ * BENCHMARK ONLY, and unsafe. `LEASEHOLD_TEST_ECHO_STANDBY_PORT=<port>` replaces every replication
+ * connection of a leader with one to an echo server on that local port (echo-replication-transport.ts):
+ * a "standby" that acknowledges each message after one byte there and back and holds nothing, so
+ * `pnpm bench cluster-floor` can measure the floor of what any standby in another process costs on
+ * the machine at hand. A takeover then loses every lock. Unlike the other knobs it is read with
+ * {@link TEST_KNOBS_FLAG} at any log level: `--log-level debug` writes an access-log line per
+ * request, which would change the very cost it is there to measure (the flag is still needed, so a
+ * stray variable on a production server changes nothing). Said at `warn` when it acts. Answers
+ * `undefined` when unset or not read. Throws a RangeError on a bad value.
+ */
+export function testEchoStandbyPort(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env.LEASEHOLD_TEST_ECHO_STANDBY_PORT;
+  if (raw === undefined || raw === "") return undefined;
+  if (!enabled) {
+    logger.warn({ variable: "LEASEHOLD_TEST_ECHO_STANDBY_PORT" }, `LEASEHOLD_TEST_ECHO_STANDBY_PORT is set but ignored: it acts only with ${TEST_KNOBS_FLAG}`);
+    return undefined;
+  }
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(port) || port < 1 || port > 65_535) {
+    throw new RangeError(`LEASEHOLD_TEST_ECHO_STANDBY_PORT must be a port number from 1 to 65535 (got ${JSON.stringify(raw)})`);
+  }
+  logger.warn({ echoStandbyPort: port }, "TEST ONLY: every standby replaced (unsafe: it holds nothing) by the echo server named by LEASEHOLD_TEST_ECHO_STANDBY_PORT");
+  return port;
+}

@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { testBreaks, testReplicationWindow, testReserveBlock } from "../../src/cluster/test-breaks.js";
+import { testBreaks, testEchoStandbyPort, testReplicationWindow, testReserveBlock } from "../../src/cluster/test-breaks.js";
 
 const logger = (level: string): { logger: pino.Logger; lines: Record<string, unknown>[] } => {
   const lines: Record<string, unknown>[] = [];
@@ -46,6 +46,23 @@ describe("test knobs (negative controls of the reliability suite)", () => {
     const { logger: l } = logger("debug");
     for (const bad of ["1", "0", "-5", "2.5", "abc", "1e3", "99999999999999999999"]) {
       expect(() => testReserveBlock(l, true, { LEASEHOLD_TEST_RESERVE_BLOCK: bad }), bad).toThrow(/LEASEHOLD_TEST_RESERVE_BLOCK must be an integer of at least 2/);
+    }
+  });
+
+  it("LEASEHOLD_TEST_ECHO_STANDBY_PORT acts with --unsafe-test-knobs at any log level (a debug access log would distort the benchmark), never without it", () => {
+    for (const level of ["info", "debug"]) {
+      const l = logger(level);
+      expect(testEchoStandbyPort(l.logger, true, { LEASEHOLD_TEST_ECHO_STANDBY_PORT: "40123" })).toBe(40123);
+      expect(l.lines.map((line) => [line.level, line.echoStandbyPort])).toEqual([[40, 40123]]);
+      expect(String(l.lines[0]!.msg)).toMatch(/TEST ONLY: every standby replaced \(unsafe: it holds nothing\)/);
+    }
+    const off = logger("debug");
+    expect(testEchoStandbyPort(off.logger, false, { LEASEHOLD_TEST_ECHO_STANDBY_PORT: "40123" })).toBeUndefined();
+    expect(off.lines.map((line) => [line.level, line.variable])).toEqual([[40, "LEASEHOLD_TEST_ECHO_STANDBY_PORT"]]);
+    expect(String(off.lines[0]!.msg)).toMatch(/is set but ignored: it acts only with --unsafe-test-knobs/);
+    expect(testEchoStandbyPort(off.logger, true, {})).toBeUndefined();
+    for (const bad of ["0", "65536", "-1", "80.5", "port", "1e3"]) {
+      expect(() => testEchoStandbyPort(logger("info").logger, true, { LEASEHOLD_TEST_ECHO_STANDBY_PORT: bad }), bad).toThrow(/LEASEHOLD_TEST_ECHO_STANDBY_PORT must be a port number from 1 to 65535/);
     }
   });
 

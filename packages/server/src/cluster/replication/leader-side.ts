@@ -9,6 +9,7 @@ import { realReplicationClock, type ReplicationClock } from "./replication-clock
 import type { ReplicationMetrics, ShardReplicationView } from "./replication-metrics.js";
 import { ShardReplication } from "./shard-replication.js";
 import type { StandbySide } from "./standby-side.js";
+import { createEchoReplicationTransport } from "./echo-replication-transport.js";
 import { createStreamReplicationTransport } from "./stream-replication-transport.js";
 import { TermReplicator } from "./term-replicator.js";
 
@@ -42,6 +43,8 @@ export interface LeaderSideOptions {
   readonly unsafeAnswerFirst?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_REPLICATION_WINDOW`): see `ReplicationSenderOptions.maxInFlight`. Default: the sender's. */
   readonly maxInFlight?: number | undefined;
+  /** BENCHMARK ONLY (`LEASEHOLD_TEST_ECHO_STANDBY_PORT`): every standby connection goes to this local echo server instead (echo-replication-transport.ts). Default: none, the real standby. */
+  readonly echoStandbyPort?: number | undefined;
 }
 
 /** Only grants hold their answer (DESIGN.md: a release is answered at once). */
@@ -141,7 +144,11 @@ export class LeaderSide {
       term: { shard: term.shard, epoch: term.epoch, serverId, incarnation: runtime.identity.incarnation },
       leaderId: term.leaderId,
       coordinator,
-      connect: (target) => createStreamReplicationTransport({ url: target.url, shard: term.shard, key: key.key!, timeoutMs: leaderLeaseMs }),
+      connect: (target) => {
+        const echo = this.options.echoStandbyPort;
+        if (echo !== undefined) return createEchoReplicationTransport({ port: echo });
+        return createStreamReplicationTransport({ url: target.url, shard: term.shard, key: key.key!, timeoutMs: leaderLeaseMs });
+      },
       snapshot: () => snapshotShard(term.service),
       maxInFlight: this.options.maxInFlight,
       clock: this.clock,
