@@ -1,7 +1,6 @@
 import { fnv1a32 } from "@leasehold/protocol";
 import pg from "pg";
 import {
-  ShardCountMismatchError,
   type AcquiredTerm,
   type Coordinator,
   type HeldTerm,
@@ -14,9 +13,11 @@ import {
 } from "./coordinator.js";
 import { checkConnectionString } from "./connection-string.js";
 import { boundLoadStatements, DB_TIME_US } from "./postgres-bound-load.js";
-import { CREATE_TABLES, placeSchema, quoteIdentifier, SCHEMA_COMPLETE } from "./postgres-schema.js";
-import { newClusterKey } from "./replication/cluster-key.js";
+import { placeSchema, quoteIdentifier } from "./postgres-schema.js";
+import { setUpSchema } from "./postgres-setup.js";
 import { CLEAR_STANDBY, standbyStatements } from "./replication/postgres-standby-statements.js";
+
+export { DEFAULT_SHARDS } from "./postgres-setup.js";
 
 /** Options of {@link createPostgresCoordinator}. */
 export interface PostgresCoordinatorOptions {
@@ -66,10 +67,6 @@ export type CoordinatorEvent =
     };
 
 
-/** The cluster's shard count when neither `--shards` nor an existing cluster says otherwise. */
-export const DEFAULT_SHARDS = 64;
-
-const SETUP_LOCK_KEY = 0x6c_68_73_74; // "lhst": serialises CREATE TABLE of servers starting together
 
 /**
  * The {@link Coordinator} over PostgreSQL (node-postgres). One pool for statements, two connections
@@ -140,23 +137,7 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
         throw err;
       }
       try {
-        await client.query("BEGIN");
-        await client.query("SELECT pg_advisory_xact_lock($1)", [SETUP_LOCK_KEY]);
-        const complete = (await client.query<{ complete: boolean }>(SCHEMA_COMPLETE, [placement.schema])).rows[0]?.complete === true;
-        // DDL only when something is missing: a role that may only use the tables starts too.
-        if (!complete) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(placement.schema)}`);
-        await client.query(`SET LOCAL search_path = ${quoteIdentifier(placement.schema)}`);
-        if (!complete) await client.query(CREATE_TABLES);
-        await client.query("INSERT INTO cluster_config (id, shards) VALUES (1, $1) ON CONFLICT (id) DO NOTHING", [shards ?? DEFAULT_SHARDS]);
-        const stored = (await client.query<{ shards: number }>("SELECT shards FROM cluster_config WHERE id = 1")).rows[0]?.shards ?? DEFAULT_SHARDS;
-        if (shards !== undefined && stored !== shards) throw new ShardCountMismatchError(stored, shards);
-        await client.query("INSERT INTO leases (shard) SELECT generate_series(0, $1::int - 1) ON CONFLICT (shard) DO NOTHING", [stored]);
-        await client.query("INSERT INTO cluster_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING", [newClusterKey()]);
-        await client.query("COMMIT");
-        return stored;
-      } catch (err) {
-        await client.query("ROLLBACK").catch(() => undefined);
-        throw err;
+        return await setUpSchema(client, placement.schema, shards);
       } finally {
         setups.delete(client);
         await client.end().catch(() => undefined);
