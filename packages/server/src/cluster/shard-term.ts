@@ -6,7 +6,7 @@ import { InMemoryLockService } from "../service/in-memory-lock-service.js";
 import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { coordinatorUnavailable, TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
 import type { Coordinator, HeldTerm, ImmutableRecord, LoadedBound } from "./coordinator.js";
-import { QueuedLock, type HeldBack } from "./queued-lock.js";
+import { HeldBackLines } from "./held-back-lines.js";
 import { holdAnswer, holdBegun } from "./replication/hold-answers.js";
 import type { TermReplicator } from "./replication/term-replicator.js";
 import { ShardReserver } from "./shard-reserver.js";
@@ -127,8 +127,8 @@ export class ShardTerm implements ServingGate {
    * or a timeout ahead of it) has nobody to answer a refusal to.
    */
   private loadingCarried = 0;
-  /** Held-back locks and waits per namespace, in arrival order (their answer types differ). */
-  private readonly queues = new Map<string, HeldBack[]>();
+  /** Held-back locks and waits, a first-in-first-out line per namespace. */
+  private readonly lines: HeldBackLines;
   private readonly recorded = new Map<string, number>();
   private ended: LeaseholdError | null = null;
 
@@ -138,6 +138,13 @@ export class ShardTerm implements ServingGate {
     this.epoch = term.epoch;
     this.leaderId = options.leaderId;
     this.gateUntil = options.gateUntil;
+    this.lines = new HeldBackLines({
+      clock,
+      waiting: () => this.waiting,
+      reserver: { isPrepared: (namespace) => this.reserver.isPrepared(namespace), prepare: (namespace) => this.reserver.prepare(namespace) },
+      mayStart: (namespace) => this.ended === null && this.waitOver && this.reserver.isPrepared(namespace),
+      retryAfterMs: options.retryAfterMs,
+    });
     this.reserver = new ShardReserver(options.coordinator, term, options.reserveBlock, {
       onDeposed: (reason) => options.onFailed(this, reason),
       onExtended: options.onBoundExtended,
@@ -243,7 +250,7 @@ export class ShardTerm implements ServingGate {
 
   /** `beginLock` of this term: held back in FIFO order while the term may not grant yet. */
   beginLock(namespace: string, body: unknown): LockResponse | WaitingLockHandle {
-    if (this.queues.get(namespace) === undefined && !this.waiting && this.reserver.isPrepared(namespace)) {
+    if (!this.lines.has(namespace) && !this.waiting && this.reserver.isPrepared(namespace)) {
       return holdBegun(this.replicator, () => this.service.beginLock(namespace, body));
     }
     return this.holdBack(namespace, requestValidators.lock.parse(body), (request) => holdBegun(this.replicator, () => this.service.beginLock(namespace, request)));
@@ -254,7 +261,7 @@ export class ShardTerm implements ServingGate {
    * not grant yet, since locks an earlier leader granted may still be held: a wait must not pass them.
    */
   beginWaitForLocks(namespace: string, body: unknown): WaitForLocksResponse | WaitingLockHandle<WaitForLocksResponse> {
-    if (this.queues.get(namespace) === undefined && !this.waiting && this.reserver.isPrepared(namespace)) {
+    if (!this.lines.has(namespace) && !this.waiting && this.reserver.isPrepared(namespace)) {
       return this.service.beginWaitForLocks(namespace, body);
     }
     const request = requestValidators["wait-for-locks"].parse(body);
@@ -268,43 +275,12 @@ export class ShardTerm implements ServingGate {
     cancelledAs?: A,
   ): WaitingLockHandle<A> {
     if (this.ended !== null) throw this.ended;
-    const now = this.options.clock();
-    let queue = this.queues.get(namespace);
-    if (queue === undefined) this.queues.set(namespace, (queue = []));
-    const line = queue;
-    const queued = new QueuedLock<A>(
-      request,
-      now + (request.acquireTimeoutMs ?? 0),
-      now,
-      (gone) => {
-        const i = line.indexOf(gone);
-        if (i >= 0) line.splice(i, 1);
-      },
-      this.waiting,
-      begin,
-      cancelledAs,
-    );
-    line.push(queued);
-    if (!this.reserver.isPrepared(namespace)) {
-      this.reserver.prepare(namespace).then(
-        () => this.drain(namespace),
-        (err: unknown) => this.failQueue(namespace, coordinatorUnavailable(err, this.options.retryAfterMs)),
-      );
-    }
-    return queued.handle;
+    return this.lines.hold(namespace, request, begin, cancelledAs);
   }
 
   /** Cancel held-back requests with this `requestId`; true when there were some. */
   cancelQueued(namespace: string, requestId: string): boolean {
-    const queue = this.queues.get(namespace);
-    if (queue === undefined) return false;
-    let found = false;
-    for (const queued of [...queue]) {
-      if (queued.request.requestId !== requestId) continue;
-      found = true;
-      queued.cancel();
-    }
-    return found;
+    return this.lines.cancel(namespace, requestId);
   }
 
   /** Run an operation that may grant (transactions/start, timestamp leases), its answer held until the standby acknowledged it. */
@@ -373,7 +349,7 @@ export class ShardTerm implements ServingGate {
     this.replicator?.stop();
     if (!handingOver) this.replicator?.replication.close(error);
     void this.service.closeWith(error);
-    for (const namespace of [...this.queues.keys()]) this.failQueue(namespace, error);
+    this.lines.failAll(error);
   }
 
   /**
@@ -402,7 +378,7 @@ export class ShardTerm implements ServingGate {
     if (this.waitOver) return;
     this.waitOver = true;
     if (this.waitTimer !== null) clearTimeout(this.waitTimer);
-    for (const namespace of [...this.queues.keys()]) this.drain(namespace);
+    this.lines.drainAll();
     this.settleLeaseWait();
   }
 
@@ -419,21 +395,5 @@ export class ShardTerm implements ServingGate {
       (matched) => logger.info({ ...term, validForMs, lockDelayMs, matched }, "lease-wait record lowered to this term's validForMs"),
       (err: unknown) => logger.warn({ ...term, err }, "could not lower the lease-wait record; the next leader waits the longer record"),
     );
-  }
-
-  private drain(namespace: string): void {
-    if (this.ended !== null || !this.waitOver || !this.reserver.isPrepared(namespace)) return;
-    const queue = this.queues.get(namespace);
-    if (queue === undefined) return;
-    this.queues.delete(namespace);
-    const now = this.options.clock();
-    for (const queued of queue) queued.start(now);
-  }
-
-  private failQueue(namespace: string, error: LeaseholdError): void {
-    const queue = this.queues.get(namespace);
-    if (queue === undefined) return;
-    this.queues.delete(namespace);
-    for (const queued of queue) queued.fail(error);
   }
 }
