@@ -20,7 +20,7 @@ export const CLUSTER_CATALOG: Readonly<Record<string, FigureInfo>> = {
   failover_ms_sigterm_p50: {
     section: CLUSTER_SECTION,
     meaning:
-      "SIGTERM of the leader (a planned hand-over): it releases its shards with NOTIFY and another server takes them at once. ms from the signal to the first timestamp served by another server.",
+      "SIGTERM of the leader (a planned hand-over): with `--replicas 1` (the default) it hands each shard over with its table to the shard's in-sync standby (one fenced statement and a NOTIFY), which serves at once; without a standby it releases the shard with NOTIFY and another server takes it. ms from the signal to the first timestamp served by another server. Each trial starts from a balanced cluster whose standbys are all in sync, as between the restarts of a deploy.",
     target: { op: "<=", value: 300 },
   },
   cluster_pairs_ratio_over_single_c64: {
