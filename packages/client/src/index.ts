@@ -25,7 +25,7 @@ export type {
 export { tokenFingerprint } from "./token-fingerprint.js";
 export type { ClientStatsSnapshot, HistogramBucket } from "./client-stats.js";
 export { HttpLockService } from "./http-lock-service.js";
-export type { HttpLockServiceOptions, RetryOptions } from "./http-lock-service.js";
+export type { HttpLockServiceOptions, RetryOptions } from "./http-lock-service-options.js";
 export { Autobatcher } from "./autobatcher.js";
 export type { BatchFunction } from "./autobatcher.js";
 export { LeaseholdError, isLeaseholdError, rowLock, cellLock } from "@leasehold/protocol";

@@ -1,5 +1,5 @@
 import type { Logger } from "./logger.js";
-import type { HttpLockServiceOptions } from "./http-lock-service.js";
+import type { HttpLockServiceOptions } from "./http-lock-service-options.js";
 
 /** Options every {@link LockClient} takes, whatever its transport. */
 export interface LockClientOptions {

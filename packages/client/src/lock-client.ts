@@ -15,45 +15,26 @@ import {
   type WaitSpec,
 } from "@leasehold/protocol";
 import type { Observable } from "rxjs";
-import { watchedStartBatch, type WatchedStart, type WatchedStartAsk } from "./watched-start-batch.js";
+import type { WatchedStart } from "./watched-start-batch.js";
 import { watchLocks, type WatchLocksOptions } from "./watch-locks.js";
 import { requestIdSource } from "./request-ids.js";
 import { acquireLocks, type AcquireResult } from "./acquire-locks.js";
-import { AsyncUnlocker } from "./async-unlocker.js";
-import { Autobatcher } from "./autobatcher.js";
-import { refreshBatch, startTransactionsBatch, timestampsBatch, type RefreshAsk } from "./batch-functions.js";
 import { clientChannels, clientMessages, lockCallObserved } from "./client-diagnostics.js";
+import { closedError, positiveCount } from "./client-errors.js";
+import type { LeaderWatch } from "./client-refresher.js";
 import { ClientStats, type ClientStatsSnapshot } from "./client-stats.js";
 import { HttpLockService } from "./http-lock-service.js";
-import { VoidTokens } from "./void-tokens.js";
-import { LockBatcher } from "./lock-batcher.js";
-import { observeRefresh } from "./observe-refresh.js";
+import { lockClientParts, type LockClientParts } from "./lock-client-parts.js";
 import { observeLockCall } from "./observe-lock-call.js";
-import { createDefaultLogger } from "./default-logger.js";
 import type { HttpLockClientOptions, LockClientOptions } from "./lock-client-options.js";
-import type { Logger } from "./logger.js";
 import type { LockOptions, SignalOptions, StartedTransactionInfo } from "./lock-options.js";
 import type { LostLock } from "./lost-lock.js";
-import { Refresher } from "./refresher.js";
+import { leaseAfterWait } from "./lease-after-wait.js";
 import { GrantedLock, LOCK_TIMEOUT, type LockResult } from "./lock-result.js";
 import { optionsThenFn } from "./options-then-fn.js";
 import { TimestampLease } from "./timestamp-lease.js";
 import { waitForLocks, type WaitForLocksOptions } from "./wait-for-locks.js";
 import { runWithLock, type WithLockOptions, type WithLockResult, type WithLockWork } from "./with-lock.js";
-
-/** What a transport that knows leader terms offers (the HTTP one: see `HttpLockService.onVoidLeader`). */
-interface LeaderWatch {
-  onVoidLeader(listener: (leaderId: string) => void): () => void;
-  isVoidLeader(leaderId: string): boolean;
-}
-
-const closedError = (): LeaseholdError => new LeaseholdError("UNAVAILABLE", "the LockClient is closed");
-
-function positiveCount(n: number, max: number, what: string): void {
-  if (!Number.isSafeInteger(n) || n < 1 || n > max) {
-    throw new LeaseholdError("INVALID_ARGUMENT", `${what}: count must be an integer between 1 and ${max} (got ${String(n)})`, { path: "count" });
-  }
-}
 
 /**
  * A leasehold client bound to one namespace, over any {@link LockService}. It keeps held locks
@@ -66,7 +47,6 @@ export class LockClient implements AsyncDisposable {
   readonly namespace: string;
   readonly #service: LockService;
   readonly #onClose: () => Promise<void>;
-  readonly #logger: Logger;
   readonly #stats = new ClientStats();
   readonly #now: () => number;
   /** Where `lock` hands a grant its caller no longer wants. */
@@ -75,19 +55,15 @@ export class LockClient implements AsyncDisposable {
   readonly #disposeGrant = (token: string): Promise<unknown> => (this.#closed === undefined ? this.unlock([token]) : Promise.resolve());
   /** `requestId`s for lock calls that bring none. */
   readonly #newRequestId = requestIdSource();
-  readonly #refresher: Refresher;
-  readonly #unlocker: AsyncUnlocker;
-  readonly #timestamps: Autobatcher<number, TimestampsResponse>;
-  readonly #transactions: Autobatcher<number, StartTransactionsResponse>;
-  readonly #watchedStarts: Autobatcher<WatchedStartAsk, WatchedStart>;
-  readonly #refresh: Autobatcher<RefreshAsk, RefreshResponse>;
+  readonly #refresher: LockClientParts["refresher"];
+  readonly #unlocker: LockClientParts["unlocker"];
+  readonly #timestamps: LockClientParts["timestamps"];
+  readonly #transactions: LockClientParts["transactions"];
+  readonly #watchedStarts: LockClientParts["watchedStarts"];
+  readonly #refresh: LockClientParts["refresh"];
+  readonly #refreshIfVoid: LockClientParts["refreshIfVoid"];
   /** Where `lock` requests go: the lock batcher when `lockBatching` is on, else the service. */
-  readonly #locks: Pick<LockService, "lock">;
-  /** Where unlocks go: the service, less the tokens of ended leader terms. */
-  readonly #unlocks: Pick<LockService, "unlock">;
-  /** Tokens dropped as `leader-changed`: void, so unlocking them would be a wasted call. */
-  readonly #voided = new VoidTokens();
-  readonly #leaders: LeaderWatch | undefined;
+  readonly #locks: LockClientParts["locks"];
   readonly #stopWatchingLeaders: () => void;
   #closed: Promise<void> | undefined;
 
@@ -107,50 +83,17 @@ export class LockClient implements AsyncDisposable {
     this.namespace = validateNamespace(options.namespace);
     this.#service = service;
     this.#onClose = onClose;
-    this.#logger = options.logger ?? createDefaultLogger();
     this.#now = options.now ?? (() => performance.now());
-    const ns = this.namespace;
-    this.#timestamps = new Autobatcher(timestampsBatch(service, ns));
-    this.#transactions = new Autobatcher(startTransactionsBatch(service, ns));
-    this.#watchedStarts = new Autobatcher(watchedStartBatch(service, ns));
-    this.#refresh = new Autobatcher(observeRefresh(ns, refreshBatch(service, ns, () => this.#stats.refreshCalls++), this.#now));
-    this.#refresher = new Refresher({
-      refresh: (tokens, stillWanted) => this.#refresh.submit({ tokens, stillWanted }),
-      logger: this.#logger,
-      stats: this.#stats,
-      now: this.#now,
-      maxTenureMs: options.maxTenureMs ?? 15 * 60_000,
-      refreshIntervalMs: options.refreshIntervalMs,
-      tickMs: options.refreshTickMs ?? 100,
-    });
-    this.#locks =
-      (options.lockBatching ?? !inProcess) && service.lockBatch !== undefined
-        ? new LockBatcher({ service, namespace: ns, release: this.#giveBack, now: this.#now, inProcess })
-        : service;
-    this.#unlocks = { unlock: (namespace, body, callOptions) => this.#voided.unlock(service, namespace, body, callOptions) };
-    this.#unlocker = new AsyncUnlocker({
-      service: this.#unlocks,
-      logger: this.#logger,
-      stats: this.#stats,
-      forget: (_namespace, tokens) => this.#refresher.forget(tokens),
-    });
-    // Lost locks are rare: one subscription per client, publishing only when someone listens; a
-    // token of an ended leader term is remembered so that no unlock ever carries it.
-    this.#refresher.lost.subscribe(({ token, reason }) => {
-      if (clientChannels.lockLost.hasSubscribers) clientChannels.lockLost.publish(clientMessages.lockLost(ns, token, reason));
-      if (reason !== "leader-changed") return;
-      this.#voided.add(token);
-    });
-    // A cluster transport says when a shard's leader changed: its tokens are refreshed at once,
-    // not at their next renewal, and the answer says whether they are lost (withLock's signal
-    // hears it then).
-    this.#leaders = leaders;
-    this.#stopWatchingLeaders = leaders?.onVoidLeader((leaderId) => this.#refresher.refreshLeaderSoon(leaderId)) ?? (() => undefined);
-  }
-
-  /** A grant or start answered under a term already known to have ended is refreshed at once (the answer decides). */
-  #refreshIfVoid(lease: Lease): void {
-    if (this.#leaders?.isVoidLeader(lease.leaderId)) this.#refresher.refreshLeaderSoon(lease.leaderId);
+    const parts = lockClientParts({ service, namespace: this.namespace, options, inProcess, leaders, stats: this.#stats, now: this.#now, giveBack: this.#giveBack });
+    this.#timestamps = parts.timestamps;
+    this.#transactions = parts.transactions;
+    this.#watchedStarts = parts.watchedStarts;
+    this.#refresh = parts.refresh;
+    this.#refresher = parts.refresher;
+    this.#refreshIfVoid = parts.refreshIfVoid;
+    this.#stopWatchingLeaders = parts.stopWatchingLeaders;
+    this.#locks = parts.locks;
+    this.#unlocker = parts.unlocker;
   }
 
   /**
@@ -195,7 +138,7 @@ export class LockClient implements AsyncDisposable {
   readonly #granted = ({ response, sentAt }: AcquireResult): LockResult | Promise<LockResult> => {
     if (response.status !== "acquired") return LOCK_TIMEOUT;
     if (this.#now() - sentAt <= response.lease.validForMs / 2) return this.#keep(response, response.lease, sentAt);
-    return this.#leaseAfterWait(response, sentAt).then(([lease, from]) => this.#keep(response, lease, from));
+    return leaseAfterWait(this.#refresh, response, sentAt, this.#now).then(([lease, from]) => this.#keep(response, lease, from));
   };
 
   /** Start refreshing a grant, unless the client closed meanwhile: then give it back and say so. */
@@ -208,28 +151,6 @@ export class LockClient implements AsyncDisposable {
     this.#refresher.track(response.token, lease, leaseFrom);
     this.#refreshIfVoid(lease);
     return new GrantedLock(response, this.#disposeGrant);
-  }
-
-  /**
-   * The lease to track a fresh grant by. Counted from before the request was sent, as the protocol
-   * says, unless the request waited in the server's queue for more than half of `validForMs`: that
-   * lease is then mostly or wholly spent although the server has only just granted the lock (and
-   * keeps it for `leaseMs` from the grant), and the refresher would drop the token as
-   * `lease-expired` at its next tick without ever renewing it. So renew it once, now, and count
-   * from this refresh. If the refresh fails or does not answer the token, keep the grant's lease:
-   * the refresher then reports the lock lost, as before. Found by the reliability suite (section 1).
-   */
-  async #leaseAfterWait(response: LockAcquiredResponse, sentAt: number): Promise<[Lease, number]> {
-    const renewSentAt = this.#now();
-    try {
-      const renewed = await this.#refresh.submit({ tokens: [response.token] });
-      if (renewed.lease.leaderId === response.lease.leaderId && renewed.refreshed.includes(response.token)) {
-        return [renewed.lease, renewSentAt];
-      }
-    } catch {
-      // The refresher retries and reports; the caller still gets its grant.
-    }
-    return [response.lease, sentAt];
   }
 
   /**
