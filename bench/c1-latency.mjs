@@ -77,7 +77,7 @@ try {
   for (const t of targets) {
     if (t.noStandby !== undefined) {
       const [row] = await t.noStandby.rows();
-      t.pids = [t.noStandby.members.find((_, i) => t.noStandby.serverId(i) === row.holder).child.pid];
+      t.pids = [t.noStandby.member(row.holder).child.pid];
       continue;
     }
     if (t.cluster === undefined) {
@@ -85,7 +85,7 @@ try {
       continue;
     }
     const [row] = await inSync(t.cluster, 30_000);
-    const pidOf = (id) => t.cluster.members.find((_, i) => t.cluster.serverId(i) === id).child.pid;
+    const pidOf = (id) => t.cluster.member(id).child.pid;
     t.pids = [pidOf(row.holder), pidOf(row.standbyId)];
   }
   if (c64Ms > 0) for (const t of targets) await committers(t.target, 64, 3_000, "warm");

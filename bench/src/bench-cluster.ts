@@ -18,6 +18,8 @@ export interface BenchCluster {
   rows(): Promise<LeaseRow[]>;
   /** The `--server-id` of member `i` (`bench-<i>`: fixed, so a restart rejoins as the same member). */
   serverId(i: number): string;
+  /** The member running as `serverId` (a lease row's `holder` or `standbyId`); throws when none does. */
+  member(serverId: string | null): ServerProcess;
   close(): Promise<void>;
 }
 
@@ -96,6 +98,11 @@ export async function startCluster(size: number, flags: readonly string[], optio
       return rows.map((r) => ({ shard: r.shard, holder: r.holder, epoch: Number(r.epoch), standbyId: r.standby_id, inSync: r.in_sync, standbyCurrent: r.standby_current }));
     },
     serverId,
+    member(id) {
+      const found = members.find((_, i) => serverId(i) === id);
+      if (found === undefined) throw new Error(`no member of the cluster runs as ${String(id)}`);
+      return found;
+    },
     close,
   };
 }

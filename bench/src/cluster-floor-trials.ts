@@ -1,6 +1,7 @@
 import { inSync, startCluster, stable, type BenchCluster } from "./bench-cluster.js";
 import { oneCaller } from "./cluster-pairs-trials.js";
 import { startEchoServer, type EchoServerProcess } from "./echo-server-process.js";
+import { fetchMetrics } from "./metrics-text.js";
 import { cpuMs } from "./process-cpu.js";
 import { startServerProcess, type ServerProcess } from "./server-process.js";
 import { quantile } from "./stats.js";
@@ -40,21 +41,34 @@ export interface FloorTrialsOptions {
   readonly progress: (message: string) => void;
 }
 
-/** The URL of the member `serverId` of `cluster`. */
-function leaderUrl(cluster: BenchCluster, serverId: string | null): string {
-  return cluster.members.find((_, i) => cluster.serverId(i) === serverId)!.url;
+/** Replication messages acknowledged and the sum of their round trips (s), as a leader counted them. */
+interface Acks {
+  readonly sum: number;
+  readonly count: number;
 }
 
-/** The replication acknowledgement histogram's sum (s) and count, from a leader's `GET /metrics`. */
-async function ackHistogram(url: string): Promise<{ readonly sum: number; readonly count: number }> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const read = (name: string): number => {
-    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
-    if (line === undefined) throw new Error(`${url}/metrics has no ${name}`);
-    return Number(line.split(" ").at(-1));
+/** A leader's `leasehold_replication_ack_seconds` sum and count so far. */
+async function acksSoFar(url: string): Promise<Acks> {
+  const metrics = await fetchMetrics(url);
+  const read = (series: string): number => {
+    const value = metrics.value(series);
+    if (value === undefined) throw new Error(`${url}/metrics has no ${series}`);
+    return value;
   };
   return { sum: read("leasehold_replication_ack_seconds_sum"), count: read("leasehold_replication_ack_seconds_count") };
 }
+
+/** Run `work` and answer its result with the acknowledgements the leader at `url` counted meanwhile (none without a leader: the single server). */
+async function countingAcks<T>(url: string | null, work: () => Promise<T>): Promise<{ readonly result: T; readonly acks: Acks }> {
+  const before = url === null ? null : await acksSoFar(url);
+  const result = await work();
+  if (url === null || before === null) return { result, acks: { sum: 0, count: 0 } };
+  const after = await acksSoFar(url);
+  return { result, acks: { sum: after.sum - before.sum, count: after.count - before.count } };
+}
+
+/** Mean round trip of `acks`, in µs. */
+const meanUs = (acks: Acks): number => (acks.sum / acks.count) * 1e6;
 
 /** The order of the three targets (0 single, 1 echo floor, 2 real standby) in round `r mod 3`: a Latin square. */
 const ORDERS: readonly (readonly number[])[] = [
@@ -95,28 +109,24 @@ export async function floorTrials(options: FloorTrialsOptions): Promise<FloorTri
       await Promise.all([stable(echo, 3_000, 2_000), stable(real, 3_000, 2_000)]);
       const [echoRow] = await inSync(echo, 30_000);
       const [realRow] = await inSync(real, 30_000);
-      const pidOf = (c: BenchCluster, serverId: string | null): number => c.members.find((_, i) => c.serverId(i) === serverId)!.child.pid!;
       const urls = (c: BenchCluster): string[] => c.members.map((m) => m.url);
       const targets = [single.url, urls(echo), urls(real)] as const;
-      const pids = [[single.child.pid!], [pidOf(echo, echoRow!.holder)], [pidOf(real, realRow!.holder), pidOf(real, realRow!.standbyId)]] as const;
+      const [echoLeader, realLeader] = [echo.member(echoRow!.holder), real.member(realRow!.holder)];
+      const pids = [[single.child.pid!], [echoLeader.child.pid!], [realLeader.child.pid!, real.member(realRow!.standbyId).child.pid!]] as const;
+      const leaderUrls = [null, echoLeader.url, realLeader.url] as const;
       for (const target of targets) await committers(target, 64, options.warmMs, "warm");
       const rates = { single: [] as number[], echo: [] as number[], standby: [] as number[] };
       const cpu = [[0], [0], [0, 0]];
       const pairs = [0, 0, 0];
-      const leaderUrls = ["", leaderUrl(echo, echoRow!.holder), leaderUrl(real, realRow!.holder)];
       const acks64 = [{ sum: 0, count: 0 }, { sum: 0, count: 0 }, { sum: 0, count: 0 }];
       for (let r = 0; r < options.rounds; r++) {
         const rate = [0, 0, 0];
         for (const i of ORDERS[r % ORDERS.length]!) {
-          const acksBefore = i === 0 ? null : await ackHistogram(leaderUrls[i]!);
           const before = pids[i]!.map(cpuMs);
-          const run = await committers(targets[i]!, 64, options.ms, `t${t}r${r}`);
+          const { result: run, acks } = await countingAcks(leaderUrls[i]!, () => committers(targets[i]!, 64, options.ms, `t${t}r${r}`));
           pids[i]!.forEach((p, k) => (cpu[i]![k]! += cpuMs(p) - before[k]!));
-          if (acksBefore !== null) {
-            const after = await ackHistogram(leaderUrls[i]!);
-            acks64[i]!.sum += after.sum - acksBefore.sum;
-            acks64[i]!.count += after.count - acksBefore.count;
-          }
+          acks64[i]!.sum += acks.sum;
+          acks64[i]!.count += acks.count;
           pairs[i]! += run.pairs;
           rate[i] = run.pairs / run.elapsed;
         }
@@ -127,12 +137,9 @@ export async function floorTrials(options: FloorTrialsOptions): Promise<FloorTri
       const c1 = [0, 0, 0];
       const ack = [0, 0, 0];
       for (const i of ORDERS[t % ORDERS.length]!) {
-        const before = i === 0 ? null : await ackHistogram(leaderUrls[i]!);
-        c1[i] = quantile(await oneCaller(targets[i]!, options.c1Ms, `t${t}c1`), 0.5);
-        if (before !== null) {
-          const after = await ackHistogram(leaderUrls[i]!);
-          ack[i] = ((after.sum - before.sum) / (after.count - before.count)) * 1e6;
-        }
+        const { result: times, acks } = await countingAcks(leaderUrls[i]!, () => oneCaller(targets[i]!, options.c1Ms, `t${t}c1`));
+        c1[i] = quantile(times, 0.5);
+        ack[i] = meanUs(acks);
       }
       const perPair = (i: number, k: number): number => (cpu[i]![k]! * 1000) / pairs[i]!;
       const trial: FloorTrial = {
@@ -141,7 +148,7 @@ export async function floorTrials(options: FloorTrialsOptions): Promise<FloorTri
         rates,
         c1P50Us: { single: c1[0]!, echo: c1[1]!, standby: c1[2]! },
         c1AckUs: { echo: ack[1]!, standby: ack[2]! },
-        c64AckUs: { echo: (acks64[1]!.sum / acks64[1]!.count) * 1e6, standby: (acks64[2]!.sum / acks64[2]!.count) * 1e6 },
+        c64AckUs: { echo: meanUs(acks64[1]!), standby: meanUs(acks64[2]!) },
         cpuUsPerPair: { single: perPair(0, 0), echoLeader: perPair(1, 0), standbyLeader: perPair(2, 0), standby: perPair(2, 1) },
       };
       const fmt = (xs: number[]): string => xs.map((x) => x.toFixed(3)).join(", ");

@@ -104,7 +104,7 @@ export async function pairsTrials(options: PairsTrialsOptions): Promise<PairsTri
       clusters.push(noStandby);
       await Promise.all([stable(withStandby, 3_000, 2_000), stable(noStandby, 3_000, 2_000)]);
       const [row] = await inSync(withStandby, 30_000);
-      const pidOf = (serverId: string | null): number => withStandby.members.find((_, i) => withStandby.serverId(i) === serverId)!.child.pid!;
+      const pidOf = (serverId: string | null): number => withStandby.member(serverId).child.pid!;
       const leaderPid = pidOf(row!.holder);
       const standbyPid = pidOf(row!.standbyId);
       const urls = (c: BenchCluster): string[] => c.members.map((m) => m.url);

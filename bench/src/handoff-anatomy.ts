@@ -19,6 +19,7 @@ import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { CLIENT_CHANNELS } from "@leasehold/protocol";
 import { LockClient } from "@leasehold/client";
 import { runRound } from "./peers/workloads.js";
+import { fetchMetrics } from "./metrics-text.js";
 import { cpuUsOf, selfCpuUs } from "./process-cpu.js";
 import { startServerProcess } from "./server-process.js";
 import { silentLogger } from "./silent-logger.js";
@@ -40,9 +41,7 @@ interface Anatomy {
 
 /** The server's `200` count of `operation` so far, from its Prometheus text. */
 async function requestsServed(url: string, operation: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`leasehold_requests_total{operation="${operation}",status="200"}`));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1));
+  return (await fetchMetrics(url)).value(`leasehold_requests_total{operation="${operation}",status="200"}`) ?? 0;
 }
 
 const server = await startServerProcess();

@@ -36,7 +36,7 @@ let cpu: { leader: number; standby: number };
 try {
   await stable(cluster, 3_000, 2_000);
   const [row] = await inSync(cluster, 30_000);
-  const pidOf = (serverId: string | null): number => cluster.members.find((_, i) => cluster.serverId(i) === serverId)!.child.pid!;
+  const pidOf = (serverId: string | null): number => cluster.member(serverId).child.pid!;
   roles = { leader: pidOf(row!.holder), standby: pidOf(row!.standbyId) };
   const urls = cluster.members.map((m) => m.url);
   await committers(urls, 64, 2_000, "warm");

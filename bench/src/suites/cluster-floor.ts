@@ -12,7 +12,6 @@ export const clusterFloorSuite: Suite = {
   description: "the floor of a standby's cost on this machine: a cluster whose standby is a bare echo server, beside the real standby and a single server",
   defaultOn: false,
   async run(ctx) {
-    // `quantile(xs, 0.5)` is by nearest rank: with an even count, the lower of the two middle values.
     const base = { command: ctx.command, quick: ctx.quick };
     const trials = ctx.quick ? 1 : 4;
     const rounds = ctx.quick ? 1 : 6;
@@ -31,6 +30,7 @@ export const clusterFloorSuite: Suite = {
     const cpu = `CPU µs per pair (median of trials): single ${med((t) => t.cpuUsPerPair.single).toFixed(1)}, echo cluster's leader ${med((t) => t.cpuUsPerPair.echoLeader).toFixed(1)}, real cluster's leader ${med((t) => t.cpuUsPerPair.standbyLeader).toFixed(1)} and standby ${med((t) => t.cpuUsPerPair.standby).toFixed(1)}`;
     const c1 = `p50 lock call (median of trials) single ${Math.round(med((t) => t.c1P50Us.single))} µs, echo ${Math.round(med((t) => t.c1P50Us.echo))} µs, real standby ${Math.round(med((t) => t.c1P50Us.standby))} µs; mean round trip of a replication message as the leader measured it, to the echo server ${Math.round(med((t) => t.c1AckUs.echo))} µs, to the real standby ${Math.round(med((t) => t.c1AckUs.standby))} µs`;
     const shape = `${trials} trials × ${rounds} rounds of ${ms / 1000} s`;
+    // `quantile(xs, 0.5)` is by nearest rank: with an even count, the lower of the two middle values.
     return [
       { name: "cluster_floor_c64_echo_over_single", value: round(quantile(echo, 0.5), 3), unit: "ratio", ...base, note: `lower median of ${echo.length} rounds (${list(echo)}), ${shape}; ${rates}; ${trips}; ${cpu}` },
       { name: "cluster_floor_c64_standby_over_single", value: round(quantile(real, 0.5), 3), unit: "ratio", ...base, note: `the same rounds, the real standby (${list(real)})` },

@@ -1,4 +1,5 @@
 import { LeaseholdError, type LockResponse } from "@leasehold/protocol";
+import { TIMEOUT } from "../engine/timeout-answers.js";
 import { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 
 /** What a held-back request needs of its (validated) body: a `lock` or a `wait-for-locks`. */
@@ -16,7 +17,6 @@ export interface HeldBack {
   cancel(): void;
 }
 
-const TIMEOUT = Object.freeze({ status: "timeout" as const });
 const noop = (): void => undefined;
 
 /**

@@ -1,6 +1,7 @@
 import { requestValidators, type LeaseholdError, type LockResponse, type WaitForLocksResponse } from "@leasehold/protocol";
 import type { Logger } from "pino";
 import type { PromoteSummary } from "../engine/replication-entries.js";
+import { WAIT_TIMEOUT } from "../engine/timeout-answers.js";
 import type { ServingGate } from "../engine/serving-gate.js";
 import { InMemoryLockService } from "../service/in-memory-lock-service.js";
 import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
@@ -11,8 +12,6 @@ import { holdAnswer, holdBegun } from "./replication/hold-answers.js";
 import type { TermReplicator } from "./replication/term-replicator.js";
 import { ShardReserver } from "./shard-reserver.js";
 
-/** How `lock-cancel` ends a held-back wait (PROTOCOL.md "wait-for-locks"). */
-const WAIT_TIMEOUT: WaitForLocksResponse = Object.freeze({ status: "timeout" });
 
 /** What a term is made with. */
 export interface ShardTermOptions {
@@ -138,19 +137,19 @@ export class ShardTerm implements ServingGate {
     this.epoch = term.epoch;
     this.leaderId = options.leaderId;
     this.gateUntil = options.gateUntil;
-    this.lines = new HeldBackLines({
-      clock,
-      waiting: () => this.waiting,
-      reserver: { isPrepared: (namespace) => this.reserver.isPrepared(namespace), prepare: (namespace) => this.reserver.prepare(namespace) },
-      mayStart: (namespace) => this.ended === null && this.waitOver && this.reserver.isPrepared(namespace),
-      retryAfterMs: options.retryAfterMs,
-    });
     this.reserver = new ShardReserver(options.coordinator, term, options.reserveBlock, {
       onDeposed: (reason) => options.onFailed(this, reason),
       onExtended: options.onBoundExtended,
       onError: (namespace, err) => options.logger.warn({ shard: this.shard, epoch: this.epoch, namespace, err }, "bound extension failed; its outcome will be re-read"),
       // A carried namespace's counter is the replica's copy: resume above the bound just loaded.
       onLoaded: (namespace, floor) => this.service.raiseCounter(namespace, floor + 1),
+    });
+    this.lines = new HeldBackLines({
+      clock,
+      waiting: () => this.waiting,
+      reserver: this.reserver,
+      mayStart: (namespace) => this.ended === null && this.waitOver && this.reserver.isPrepared(namespace),
+      retryAfterMs: options.retryAfterMs,
     });
     this.service = new InMemoryLockService({
       leaderId: options.leaderId,

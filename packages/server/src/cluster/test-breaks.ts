@@ -33,26 +33,38 @@ export const TEST_KNOBS_FLAG = "--unsafe-test-knobs";
  * The value of test knob `name`, or `undefined`: read only when the server was started with
  * {@link TEST_KNOBS_FLAG} (`enabled`) and logs at `debug`. Two explicit opt-ins, so a stray
  * variable on a production server changes nothing; when it is set but not read, the server says so
- * at `warn`, because someone meant it to act.
+ * at `warn`, because someone meant it to act. `atAnyLevel` (default false) drops the second opt-in,
+ * for a benchmark knob whose cost a debug access log would distort.
  */
-function knob(name: string, logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv): string | undefined {
+function knob(name: string, logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv, atAnyLevel = false): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === "") return undefined;
-  if (enabled && logger.isLevelEnabled("debug")) return raw;
-  logger.warn({ variable: name }, `${name} is set but ignored: test knobs act only with ${TEST_KNOBS_FLAG} and --log-level debug`);
+  if (enabled && (atAnyLevel || logger.isLevelEnabled("debug"))) return raw;
+  const needs = atAnyLevel ? `it acts only with ${TEST_KNOBS_FLAG}` : `test knobs act only with ${TEST_KNOBS_FLAG} and --log-level debug`;
+  logger.warn({ variable: name }, `${name} is set but ignored: ${needs}`);
   return undefined;
 }
 
+/** The range of an {@link integerKnob}: at least `min`, at most `max` (a `noun`, such as "a port number"), and whether it is read at any log level. */
+interface IntegerRange {
+  readonly min: number;
+  readonly max?: number | undefined;
+  readonly noun?: string | undefined;
+  readonly atAnyLevel?: boolean | undefined;
+}
+
 /**
- * An integer knob of at least `min`, read like {@link knob}; said at `warn` (`<what> <name>`, the
- * value under `field`) when it acts. Throws a RangeError naming the variable on a bad value.
+ * An integer knob in `range`, read like {@link knob}; said at `warn` (`<what> <name>`, the value
+ * under `field`) when it acts. Throws a RangeError naming the variable on a bad value.
  */
-function integerKnob(name: string, min: number, field: string, what: string, logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv): number | undefined {
-  const raw = knob(name, logger, enabled, env);
+function integerKnob(name: string, range: IntegerRange, field: string, what: string, logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv): number | undefined {
+  const raw = knob(name, logger, enabled, env, range.atAnyLevel);
   if (raw === undefined) return undefined;
+  const { min, max = Number.MAX_SAFE_INTEGER, noun = "an integer" } = range;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min) {
-    throw new RangeError(`${name} must be an integer of at least ${min} (got ${JSON.stringify(raw)})`);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+    const bounds = range.max === undefined ? `of at least ${min}` : `from ${min} to ${max}`;
+    throw new RangeError(`${name} must be ${noun} ${bounds} (got ${JSON.stringify(raw)})`);
   }
   logger.warn({ [field]: value }, `TEST ONLY: ${what} ${name}`);
   return value;
@@ -93,7 +105,7 @@ export function testBreaks(logger: Logger, enabled: boolean, env: NodeJS.Process
  * not read. Throws a RangeError on a bad value.
  */
 export function testReserveBlock(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  return integerKnob("LEASEHOLD_TEST_RESERVE_BLOCK", 2, "reserveBlock", "timestamp reservation block set by", logger, enabled, env);
+  return integerKnob("LEASEHOLD_TEST_RESERVE_BLOCK", { min: 2 }, "reserveBlock", "timestamp reservation block set by", logger, enabled, env);
 }
 
 /**
@@ -106,7 +118,7 @@ export function testReserveBlock(logger: Logger, enabled: boolean, env: NodeJS.P
  * when unset or not read. Throws a RangeError on a bad value.
  */
 export function testReplicationWindow(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  return integerKnob("LEASEHOLD_TEST_REPLICATION_WINDOW", 1, "replicationWindow", "replication messages in flight limited by", logger, enabled, env);
+  return integerKnob("LEASEHOLD_TEST_REPLICATION_WINDOW", { min: 1 }, "replicationWindow", "replication messages in flight limited by", logger, enabled, env);
 }
 
 /**
@@ -118,7 +130,7 @@ export function testReplicationWindow(logger: Logger, enabled: boolean, env: Nod
  * Throws a RangeError on a bad value.
  */
 export function testHandOverPauseMs(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  return integerKnob("LEASEHOLD_TEST_HAND_OVER_PAUSE_MS", 1, "handOverPauseMs", "hand-overs paused before the row move by", logger, enabled, env);
+  return integerKnob("LEASEHOLD_TEST_HAND_OVER_PAUSE_MS", { min: 1 }, "handOverPauseMs", "hand-overs paused before the row move by", logger, enabled, env);
 }
 
 /**
@@ -133,16 +145,6 @@ export function testHandOverPauseMs(logger: Logger, enabled: boolean, env: NodeJ
  * `undefined` when unset or not read. Throws a RangeError on a bad value.
  */
 export function testEchoStandbyPort(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const raw = env.LEASEHOLD_TEST_ECHO_STANDBY_PORT;
-  if (raw === undefined || raw === "") return undefined;
-  if (!enabled) {
-    logger.warn({ variable: "LEASEHOLD_TEST_ECHO_STANDBY_PORT" }, `LEASEHOLD_TEST_ECHO_STANDBY_PORT is set but ignored: it acts only with ${TEST_KNOBS_FLAG}`);
-    return undefined;
-  }
-  const port = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(port) || port < 1 || port > 65_535) {
-    throw new RangeError(`LEASEHOLD_TEST_ECHO_STANDBY_PORT must be a port number from 1 to 65535 (got ${JSON.stringify(raw)})`);
-  }
-  logger.warn({ echoStandbyPort: port }, "TEST ONLY: every standby replaced (unsafe: it holds nothing) by the echo server named by LEASEHOLD_TEST_ECHO_STANDBY_PORT");
-  return port;
+  const range = { min: 1, max: 65_535, noun: "a port number", atAnyLevel: true };
+  return integerKnob("LEASEHOLD_TEST_ECHO_STANDBY_PORT", range, "echoStandbyPort", "every standby replaced (unsafe: it holds nothing) by the echo server named by", logger, enabled, env);
 }

@@ -20,10 +20,9 @@ import { reapDue, type ReapHooks, type ReapTally } from "./reap-due.js";
 import { createRandomTokenSource } from "./token-source.js";
 import { waiterEntry } from "./replication-emit.js";
 import { REPLICA_GATE, dropUnclaimed, type ClaimWindow } from "./promote-replica.js";
+import { TIMEOUT } from "./timeout-answers.js";
 import { effectiveValidForMs, type LockAttempt, type LockEngineOptions } from "./lock-engine-options.js";
 
-/** The one answer of every lock request that timed out (frozen, so one object serves all). */
-export const TIMEOUT: LockTimeoutResponse = Object.freeze({ status: "timeout" });
 const noop = (): void => undefined;
 // Node defines the global `performance` as a lazy getter; reading it once keeps that getter off
 // every operation.

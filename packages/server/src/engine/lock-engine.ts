@@ -12,7 +12,8 @@ import { emptyImage, exportNamespace } from "./export-namespace.js";
 import { restoreNamespaceImage } from "./restore-namespace.js";
 import { REPLICA_GATE, startServing } from "./promote-replica.js";
 import type { NamespaceImage, PromoteOptions, PromoteSummary, ReplicationEntry, ReplicationSink } from "./replication-entries.js";
-import { LockEngineCore, TIMEOUT } from "./lock-engine-core.js";
+import { LockEngineCore } from "./lock-engine-core.js";
+import { TIMEOUT } from "./timeout-answers.js";
 import type { InspectionJob, LockAttempt, LockEngineOptions } from "./lock-engine-options.js";
 
 export type { InspectionJob, LockAttempt, LockEngineOptions };

@@ -15,10 +15,9 @@ import type { ReapTally } from "./reap-due.js";
 import { sameIdentity, sortedSpecs } from "./request-identity.js";
 import { tooManyWaiting } from "./too-many-waiting.js";
 import { waiterEntry } from "./replication-emit.js";
+import { WAIT_TIMEOUT } from "./timeout-answers.js";
 
 // `wait-for-locks` and `timestamp-leases` for `LockEngine`, which calls these after its catch-up.
-
-const WAIT_TIMEOUT: WaitForLocksResponse = Object.freeze({ status: "timeout" });
 
 /** What {@link beginWait} needs of the engine besides the table. */
 export interface WaitLimits {

@@ -1,6 +1,7 @@
 import { LeaseholdError, type LockResponse, type WaitForLocksResponse } from "@leasehold/protocol";
 import type { PendingLock } from "../engine/pending-lock.js";
 import type { SettledOutcome } from "../engine/lock-table.js";
+import { WAIT_TIMEOUT } from "../engine/timeout-answers.js";
 import { cancelled, WaitingLockHandle } from "./waiting-lock-handle.js";
 
 /** What a waiting request resolves with: a lock's answer or a wait's. */
@@ -16,7 +17,6 @@ interface Caller {
 export type CallerGroup = Set<Caller>;
 
 const noop = (): void => undefined;
-const WAIT_TIMEOUT: WaitForLocksResponse = Object.freeze({ status: "timeout" });
 
 /**
  * The callers of the service's waiting requests, by the engine's {@link PendingLock}: several
