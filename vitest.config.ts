@@ -36,7 +36,7 @@ const UNTIMED_IN_SERIAL_DIRS = new Set([
   "packages/server/test/cluster/replication/choose-taker.test.ts",
   "packages/server/test/cluster/replication/sync-standby.test.ts",
   "packages/server/test/cluster/replication/cluster-key.test.ts",
-  "packages/server/test/cluster/replication/hold-answers.test.ts",
+  "packages/server/test/cluster/replication/revealed-answers.test.ts",
   "packages/server/test/cluster/replication/stream-frames.test.ts",
   "packages/server/test/cluster/replication/replica-store.test.ts",
   "packages/server/test/cluster/replication/promote-on-notify.test.ts",

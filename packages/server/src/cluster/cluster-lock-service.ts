@@ -194,7 +194,9 @@ export class ClusterLockService implements EmbeddedLockService {
 
   async lockEvents(namespace: string, request: unknown, options?: CallOptions): Promise<LockWatchUpdate> {
     const ns = this.checked(namespace);
-    return this.route(ns).service.lockEvents(ns, request, options);
+    const term = this.route(ns);
+    // An event may tell of a grant: it waits for the standby like the grant's own answer.
+    return term.held(() => term.service.lockEvents(ns, request, options));
   }
 
   async immutableTimestamp(namespace: string, request: unknown): Promise<ImmutableTimestampResponse> {
@@ -286,7 +288,9 @@ export class ClusterLockService implements EmbeddedLockService {
   inspectLocks(namespace: string, query: NamespaceLocksQuery): Promise<NamespaceLocksResponse> {
     try {
       const ns = this.checked(namespace);
-      return this.route(ns).service.inspectLocks(ns, query);
+      const term = this.route(ns);
+      // A page lists grants: it waits for the standby like the grants' own answers.
+      return term.held(() => term.service.inspectLocks(ns, query));
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }

@@ -8,7 +8,7 @@ import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { coordinatorUnavailable, TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
 import type { Coordinator, HeldTerm, ImmutableRecord, LoadedBound } from "./coordinator.js";
 import { HeldBackLines } from "./held-back-lines.js";
-import { holdAnswer, holdBegun } from "./replication/hold-answers.js";
+import { RevealedAnswers, type RevealedAnswersOptions } from "./replication/revealed-answers.js";
 import type { TermReplicator } from "./replication/term-replicator.js";
 import { ShardReserver } from "./shard-reserver.js";
 
@@ -70,6 +70,8 @@ export interface ShardTermOptions {
   readonly claimWindowMs?: number | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=gate`): the gate never closes by time. Default false. */
   readonly gateless?: boolean | undefined;
+  /** TEST ONLY (`retry-before-ack`, `unheld-before-attach`): see {@link RevealedAnswersOptions}. Default: the rule whole. */
+  readonly revealed?: RevealedAnswersOptions | undefined;
 }
 
 /** What a table handed over held when its gate closed. */
@@ -104,8 +106,8 @@ export class ShardTerm implements ServingGate {
   readonly shard: number;
   readonly epoch: number;
   readonly leaderId: string;
-  /** Replication of this term's table to its standby, `null` without one: grant answers wait for it. */
-  replicator: TermReplicator | null = null;
+  /** This term's answers that reveal grants: each waits for the standby's acknowledgement (revealed-answers.ts). */
+  readonly answers: RevealedAnswers;
   /** What the table carried from a promoted replica, `null` when it started empty. */
   readonly carried: PromoteSummary | null = null;
   /** True when the term ended to hand its table over: its replication stays open until the hand-over is done. */
@@ -133,6 +135,7 @@ export class ShardTerm implements ServingGate {
 
   constructor(private readonly options: ShardTermOptions) {
     const { term, clock } = options;
+    this.answers = new RevealedAnswers(options.revealed);
     this.shard = term.shard;
     this.epoch = term.epoch;
     this.leaderId = options.leaderId;
@@ -177,6 +180,20 @@ export class ShardTerm implements ServingGate {
       this.waitTimer.unref();
     }
     this.armGate();
+  }
+
+  /** Replication of this term's table to its standby, `null` before the leader side attached one. */
+  get replicator(): TermReplicator | null {
+    return this.answers.current;
+  }
+
+  /**
+   * The leader side attached `replicator`: answers that reveal grants wait for it from now on,
+   * including those of requests that began before (revealed-answers.ts). It stays for the term's
+   * life: once its replication closed, an answer still pending is refused, never given unheld.
+   */
+  attachReplicator(replicator: TermReplicator): void {
+    this.answers.attach(replicator);
   }
 
   /**
@@ -250,9 +267,9 @@ export class ShardTerm implements ServingGate {
   /** `beginLock` of this term: held back in FIFO order while the term may not grant yet. */
   beginLock(namespace: string, body: unknown): LockResponse | WaitingLockHandle {
     if (!this.lines.has(namespace) && !this.waiting && this.reserver.isPrepared(namespace)) {
-      return holdBegun(this.replicator, () => this.service.beginLock(namespace, body));
+      return this.answers.begun(() => this.service.beginLock(namespace, body));
     }
-    return this.holdBack(namespace, requestValidators.lock.parse(body), (request) => holdBegun(this.replicator, () => this.service.beginLock(namespace, request)));
+    return this.holdBack(namespace, requestValidators.lock.parse(body), (request) => this.answers.begun(() => this.service.beginLock(namespace, request)));
   }
 
   /**
@@ -261,10 +278,10 @@ export class ShardTerm implements ServingGate {
    */
   beginWaitForLocks(namespace: string, body: unknown): WaitForLocksResponse | WaitingLockHandle<WaitForLocksResponse> {
     if (!this.lines.has(namespace) && !this.waiting && this.reserver.isPrepared(namespace)) {
-      return this.service.beginWaitForLocks(namespace, body);
+      return this.answers.begun(() => this.service.beginWaitForLocks(namespace, body));
     }
     const request = requestValidators["wait-for-locks"].parse(body);
-    return this.holdBack(namespace, request, (r) => this.service.beginWaitForLocks(namespace, r), WAIT_TIMEOUT);
+    return this.holdBack(namespace, request, (r) => this.answers.begun(() => this.service.beginWaitForLocks(namespace, r)), WAIT_TIMEOUT);
   }
 
   private holdBack<A extends { readonly status: string }>(
@@ -282,9 +299,12 @@ export class ShardTerm implements ServingGate {
     return this.lines.cancel(namespace, requestId);
   }
 
-  /** Run an operation that may grant (transactions/start, timestamp leases), its answer held until the standby acknowledged it. */
+  /**
+   * Run an operation whose answer may reveal a grant (transactions/start, timestamp leases, lock
+   * events, inspection), its answer held until the standby acknowledged it (revealed-answers.ts).
+   */
   held<A>(operation: () => Promise<A>): Promise<A> {
-    return holdAnswer(this.replicator, operation);
+    return this.answers.answer(operation);
   }
 
   /** Load the namespace's bound if this term has not yet (timestamps need it before anything is served). */

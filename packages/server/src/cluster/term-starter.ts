@@ -169,6 +169,7 @@ export class TermStarter {
       grantsFrom: host.clock() + leaseWaitMs,
       lockDelayMs: carried !== null ? validForMs : got.lockDelayMs,
       gateless: options.breaks?.has("gate") === true,
+      revealed: { unsafeOwnEntriesOnly: options.breaks?.has("retry-before-ack") === true, unsafeFromAttach: options.breaks?.has("unheld-before-attach") === true },
       leaseMs,
       validForMs,
       maxWaitingPerNamespace: options.maxWaitingPerNamespace,

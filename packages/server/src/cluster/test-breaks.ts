@@ -11,7 +11,9 @@ export type TestBreak =
   | "stop-release-unsynced"
   | "drop-carried-waiters"
   | "move-row-before-gate"
-  | "release-handing-over";
+  | "release-handing-over"
+  | "retry-before-ack"
+  | "unheld-before-attach";
 
 const KNOWN: readonly TestBreak[] = [
   "gate",
@@ -24,6 +26,8 @@ const KNOWN: readonly TestBreak[] = [
   "drop-carried-waiters",
   "move-row-before-gate",
   "release-handing-over",
+  "retry-before-ack",
+  "unheld-before-attach",
 ];
 
 /** The command-line flag a server must be started with before it reads any test knob. */
@@ -81,7 +85,10 @@ function integerKnob(name: string, range: IntegerRange, field: string, what: str
  * for its re-sent `requestId`, `move-row-before-gate`: a balance hand-over moves the row to the
  * taker before it ends the old term, which serves on until its gate closes by time,
  * `release-handing-over`: a pass counts the row of a shard being handed over as an orphan and
- * releases it, table and all) are switched off, so the cluster fault suite (packages/reliability, section 5) can
+ * releases it, table and all, `retry-before-ack`: an answer waits only for the entries its own
+ * operation appended, so a retry with the same `requestId`, a lock-watch event or an inspection
+ * reveals a grant the standby has not acknowledged, `unheld-before-attach`: a request that began
+ * before the term's replicator was attached is answered unheld) are switched off, so the cluster fault suite (packages/reliability, section 5) can
  * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */

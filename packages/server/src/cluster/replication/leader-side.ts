@@ -90,10 +90,10 @@ export class LeaderSide {
   stop(): void {
     this.stopped = true;
     this.cancel?.();
-    for (const [term, replicator] of this.streams) {
+    // Each term keeps its replicator: an answer still pending is refused with the close error.
+    for (const replicator of this.streams.values()) {
       replicator.stop();
       replicator.replication.close(unavailable("this server is stopping; retry with another", 100));
-      term.replicator = null;
     }
     this.streams.clear();
   }
@@ -133,7 +133,8 @@ export class LeaderSide {
       if (term === null || term.isEnded || this.streams.has(term)) continue;
       const replicator = new TermReplicator(term.service, this.replicationOf(term), { needsAck: isGrant });
       this.streams.set(term, replicator);
-      term.replicator = replicator;
+      // Attach before the feed starts: an answer is never ready between the two (same turn).
+      term.attachReplicator(replicator);
       replicator.start();
     }
   }

@@ -102,6 +102,16 @@ export class ShardReplication {
   }
 
   /**
+   * `null` when an answer may reveal entry `seq` now: the standby holds it, or the row says no
+   * standby is in sync and this replication is still open. Otherwise {@link whenAcked}`(seq)`. The
+   * synchronous answer spares the hot path a promise when nothing is pending.
+   */
+  pendingAck(seq: number): Promise<AckOutcome> | null {
+    if (seq <= this.log.ackedSeq || (!this.closed && this.rule.state === "out")) return null;
+    return this.rule.whenAcked(seq);
+  }
+
+  /**
    * When the last {@link attach} began (the replication clock): the target's incarnation was read
    * before it, so a member list sent after it is at least as new as that incarnation.
    */

@@ -49,22 +49,20 @@ export class TermReplicator {
   }
 
   /**
-   * Run `operation` and answer its result once the standby acknowledged every entry it appended
-   * that needs it (at once when it appended none). For an operation that completes later (a lock
-   * that waits), the entries appended until it completed are waited for: at least its own grant,
-   * perhaps a few of other requests' too (conservative, never unsafe). Rejects as `whenAcked` does
-   * when this leader was deposed: the answer is then never given as a success.
+   * Sequence number of the last appended entry an answer must wait for (0: none yet). An answer
+   * that reveals a grant waits for it: every grant the table made so far, its own among them.
    */
-  hold<A>(operation: () => A | Promise<A>): A | Promise<A> {
-    const before = this.lastNeeded;
-    const result = operation();
-    if (result instanceof Promise) {
-      return result.then(async (value) => {
-        if (this.lastNeeded > before) await this.replication.whenAcked(this.lastNeeded);
-        return value;
-      });
-    }
-    if (this.lastNeeded === before) return result;
-    return this.replication.whenAcked(this.lastNeeded).then(() => result);
+  get neededSeq(): number {
+    return this.lastNeeded;
+  }
+
+  /**
+   * `null` when every entry appended so far that needs an acknowledgement has it (or the row says
+   * no standby is in sync): an answer given now reveals nothing the standby lacks. Otherwise the
+   * wait for them (see `ShardReplication.whenAcked`: rejects when this leader was deposed or the
+   * replication closed).
+   */
+  settled(upTo = this.lastNeeded): Promise<unknown> | null {
+    return this.replication.pendingAck(upTo);
   }
 }

@@ -23,10 +23,10 @@ export interface ReplicatedCliSettings {
 /**
  * A starter of CLI servers with `--replicas 1` on the bed's schema, each pushed to `bed.running`;
  * `unsafeBreak` (TEST ONLY) switches that rule off in the one started (test-breaks.ts); `serverId`
- * fixes its `--server-id` (shares follow the id order).
+ * fixes its `--server-id` (shares follow the id order); `extra` are more flags (`--advertise-url`).
  */
-export function replicatedCli(bed: Bed, settings: ReplicatedCliSettings): (unsafeBreak?: string, serverId?: string) => Promise<CliProcess> {
-  return async (unsafeBreak, serverId) => {
+export function replicatedCli(bed: Bed, settings: ReplicatedCliSettings): (unsafeBreak?: string, serverId?: string, extra?: readonly string[]) => Promise<CliProcess> {
+  return async (unsafeBreak, serverId, extra = []) => {
     const knobs = unsafeBreak === undefined ? ["--log-level", "info"] : ["--log-level", "debug", "--unsafe-test-knobs"];
     // The child inherits the environment at spawn time.
     if (unsafeBreak !== undefined) process.env.LEASEHOLD_TEST_BREAK = unsafeBreak;
@@ -39,6 +39,7 @@ export function replicatedCli(bed: Bed, settings: ReplicatedCliSettings): (unsaf
         "--lease-ms", String(settings.leaseMs),
         "--replicas", "1",
         ...(serverId === undefined ? [] : ["--server-id", serverId]),
+        ...extra,
         ...knobs,
       ]);
       bed.running.push(server);

@@ -10,6 +10,7 @@ import { ReplicaStore } from "../../../src/cluster/replication/replica-store.js"
 import { ShardReplicaSink, snapshotShard } from "../../../src/cluster/replication/replicated-tables.js";
 import { realReplicationClock } from "../../../src/cluster/replication/replication-clock.js";
 import { createReplicationRoute } from "../../../src/cluster/replication/replication-route.js";
+import { RevealedAnswers } from "../../../src/cluster/replication/revealed-answers.js";
 import { ShardReplication } from "../../../src/cluster/replication/shard-replication.js";
 import { TermReplicator } from "../../../src/cluster/replication/term-replicator.js";
 import { InMemoryLockService } from "../../../src/service/in-memory-lock-service.js";
@@ -74,6 +75,8 @@ describe("replication end to end: an engine table, its change feed, a real socke
     closers.push(async () => replication.close(new Error("test over")));
     const replicator = new TermReplicator(leader, replication, { needsAck: (e) => holdAnswers && (e as { type?: string }).type === "grant" });
     replicator.start();
+    const answers = new RevealedAnswers();
+    answers.attach(replicator);
     expect(await replication.attach({ serverId: "standby", incarnation: "standby-inc", url: standby.url })).toBe(true);
     await waitFor(() => replication.rule.state === "in-sync", "the standby in sync");
 
@@ -86,7 +89,7 @@ describe("replication end to end: an engine table, its change feed, a real socke
       for (let i = 0; i < 8; i++) {
         const ns = `ns-${c % 4}`;
         const descriptor = i === 7 ? `kept-${c}-${i}` : `d-${(c + i) % 6}`;
-        const answer = await replicator.hold(() => leader.lock(ns, { locks: [{ descriptor, mode: c % 3 === 0 ? "shared" : "exclusive" }], acquireTimeoutMs: 2_000 }));
+        const answer = await answers.answer(() => leader.lock(ns, { locks: [{ descriptor, mode: c % 3 === 0 ? "shared" : "exclusive" }], acquireTimeoutMs: 2_000 }));
         if (answer.status !== "acquired") continue;
         // The rule: the standby's table holds the grant before its client is told.
         const image = standby.replica().exportNamespace(ns);
