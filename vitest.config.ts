@@ -29,6 +29,8 @@ const UNTIMED_IN_SERIAL_DIRS = new Set([
   "packages/server/test/cluster/join-errors.test.ts",
   "packages/server/test/cluster/margins.test.ts",
   "packages/server/test/cluster/plan-shards.test.ts",
+  // Statements against PostgreSQL and the in-memory store, compared: no server, no timing.
+  "packages/server/test/cluster/memory-coordinator.test.ts",
   "packages/server/test/cluster/serving-gate-clocks.test.ts",
   "packages/server/test/cluster/carried-bounds-seed.test.ts",
   "packages/server/test/cluster/test-breaks.test.ts",

@@ -1,0 +1,116 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Coordinator, LeaseClaim, LeaderTerm } from "../../src/cluster/coordinator.js";
+import { createMemoryCoordinator } from "../../src/cluster/memory/memory-coordinator.js";
+import { MemoryStore } from "../../src/cluster/memory/memory-store.js";
+import { createPostgresCoordinator } from "../../src/cluster/postgres-coordinator.js";
+import { createTestSchema } from "./pg-schema.js";
+
+/**
+ * The in-memory database (memory-store.ts) must answer every statement as PostgreSQL does, or the
+ * simulator proves things about another system. A differential test: random sequences of the
+ * coordinator's statements go to both, and every answer must be the same. Leases and heartbeats
+ * are either long (60 s: live through the run) or 0 ms (expired at once on either clock), so the
+ * two clocks never disagree on what has expired.
+ */
+const SERVERS = ["s0", "s1", "s2"] as const;
+const SHARDS = 3;
+const NAMESPACES = ["n0", "n1", "n2"] as const;
+
+const server = fc.constantFrom(...SERVERS);
+const shard = fc.integer({ min: 0, max: SHARDS - 1 });
+const epoch = fc.integer({ min: 0, max: 4 });
+const namespace = fc.constantFrom(...NAMESPACES);
+const leaseMs = fc.constantFrom(0, 60_000);
+const small = fc.integer({ min: 0, max: 40 });
+
+const claimOf = (s: string, leaderLeaseMs: number, lockLeaseMs: number, validForMs: number, leaderId = `${s}-term`, withState = false): LeaseClaim => ({
+  serverId: s, incarnation: `${s}-inc`, url: `http://${s}.invalid`, leaderId, leaderLeaseMs, lockLeaseMs, validForMs, withState,
+});
+const termOf = (s: string, sh: number, e: number): LeaderTerm => ({ serverId: s, incarnation: `${s}-inc`, shard: sh, epoch: e });
+
+/** One statement, with what the answer is compared on (a version a server saw is read from the store first). */
+type Op = { readonly name: string; readonly run: (c: Coordinator) => Promise<unknown> };
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ s: server, ms: leaseMs, ready: fc.boolean() }).map(({ s, ms, ready }) => ({
+    name: `heartbeat ${s} ${ms} ${ready}`,
+    run: (c: Coordinator) => c.heartbeat({ serverId: s, incarnation: `${s}-inc`, url: `http://${s}.invalid`, ready }, ms),
+  })),
+  server.map((s) => ({ name: `leave ${s}`, run: (c: Coordinator) => c.leave({ serverId: s, incarnation: `${s}-inc` }) })),
+  fc.record({ s: server, sh: shard, ms: leaseMs, lock: small, valid: small, stale: fc.boolean(), withState: fc.boolean() }).map((a) => ({
+    name: `acquire ${JSON.stringify(a)}`,
+    run: async (c: Coordinator) => {
+      const seen = (await c.readLeases())[a.sh]!.version - (a.stale ? 1 : 0);
+      const leaderId = a.withState ? ((await c.readLeases())[a.sh]!.leaderId ?? "none") : `${a.s}-term`;
+      return c.acquire(a.sh, seen, claimOf(a.s, a.ms, a.lock * 100, a.valid * 50, leaderId, a.withState));
+    },
+  })),
+  fc.record({ s: server, sh: shard, e: epoch, ms: leaseMs }).map((a) => ({ name: `renew ${JSON.stringify(a)}`, run: (c: Coordinator) => c.renew(a.s, [{ shard: a.sh, epoch: a.e }], a.ms) })),
+  fc.record({ s: server, sh: shard, e: epoch }).map((a) => ({ name: `release ${JSON.stringify(a)}`, run: (c: Coordinator) => c.release(a.s, [{ shard: a.sh, epoch: a.e }]) })),
+  fc.record({ sh: shard, e: epoch, v: small }).map((a) => ({ name: `settle ${JSON.stringify(a)}`, run: (c: Coordinator) => c.settleLeaseWait({ shard: a.sh, epoch: a.e }, a.v * 10) })),
+  fc.record({ ns: namespace, sh: shard, e: epoch, by: fc.integer({ min: 1, max: 50 }), imm: fc.option(small, { nil: undefined }), guess: fc.boolean() }).map((a) => ({
+    name: `extend ${JSON.stringify(a)}`,
+    run: async (c: Coordinator) => {
+      const from = a.guess ? 0 : (await c.readBound(a.ns)).bound;
+      return c.extendBound(a.ns, { shard: a.sh, epoch: a.e }, from, from + a.by, a.imm);
+    },
+  })),
+  fc.record({ sh: shard, e: epoch, ns: fc.array(namespace, { maxLength: 3 }), block: fc.integer({ min: 1, max: 50 }) }).map((a) => ({
+    name: `load ${JSON.stringify(a)}`,
+    run: async (c: Coordinator) => (await c.loadBounds({ shard: a.sh, epoch: a.e }, a.ns, a.block)).sort((x, y) => (x.namespace < y.namespace ? -1 : 1)),
+  })),
+  fc.record({ ns: namespace, sh: shard, e: epoch, imm: small }).map((a) => ({
+    name: `record ${JSON.stringify(a)}`,
+    run: (c: Coordinator) => c.recordImmutable([{ namespace: a.ns, term: { shard: a.sh, epoch: a.e }, immutable: a.imm }]),
+  })),
+  fc.record({ ns: namespace, sh: shard, b: small }).map((a) => ({ name: `import ${JSON.stringify(a)}`, run: (c: Coordinator) => c.importBound(a.ns, a.b, a.sh) })),
+  fc.record({ s: server, sh: shard, e: epoch, to: fc.option(server, { nil: null }), round: small }).map((a) => ({
+    name: `name-standby ${JSON.stringify(a)}`,
+    run: (c: Coordinator) => c.nameStandby(termOf(a.s, a.sh, a.e), a.to === null ? null : { serverId: a.to, incarnation: `${a.to}-inc` }, a.round),
+  })),
+  fc.record({ s: server, sh: shard, e: epoch, of: server, inSync: fc.boolean(), round: small }).map((a) => ({
+    name: `set-in-sync ${JSON.stringify(a)}`,
+    run: (c: Coordinator) => c.setInSync(termOf(a.s, a.sh, a.e), `${a.of}-inc`, a.inSync, a.round),
+  })),
+  fc.record({ s: server, sh: shard, e: epoch, to: server, ms: leaseMs }).map((a) => ({
+    name: `hand-over ${JSON.stringify(a)}`,
+    run: (c: Coordinator) => c.handOver(termOf(a.s, a.sh, a.e), { serverId: a.to, incarnation: `${a.to}-inc` }, a.ms),
+  })),
+  fc.record({ s: server, sh: shard, e: epoch, ms: leaseMs, lock: small, valid: small, ns: fc.array(namespace, { maxLength: 2 }) }).map((a) => ({
+    name: `adopt ${JSON.stringify(a)}`,
+    run: async (c: Coordinator) => {
+      const leaderId = (await c.readLeases())[a.sh]!.leaderId ?? "none";
+      const adopted = await c.adoptHandOver(a.sh, a.e, claimOf(a.s, a.ms, a.lock * 100, a.valid * 50, leaderId), { namespaces: a.ns, block: 10 });
+      return adopted === null ? null : { ...adopted, bounds: [...adopted.bounds].sort((x, y) => (x.namespace < y.namespace ? -1 : 1)) };
+    },
+  })),
+  fc.constant({ name: "read-leases", run: (c: Coordinator) => c.readLeases() }),
+  fc.constant({ name: "read-members", run: async (c: Coordinator) => (await c.readMembers(60_000, 10)).map(({ heartbeatAgeMs: _, ...m }) => m) }),
+  fc.constant({ name: "read-standby-candidates", run: (c: Coordinator) => c.readStandbyCandidates(60_000) }),
+  namespace.map((ns) => ({ name: `read-bound ${ns}`, run: (c: Coordinator) => c.readBound(ns) })),
+);
+
+describe("the in-memory store answers every coordinator statement as PostgreSQL does", () => {
+  it("random statement sequences get the same answers from both", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 20, maxLength: 60 }), async (ops) => {
+        const schema = await createTestSchema();
+        const pg = createPostgresCoordinator({ connectionString: schema.connectionString });
+        const memory = createMemoryCoordinator({ store: new MemoryStore({ now: () => Date.now() }) });
+        try {
+          expect(await memory.start(SHARDS)).toBe(await pg.start(SHARDS));
+          for (const o of ops) {
+            const [want, got] = [await o.run(pg).catch((e: Error) => `error ${e.name}`), await o.run(memory).catch((e: Error) => `error ${e.name}`)];
+            expect({ op: o.name, answer: got }).toEqual({ op: o.name, answer: want });
+          }
+          expect(await memory.readLeases()).toEqual(await pg.readLeases());
+        } finally {
+          await pg.close();
+          await schema.drop();
+        }
+      }),
+      { numRuns: 12 },
+    );
+  }, 120_000);
+});
