@@ -1,0 +1,12 @@
+/**
+ * `@leasehold/server/internal`: the cluster's pieces the deterministic simulator (packages/sim)
+ * assembles servers from. Not a public API: names and shapes here change with the cluster's
+ * internals, without a major version.
+ */
+export { realProcessClock } from "./cluster/process-clock.js";
+export type { ProcessClock } from "./cluster/process-clock.js";
+export { MemoryStore } from "./cluster/memory/memory-store.js";
+export type { MemoryStoreOptions } from "./cluster/memory/memory-store.js";
+export { createMemoryCoordinator, directLink } from "./cluster/memory/memory-coordinator.js";
+export type { MemoryCoordinator, MemoryCoordinatorOptions, StatementLink } from "./cluster/memory/memory-coordinator.js";
+export type { Coordinator } from "./cluster/coordinator.js";
