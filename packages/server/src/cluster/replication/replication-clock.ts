@@ -1,3 +1,5 @@
+import { realProcessClock } from "../process-clock.js";
+
 /**
  * The time a replication stream needs, as one port, so the tests of the rule (whose subject is
  * time: a standby late by a third of the leader lease) drive it with a fake clock.
@@ -15,14 +17,4 @@ export interface ReplicationClock {
 }
 
 /** The real clock: `performance.now()`, `setTimeout` (unref'd: a timer never keeps the process up), `setImmediate`. */
-export const realReplicationClock: ReplicationClock = {
-  now: () => performance.now(),
-  setTimer(fn, ms) {
-    const t = setTimeout(fn, Math.max(0, Math.ceil(ms)));
-    t.unref();
-    return () => clearTimeout(t);
-  },
-  defer(fn) {
-    setImmediate(fn);
-  },
-};
+export const realReplicationClock: ReplicationClock = realProcessClock;
