@@ -10,3 +10,7 @@ export type { MemoryStoreOptions } from "./cluster/memory/memory-store.js";
 export { createMemoryCoordinator, directLink } from "./cluster/memory/memory-coordinator.js";
 export type { MemoryCoordinator, MemoryCoordinatorOptions, StatementLink } from "./cluster/memory/memory-coordinator.js";
 export type { Coordinator } from "./cluster/coordinator.js";
+export type { ReplicationTransport } from "./cluster/replication/replication-sender.js";
+export type { ReplicationAck, ReplicationMessage } from "./cluster/replication/replication-wire.js";
+export { ReplicationRefusal } from "./cluster/replication/replication-wire.js";
+export type { ReplicaStore } from "./cluster/replication/replica-store.js";

@@ -29,7 +29,7 @@ export class SimProcess implements ProcessClock, EventOwner {
 
   constructor(
     readonly name: string,
-    private readonly scheduler: Scheduler,
+    readonly scheduler: Scheduler,
     options: { readonly monoStart?: number; readonly wallEpoch?: number } = {},
   ) {
     this.anchorMono = options.monoStart ?? 1_000;

@@ -1,0 +1,165 @@
+import type { ReplicaStore, ReplicationAck, ReplicationMessage, ReplicationTransport, StatementLink } from "@leasehold/server/internal";
+import type { SimProcess } from "./sim-clock.js";
+import type { SimRandom } from "./sim-random.js";
+
+/** How one member's path to the database behaves now (the fault plan changes it during a run). */
+export interface DatabasePath {
+  /** Extra one-way delay (ms) on top of the base (a slow database or network). Default 0. */
+  slowMs: number;
+  /** True while no statement gets through (a partition between this member and PostgreSQL). */
+  cut: boolean;
+}
+
+/** How one replication path (leader → standby, both directions) behaves now. */
+export interface ReplicationPath {
+  slowMs: number;
+  /** Bytes stop both ways; every connection stays open (the partition of issue 29 item 1). */
+  cut: boolean;
+}
+
+/** The probabilities of the network's small misfortunes, per message. */
+export interface NetworkOdds {
+  /** A statement commits and its answer is lost: the caller sees the statement time out. */
+  readonly answerLost: number;
+  /** A NOTIFY arrives twice. */
+  readonly notifyTwice: number;
+  /** A NOTIFY never arrives. */
+  readonly notifyLost: number;
+}
+
+/**
+ * The simulated network of one run: each member's path to the in-memory database (statements that
+ * take time, commit and lose their answer, time out with their outcome unknown; NOTIFY late, twice
+ * or never) and the replication paths between members (slow, cut, re-sent after a failure), all on
+ * the seeded scheduler: a message arrives as an event of the receiving process, so a paused
+ * process takes it only when resumed, and a dead one never.
+ */
+export class SimNetwork {
+  private readonly databasePaths = new Map<string, DatabasePath>();
+  private readonly replicationPaths = new Map<string, ReplicationPath>();
+
+  constructor(
+    private readonly random: SimRandom,
+    private readonly odds: NetworkOdds,
+  ) {}
+
+  /** The path of `member` to the database (made on first use: fast, connected). */
+  databasePath(member: string): DatabasePath {
+    let path = this.databasePaths.get(member);
+    if (path === undefined) this.databasePaths.set(member, (path = { slowMs: 0, cut: false }));
+    return path;
+  }
+
+  /** The replication path between `a` and `b` (either order). */
+  replicationPath(a: string, b: string): ReplicationPath {
+    const key = a < b ? `${a}|${b}` : `${b}|${a}`;
+    let path = this.replicationPaths.get(key);
+    if (path === undefined) this.replicationPaths.set(key, (path = { slowMs: 0, cut: false }));
+    return path;
+  }
+
+  private delay(extra: number): number {
+    return 0.2 + this.random.float() * 1.3 + extra;
+  }
+
+  /**
+   * `process`'s link to the database: a statement reaches the store after a delay (never while
+   * the path is cut), its answer comes back after another (or is lost), and the caller's statement
+   * timeout (`timeoutMs`, on its own clock) rejects it first when it takes too long: outcome
+   * unknown, as node-postgres's `query_timeout`.
+   */
+  statementLink(process: SimProcess, timeoutMs: number): StatementLink {
+    const path = this.databasePath(process.name);
+    const world = process;
+    return {
+      run: <R>(name: string, apply: () => R): Promise<R> =>
+        new Promise<R>((resolve, reject) => {
+          let settled = false;
+          const cancelTimeout = world.setTimer(() => {
+            if (settled) return;
+            settled = true;
+            reject(new Error(`simulated statement ${name} timed out after ${timeoutMs} ms (outcome unknown)`));
+          }, timeoutMs);
+          if (path.cut) return;
+          const there = this.delay(path.slowMs);
+          const back = this.delay(path.slowMs);
+          const lost = this.random.chance(this.odds.answerLost);
+          world.scheduler.after(there, "database", `${process.name} ${name}`, () => {
+            let answer: { ok: true; value: R } | { ok: false; error: unknown };
+            try {
+              answer = { ok: true, value: apply() };
+            } catch (error) {
+              answer = { ok: false, error };
+            }
+            if (lost || path.cut) return;
+            world.scheduler.after(back, "database", `answer ${name}`, () =>
+              world.deliver(`answer ${name}`, () => {
+                if (settled) return;
+                settled = true;
+                cancelTimeout();
+                if (answer.ok) resolve(answer.value);
+                else reject(answer.error instanceof Error ? answer.error : new Error(String(answer.error)));
+              }),
+            );
+          });
+        }),
+      notify: (deliver) => {
+        if (path.cut || this.random.chance(this.odds.notifyLost)) return;
+        const times = this.random.chance(this.odds.notifyTwice) ? 2 : 1;
+        for (let i = 0; i < times; i++) world.scheduler.after(this.delay(path.slowMs + i * 5), "database", `notify ${process.name}`, () => world.deliver("notify", deliver));
+      },
+    };
+  }
+
+  /**
+   * A replication connection from `from` to the standby process `to` (whose replica store is
+   * `store()`, `null` while it has none: a refusal as a restarted standby gives). A message crosses
+   * as an event of the standby; the acknowledgement as one of the leader. While the path is cut
+   * nothing crosses and the send rejects after `timeoutMs` on the leader's clock (outcome unknown:
+   * the sender re-sends), as the real stream's request timeout does.
+   */
+  replicationTransport(from: SimProcess, to: SimProcess, store: () => ReplicaStore | null, timeoutMs: number): ReplicationTransport {
+    let closed = false;
+    return {
+      send: (message: ReplicationMessage): Promise<ReplicationAck> =>
+        new Promise<ReplicationAck>((resolve, reject) => {
+          if (closed) return reject(new Error("the simulated replication connection is closed"));
+          let settled = false;
+          const path = this.replicationPath(from.name, to.name);
+          const cancelTimeout = from.setTimer(() => {
+            if (settled) return;
+            settled = true;
+            reject(new Error(`simulated replication exchange timed out after ${timeoutMs} ms`));
+          }, timeoutMs);
+          if (path.cut) return;
+          const copy = JSON.parse(JSON.stringify(message)) as ReplicationMessage;
+          from.scheduler.after(this.delay(path.slowMs), "network", `replicate ${from.name}->${to.name}`, () =>
+            to.deliver("replication message", () => {
+              if (path.cut) return;
+              let answer: { ok: true; ack: ReplicationAck } | { ok: false; error: unknown };
+              const target = store();
+              try {
+                if (target === null) throw new Error("the standby process has no replica store");
+                answer = { ok: true, ack: JSON.parse(JSON.stringify(target.receive(copy))) as ReplicationAck };
+              } catch (error) {
+                answer = { ok: false, error };
+              }
+              to.scheduler.after(this.delay(path.slowMs), "network", `ack ${to.name}->${from.name}`, () =>
+                from.deliver("replication ack", () => {
+                  if (settled || path.cut) return;
+                  settled = true;
+                  cancelTimeout();
+                  if (answer.ok) resolve(answer.ack);
+                  else reject(answer.error instanceof Error ? answer.error : new Error(String(answer.error)));
+                }),
+              );
+            }),
+          );
+        }),
+      close: () => {
+        closed = true;
+        return Promise.resolve();
+      },
+    };
+  }
+}
