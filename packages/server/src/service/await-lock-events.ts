@@ -1,5 +1,6 @@
 import { LeaseholdError } from "@leasehold/protocol";
 import type { LockWatchLog } from "../engine/lock-watch-log.js";
+import { nodeTimer } from "./deadline-timer.js";
 
 /** Long polls waiting now, so a closing service can answer them at once. */
 export type WaitingPolls = Set<() => void>;
@@ -8,14 +9,21 @@ export type WaitingPolls = Set<() => void>;
  * Wait until `log` changes, `waitMs` passes, `signal` aborts (rejects `CANCELLED`) or the service
  * closes (`polls` entries are called): a `lock-events` long poll. Whatever ends the wait, the caller
  * asks the engine again and answers what it says then, so nothing here decides an answer.
+ * `setTimer` sets the wait's timer (default {@link nodeTimer}).
  */
-export function awaitLockEvents(log: LockWatchLog, waitMs: number, signal: AbortSignal | undefined, polls: WaitingPolls): Promise<void> {
+export function awaitLockEvents(
+  log: LockWatchLog,
+  waitMs: number,
+  signal: AbortSignal | undefined,
+  polls: WaitingPolls,
+  setTimer: (fn: () => void, ms: number) => () => void = nodeTimer,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (signal?.aborted === true) {
       reject(cancelled());
       return;
     }
-    const timer = setTimeout(done, waitMs);
+    const cancelTimer = setTimer(done, waitMs);
     const stopListening = log.onChange(done);
     const onAbort = (): void => {
       cleanUp();
@@ -24,7 +32,7 @@ export function awaitLockEvents(log: LockWatchLog, waitMs: number, signal: Abort
     signal?.addEventListener("abort", onAbort, { once: true });
     polls.add(done);
     function cleanUp(): void {
-      clearTimeout(timer);
+      cancelTimer();
       stopListening();
       polls.delete(done);
       signal?.removeEventListener("abort", onAbort);

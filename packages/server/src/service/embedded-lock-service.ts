@@ -53,6 +53,13 @@ export interface LockServiceOptions {
   readonly timestampReserve?: number | undefined;
   /** Monotonic clock in milliseconds. Default `performance.now()`; tests inject a fake one. */
   readonly clock?: (() => number) | undefined;
+  /**
+   * Sets a timer on the same clock as {@link clock} and answers its cancel: the engine's deadline
+   * timer and lock-event long polls use it. Default: Node's `setTimeout`, unref'd. The
+   * deterministic simulator passes its own, so every timer of a simulated server fires in its
+   * seeded order.
+   */
+  readonly setTimer?: ((fn: () => void, ms: number) => () => void) | undefined;
   /** Where warnings go (lease lapses, never the token itself). Default: a silent logger. */
   readonly logger?: Logger | undefined;
   /** The leader id of this process. Default: a fresh random UUID, new at every start. */

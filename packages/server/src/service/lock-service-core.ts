@@ -10,7 +10,7 @@ import { PendingLock } from "../engine/pending-lock.js";
 import type { SettledOutcome } from "../engine/lock-table.js";
 import { createFileTimestampReserver } from "../timestamps/file-timestamp-reserver.js";
 import { createMemoryTimestampReserver, type TimestampReserver } from "../timestamps/timestamp-reserver.js";
-import { DeadlineTimer } from "./deadline-timer.js";
+import { DeadlineTimer, nodeTimer } from "./deadline-timer.js";
 import { awaitLockEvents, type WaitingPolls } from "./await-lock-events.js";
 import type { LockServiceOptions } from "./embedded-lock-service.js";
 import { ActivityFeed } from "./activity-feed.js";
@@ -46,6 +46,8 @@ export abstract class LockServiceCore {
     this.timer.arm(this.engine.nextDeadline());
   });
   private readonly clock: () => number;
+  /** Sets a timer on {@link clock}'s time (see `LockServiceOptions.setTimer`). */
+  protected readonly setTimer: (fn: () => void, ms: number) => () => void;
   private readonly watchTtlMs: number;
   protected readonly polls: WaitingPolls = new Set();
   /** Lapses, revocations, grants and waits for the status page (`GET /v1/events`). */
@@ -82,6 +84,7 @@ export abstract class LockServiceCore {
       },
     });
     this.clock = clock;
+    this.setTimer = options.setTimer ?? nodeTimer;
     this.watchTtlMs = options.watchTtlMs ?? 60_000;
     if (!Number.isSafeInteger(this.watchTtlMs) || this.watchTtlMs < 1) throw new RangeError(`watchTtlMs must be a positive integer (got ${this.watchTtlMs})`);
     this.activity = new ActivityFeed({ grantsTotal: () => this.engine.metrics().grantsTotal });
@@ -91,7 +94,7 @@ export abstract class LockServiceCore {
       if (this.closing !== null) return;
       this.engine.advance();
       this.timer.arm(this.engine.nextDeadline());
-    });
+    }, this.setTimer);
   }
 
   /**
@@ -269,7 +272,7 @@ export abstract class LockServiceCore {
     const first = this.engine.lockEvents(ns, since);
     const update = first.update;
     if (waitMs === undefined || waitMs === 0 || update.type !== "events" || update.events.length > 0) return update;
-    await awaitLockEvents(first.log, waitMs, options?.signal, this.polls);
+    await awaitLockEvents(first.log, waitMs, options?.signal, this.polls, this.setTimer);
     this.checkOpen();
     return this.engine.lockEvents(ns, since).update;
   }
