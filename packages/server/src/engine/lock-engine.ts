@@ -178,8 +178,30 @@ export class LockEngine extends LockEngineCore {
    * gate (a hand-over exports its final state after closing it), is read as it stands.
    */
   exportNamespace(namespace: string): NamespaceImage {
+    return this.imageAt(namespace, this.exportTime());
+  }
+
+  /**
+   * Every namespace's image (see {@link exportNamespace}) at one moment, as a standby's snapshot
+   * needs: a serving table catches up once, first, so whatever that reaps (a lapse, a waiter's
+   * deadline) reaches the replication sink before any image is read; then each namespace is read
+   * at that same moment, appending nothing. The images thus hold exactly the changes the sink was
+   * told of so far: a log position taken right after them has every entry they reflect before it
+   * and none after (exporting namespace by namespace, a catch-up between two of them could reap a
+   * lease of one already exported, into the log before the position but not into its image).
+   */
+  exportNamespaces(): Record<string, NamespaceImage> {
+    const now = this.exportTime();
+    return Object.fromEntries([...this.namespaces.keys()].map((name) => [name, this.imageAt(name, now)]));
+  }
+
+  /** The moment an export reads: a serving table catches up first; a replica, or one behind a closed gate, stands as it is. */
+  private exportTime(): number {
     if (this.closed) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
-    const now = this.gate === null || (this.gate !== REPLICA_GATE && this.gate.isOpen(this.clock())) ? this.catchUp() : this.clock();
+    return this.gate === null || (this.gate !== REPLICA_GATE && this.gate.isOpen(this.clock())) ? this.catchUp() : this.clock();
+  }
+
+  private imageAt(namespace: string, now: number): NamespaceImage {
     const ns = this.namespaces.get(namespace);
     return ns === undefined ? emptyImage(namespace, this.reserver.floor(namespace) + 1, this.waitSerial) : exportNamespace(ns, now, this.waitSerial);
   }

@@ -107,6 +107,11 @@ export class InMemoryLockService extends LockServiceCore implements EmbeddedLock
     return this.engine.exportNamespace(namespace);
   }
 
+  /** Every namespace's image at one moment, for a standby's snapshot (see `LockEngine.exportNamespaces`). */
+  exportNamespaces(): Record<string, NamespaceImage> {
+    return this.engine.exportNamespaces();
+  }
+
   /** Install an exported image on a replica (see `LockEngine.restoreNamespace`). */
   restoreNamespace(namespace: string, image: NamespaceImage): void {
     this.engine.restoreNamespace(namespace, image);

@@ -41,6 +41,8 @@ export interface LeaderSideOptions {
   readonly keepStaleReplicas?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=answer-before-ack`): see `SyncRuleOptions.unsafeAnswerFirst`. Default false. */
   readonly unsafeAnswerFirst?: boolean | undefined;
+  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=snapshot-after-position`): see `ShardReplicationOptions.unsafeSnapshotAfterPosition`. Default false. */
+  readonly unsafeSnapshotAfterPosition?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_REPLICATION_WINDOW`): see `ReplicationSenderOptions.maxInFlight`. Default: the sender's. */
   readonly maxInFlight?: number | undefined;
   /** BENCHMARK ONLY (`LEASEHOLD_TEST_ECHO_STANDBY_PORT`): every standby connection goes to this local echo server instead (echo-replication-transport.ts). Default: none, the real standby. */
@@ -159,6 +161,7 @@ export class LeaderSide {
       onFenced: () => logger.warn({ shard: term.shard, epoch: term.epoch }, "a standby write matched nothing: this server no longer leads the shard"),
       onStandbyLost: () => this.notBefore.set(term, this.clock.now() + leaderLeaseMs / 3),
       unsafeAnswerFirst: this.options.unsafeAnswerFirst,
+      unsafeSnapshotAfterPosition: this.options.unsafeSnapshotAfterPosition,
     });
   }
 

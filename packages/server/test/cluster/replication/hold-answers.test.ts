@@ -11,7 +11,7 @@ function setup(ack: () => Promise<"acked">) {
   let sink: ((ns: string, entry: unknown) => void) | null = null;
   let seq = 0;
   const replication = { append: () => ++seq, whenAcked: ack } as unknown as ShardReplication;
-  const table = { setReplicationSink: (s: never) => void (sink = s), namespaceNames: () => [], exportNamespace: () => ({}) };
+  const table = { setReplicationSink: (s: never) => void (sink = s), exportNamespaces: () => ({}) };
   const replicator = new TermReplicator(table, replication);
   replicator.start();
   return { replicator, grant: <A>(answer: A): A => (sink!("ns", { type: "grant" }), answer) };
