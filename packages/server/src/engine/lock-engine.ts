@@ -244,6 +244,17 @@ export class LockEngine extends LockEngineCore {
   }
 
   /**
+   * Count the claim window of the carried waiters (see {@link promote}) from now rather than from
+   * the promotion: a host whose gate stayed shut after promoting (a cluster term loading its carried
+   * namespaces' timestamp bounds) calls it as the gate opens, since every re-sent request was
+   * refused until then and must still find its place. Nothing when no window is open.
+   */
+  restartClaimWindow(): void {
+    if (this.claims === null) return;
+    this.claims = { ...this.claims, until: Math.ceil(this.clock() + this.claims.windowMs) };
+  }
+
+  /**
    * Move `namespace`'s counter up to `next`, never down (nothing when the table does not hold the
    * namespace). A table that carried another's namespaces (a promoted replica) resumes its counters
    * above a bound loaded afterwards: numbers between its copied counter and that bound were never

@@ -127,6 +127,12 @@ export class InMemoryLockService extends LockServiceCore implements EmbeddedLock
     this.engine.raiseCounter(namespace, next);
   }
 
+  /** Count a promoted table's claim window from now (see `LockEngine.restartClaimWindow`): its gate opens only now. */
+  restartClaimWindow(): void {
+    this.engine.restartClaimWindow();
+    this.timer.arm(this.engine.nextDeadline());
+  }
+
   /** Make a replica serve (see `LockEngine.promote`); its timers start now. */
   promote(options?: PromoteOptions): PromoteSummary {
     this.checkOpen();
