@@ -11,6 +11,8 @@ import { applyReplicationEntry, type ReplicaHost } from "./apply-entry.js";
 import { emptyImage, exportNamespace } from "./export-namespace.js";
 import { restoreNamespaceImage } from "./restore-namespace.js";
 import { REPLICA_GATE, startServing } from "./promote-replica.js";
+import { CARRIED_WATCH_GAP } from "./carried-watch.js";
+import { LockWatchLog } from "./lock-watch-log.js";
 import type { NamespaceImage, PromoteOptions, PromoteSummary, ReplicationEntry, ReplicationSink } from "./replication-entries.js";
 import { LockEngineCore } from "./lock-engine-core.js";
 import { TIMEOUT } from "./timeout-answers.js";
@@ -231,7 +233,11 @@ export class LockEngine extends LockEngineCore {
    * Make a replica serve: every lease restarts at a full `leaseMs` from now, tokens keep working
    * as they are (the engine must have the leader's `leaderId`), and each carried waiter keeps its
    * place for `claimWindowMs` for a re-sent request with its `requestId`; then unclaimed ones are
-   * dropped and what was granted to them released. Lock-event logs start anew (a new log id).
+   * dropped and what was granted to them released. A namespace's lock-event log whose leader's
+   * log the replica carried (a watch was registered) continues it: same log id and prefixes, whole
+   * from {@link CARRIED_WATCH_GAP} above the version carried, so every follower gets a snapshot
+   * newer than what it saw. Any other log starts anew under a new log id (the replica knows nothing
+   * of it: no follower may take a run of events as complete across the change).
    */
   promote(options: PromoteOptions = {}): PromoteSummary {
     this.replicaHost();
@@ -240,6 +246,12 @@ export class LockEngine extends LockEngineCore {
     this.claims = claims;
     this.gate = this.servingGate;
     this.logId = `${this.leaderId}.${globalThis.crypto.randomUUID()}`;
+    for (const ns of this.namespaces.values()) {
+      const carried = ns.carriedWatch;
+      if (carried === null) continue;
+      ns.carriedWatch = null;
+      ns.watchLog = LockWatchLog.resumed(carried.logId, carried.version + CARRIED_WATCH_GAP, carried.prefixes);
+    }
     return summary;
   }
 
