@@ -33,7 +33,7 @@ import { runLockBatch, type LockBatchRun } from "../service/run-lock-batch.js";
 import { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { notLeader, TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
 import type { ClusterRuntime } from "./cluster-runtime.js";
-import type { Coordinator } from "./coordinator.js";
+import type { Coordinator, ShardLease } from "./coordinator.js";
 import type { ShardTerm } from "./shard-term.js";
 
 const COUNTERS = ["grantsTotal", "timeoutsTotal", "leaseLapsesTotal", "unlocksTotal", "abandonedTotal", "namespaces"] as const;
@@ -234,16 +234,14 @@ export class ClusterLockService implements EmbeddedLockService {
    */
   shardLeaders(): ShardLeader[] {
     const shards = this.joinedShards();
-    const fresh = this.runtime.leasesFresh;
     const leaders: ShardLeader[] = [];
     for (let shard = 0; shard < shards; shard++) {
       const term = this.runtime.terms[shard];
-      const row = this.runtime.leases[shard];
-      const epoch = Math.max(row?.epoch ?? 0, term?.epoch ?? 0);
+      const epoch = Math.max(this.runtime.leases[shard]?.epoch ?? 0, term?.epoch ?? 0);
+      const other = this.ledElsewhere(shard);
       if (term !== null && term !== undefined) leaders.push({ shard, serverId: this.info.serverId, url: this.runtime.url, leaderId: term.leaderId, epoch });
-      else if (fresh && row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) {
-        leaders.push({ shard, serverId: row.holder, url: row.url, leaderId: row.leaderId, epoch });
-      } else leaders.push({ shard, serverId: null, url: null, leaderId: null, epoch });
+      else if (other !== null && this.runtime.leasesFresh) leaders.push({ shard, serverId: other.holder, url: other.url, leaderId: other.leaderId, epoch });
+      else leaders.push({ shard, serverId: null, url: null, leaderId: null, epoch });
     }
     return leaders;
   }
@@ -333,13 +331,26 @@ export class ClusterLockService implements EmbeddedLockService {
   /**
    * A stopping server answers 421 with the new leader's URL for a shard it knows another live
    * server holds (one it just handed over names its taker at once), so a client re-sends there
-   * without a backoff (anything else gets the shutting-down 503 of {@link checkOpen}).
+   * without a backoff; only while its view is fresh (anything else gets the shutting-down 503 of
+   * {@link checkOpen}).
    */
   private redirectClosing(namespace: string): void {
     const shards = this.runtime.shards;
-    const shard = shards === null ? undefined : shardOf(namespace, shards);
-    const row = shard === undefined ? undefined : this.runtime.leases[shard];
-    if (shard !== undefined && row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) throw notLeader(namespace, shard, row.url);
+    if (shards === null || !this.runtime.leasesFresh) return;
+    const shard = shardOf(namespace, shards);
+    const other = this.ledElsewhere(shard);
+    if (other !== null) throw notLeader(namespace, shard, other.url);
+  }
+
+  /**
+   * The row of `shard` as last read when it names another server, live; `null` otherwise. Its URL
+   * is named to a client only while that read is fresh (PROTOCOL.md "Cluster mode": a view older
+   * than a leader lease names no leader, in `GET /v1/cluster` and in 421 answers alike; the
+   * shard may have changed hands since, even to this very server).
+   */
+  private ledElsewhere(shard: number): ShardLease | null {
+    const row = this.runtime.leases[shard];
+    return row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired ? row : null;
   }
 
   private checkOpen(): void {
@@ -357,8 +368,10 @@ export class ClusterLockService implements EmbeddedLockService {
     }
     const term = this.runtime.terms[shard];
     if (term !== null && term !== undefined) return term;
+    // Another server leads it as last read: 421, naming it only while that read is fresh.
+    const other = this.ledElsewhere(shard);
+    if (other !== null) throw notLeader(namespace, shard, this.runtime.leasesFresh ? other.url : null);
     const row = this.runtime.leases[shard];
-    if (row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired) throw notLeader(namespace, shard, row.url);
     const down = this.runtime.coordinatorDown;
     // The live row names this very process without a term: a hand-over to it (adopted a
     // statement away) or from it (the next read of the row names the new holder): short either way.

@@ -183,9 +183,10 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
   if ((options.replicas ?? 1) === 1) {
     const unsafeAnswerFirst = breaks.has("answer-before-ack");
     const unsafeAnyReplica = breaks.has("promote-any-replica");
+    const unsafeSnapshotAfterPosition = breaks.has("snapshot-after-position");
     const maxInFlight = testReplicationWindow(host.logger, knobs);
     const echoStandbyPort = testEchoStandbyPort(host.logger, knobs);
-    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort });
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, unsafeSnapshotAfterPosition, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort });
     r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica });
     leader.start();
   }

@@ -230,7 +230,10 @@ export class ShardTerm implements ServingGate {
     if (namespaces.length === 0) return serving();
     this.loadingCarried += namespaces.length;
     const done = (): void => {
-      if (--this.loadingCarried === 0) serving();
+      if (--this.loadingCarried > 0) return;
+      // The gate opens now: re-sent waiters were refused until here, so their window starts here.
+      this.service.restartClaimWindow();
+      serving();
     };
     // The engine's deadline timer keeps firing while the gate is shut: it catches up once open.
     const retry = (namespace: string) => (err: unknown) => {

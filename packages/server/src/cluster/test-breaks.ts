@@ -1,34 +1,30 @@
 import type { Logger } from "pino";
 
-/** The safety rules a negative control of the reliability suite can switch off (never in production). */
-export type TestBreak =
-  | "gate"
-  | "epoch-fence"
-  | "lease-wait"
-  | "answer-before-ack"
-  | "promote-any-replica"
-  | "balance-by-release"
-  | "stop-release-unsynced"
-  | "drop-carried-waiters"
-  | "move-row-before-gate"
-  | "release-handing-over"
-  | "retry-before-ack"
-  | "unheld-before-attach";
+/**
+ * The safety rules a negative control can switch off (never in production), and what switching
+ * each off does. Every name is listed, with the test that catches it, in docs/reliability.md
+ * "Test breaks".
+ */
+export const TEST_BREAKS = {
+  gate: "the serving gate never closes by time",
+  "epoch-fence": "bound extensions are not fenced by the shard's epoch",
+  "lease-wait": "a new leader grants at once, without waiting out the old leader's leases",
+  "answer-before-ack": "a late standby's waiting grants are answered before in_sync = false is recorded",
+  "promote-any-replica": "a member promotes whatever replica it holds of a shard it takes, whatever the row says of its standby, incarnation, epoch and leaderId",
+  "balance-by-release": "a balance move releases the shard instead of handing it over with its table",
+  "stop-release-unsynced": "at stop a shard without an in-sync standby is released at once instead of getting one first",
+  "drop-carried-waiters": "a promoted table keeps no waiter's place for its re-sent requestId",
+  "move-row-before-gate": "a balance hand-over moves the row to the taker before it ends the old term, which serves on until its gate closes by time",
+  "release-handing-over": "a pass counts the row of a shard being handed over as an orphan and releases it, table and all",
+  "retry-before-ack": "an answer waits only for the entries its own operation appended: a retry with the same requestId, a lock-watch event or an inspection reveals a grant the standby has not acknowledged",
+  "unheld-before-attach": "a request that began before the term's replicator was attached is answered unheld",
+  "snapshot-after-position": "a standby's log position is taken before its snapshot, so a lapse the export reaps is both in the image and sent after it",
+} as const;
 
-const KNOWN: readonly TestBreak[] = [
-  "gate",
-  "epoch-fence",
-  "lease-wait",
-  "answer-before-ack",
-  "promote-any-replica",
-  "balance-by-release",
-  "stop-release-unsynced",
-  "drop-carried-waiters",
-  "move-row-before-gate",
-  "release-handing-over",
-  "retry-before-ack",
-  "unheld-before-attach",
-];
+/** The name of a rule {@link TEST_BREAKS} lists. */
+export type TestBreak = keyof typeof TEST_BREAKS;
+
+const KNOWN = Object.keys(TEST_BREAKS) as TestBreak[];
 
 /** The command-line flag a server must be started with before it reads any test knob. */
 export const TEST_KNOBS_FLAG = "--unsafe-test-knobs";
@@ -75,20 +71,9 @@ function integerKnob(name: string, range: IntegerRange, field: string, what: str
 }
 
 /**
- * TEST ONLY. The rules named in `LEASEHOLD_TEST_BREAK` (comma-separated: `gate`, `epoch-fence`,
- * `lease-wait`, `answer-before-ack`: a late standby's waiting grants are answered before
- * `in_sync = false` is recorded, `promote-any-replica`: a member promotes whatever replica it holds
- * of a shard it takes, whatever the row says of its standby, incarnation, epoch and leaderId,
- * `balance-by-release`: a balance move releases the shard instead of handing it over with its
- * table, `stop-release-unsynced`: at stop a shard without an in-sync standby is released at once
- * instead of getting one first, `drop-carried-waiters`: a promoted table keeps no waiter's place
- * for its re-sent `requestId`, `move-row-before-gate`: a balance hand-over moves the row to the
- * taker before it ends the old term, which serves on until its gate closes by time,
- * `release-handing-over`: a pass counts the row of a shard being handed over as an orphan and
- * releases it, table and all, `retry-before-ack`: an answer waits only for the entries its own
- * operation appended, so a retry with the same `requestId`, a lock-watch event or an inspection
- * reveals a grant the standby has not acknowledged, `unheld-before-attach`: a request that began
- * before the term's replicator was attached is answered unheld) are switched off, so the cluster fault suite (packages/reliability, section 5) can
+ * TEST ONLY. The rules named in `LEASEHOLD_TEST_BREAK` (comma-separated names of {@link TEST_BREAKS})
+ * are switched off, so the negative controls (the cluster fault suite, packages/reliability, and
+ * the cluster tests) can
  * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */

@@ -1,6 +1,7 @@
 import type { LockTable } from "./lock-table.js";
 import type { LockRequestState } from "./lock-request-state.js";
 import type { NamespaceState } from "./namespace-state.js";
+import { CarriedWatch, checkWatchEntry } from "./carried-watch.js";
 import { HolderTally, ShapeCheck } from "./replica-checks.js";
 import { endReplicaWaiter, grantWaiter, installToken, installWaiter, releaseReplicaToken, setLimit, updateWaiter } from "./replica-install.js";
 import type { ReplicatedHold, ReplicationEntry } from "./replication-entries.js";
@@ -44,6 +45,7 @@ export function applyReplicationEntry(host: ReplicaHost, namespace: string, raw:
         t.holds.forEach((h, i) => i >= req.heldCount && tally.add(h, `entry.holds[${i}]`));
         grantWaiter(table, req, t.holds, t.token, now);
         req.namespace.raiseCounter(next);
+        req.namespace.carriedWatch?.noteEvent();
         return;
       }
       if (t.kind !== "immutable" && t.requestId !== undefined && ns?.requests.has(t.requestId) === true) {
@@ -59,6 +61,7 @@ export function applyReplicationEntry(host: ReplicaHost, namespace: string, raw:
       const target = host.create(namespace);
       installToken(table, target, t, now, 0);
       target.raiseCounter(next);
+      target.carriedWatch?.noteEvent();
       return;
     }
     case "release": {
@@ -67,6 +70,7 @@ export function applyReplicationEntry(host: ReplicaHost, namespace: string, raw:
       const req = ns?.tokens.get(token);
       if (req === undefined) return check.fail("entry.token", "is not a live token of the namespace");
       releaseReplicaToken(table, req);
+      req.namespace.carriedWatch?.noteEvent();
       return;
     }
     case "waiting": {
@@ -108,8 +112,15 @@ export function applyReplicationEntry(host: ReplicaHost, namespace: string, raw:
       host.create(namespace).raiseCounter(next);
       return;
     }
+    case "watch": {
+      const w = checkWatchEntry(check, e);
+      const target = host.create(namespace);
+      target.carriedWatch ??= new CarriedWatch(w.logId, w.version, new Map());
+      target.carriedWatch.register(w.logId, w.version, w.prefixes, w.ttlMs, now);
+      return;
+    }
     default:
-      check.fail("entry.type", "must be one of grant, release, waiting, waiter-ended, limit, counter");
+      check.fail("entry.type", "must be one of grant, release, waiting, waiter-ended, limit, counter, watch");
   }
 }
 

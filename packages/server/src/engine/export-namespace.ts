@@ -8,7 +8,8 @@ import { tokenImage, waiterImage } from "./replication-emit.js";
 /**
  * The whole table of a namespace at `now` as plain JSON (see `LockEngine.exportNamespace`): every
  * live token with its holds and fencing tokens, every waiter with its partial holds, deadline and
- * queue place, each descriptor's queue order, and the counter. One walk of the namespace.
+ * queue place, each descriptor's queue order, the counter, and the lock-event log's id, version
+ * and watched prefixes. One walk of the namespace.
  */
 export function exportNamespace(ns: NamespaceState, now: number, waitSerial: number): NamespaceImage {
   const tokens: TokenImageAt[] = [];
@@ -31,7 +32,9 @@ export function exportNamespace(ns: NamespaceState, now: number, waitSerial: num
   // By descriptor, so an image says the same whatever order the descriptors came into use.
   queues.sort((x, y) => (x.descriptor < y.descriptor ? -1 : 1));
   limits.sort((x, y) => (x.descriptor < y.descriptor ? -1 : 1));
-  return { format: REPLICATION_FORMAT, namespace: ns.name, next: ns.nextValue, tokens, waiters: waiting.map((req) => waiterImage(req, now)), waitSerial, limits, queues };
+  const watch = ns.watchLog?.image(now) ?? ns.carriedWatch?.image(now);
+  const image = { format: REPLICATION_FORMAT, namespace: ns.name, next: ns.nextValue, tokens, waiters: waiting.map((req) => waiterImage(req, now)), waitSerial, limits, queues };
+  return watch === undefined ? image : { ...image, watch };
 }
 
 /** The image of a namespace the table has never used: nothing held, the counter where it would start. */

@@ -69,7 +69,7 @@ export abstract class LockEngineCore {
   protected readonly servingGate: ServingGate | null;
   /** Waiters a promotion carried, until their claim window ends; null otherwise. */
   protected claims: ClaimWindow | null = null;
-  /** The lock-event logs' id: the leader id, made new by a promotion (its logs start empty). */
+  /** The id of the lock-event logs this table starts: the leader id, made new by a promotion (logs carried from a replica keep theirs). */
   protected logId: string;
 
   constructor(options: LockEngineOptions = {}) {
@@ -232,7 +232,12 @@ export abstract class LockEngineCore {
   /** Watch `prefixes` in a namespace until `ttlMs` from now (PROTOCOL.md "Lock watches"); answers every prefix watched. */
   registerLockWatches(namespace: string, prefixes: readonly string[], ttlMs: number): string[] {
     const now = this.catchUp();
-    return this.watchLog(this.namespace(namespace)).register(prefixes, now, ttlMs);
+    const ns = this.namespace(namespace);
+    const log = this.watchLog(ns);
+    const watched = log.register(prefixes, now, ttlMs);
+    // A standby carries the registration and the log's place, so a promoted table continues the log.
+    if (this.table.sink !== null) this.table.sink(ns.name, { type: "watch", logId: log.logId, version: log.version, prefixes: [...prefixes], ttlMs });
+    return watched;
   }
 
   /**

@@ -11,6 +11,8 @@ import { applyReplicationEntry, type ReplicaHost } from "./apply-entry.js";
 import { emptyImage, exportNamespace } from "./export-namespace.js";
 import { restoreNamespaceImage } from "./restore-namespace.js";
 import { REPLICA_GATE, startServing } from "./promote-replica.js";
+import { CARRIED_WATCH_GAP } from "./carried-watch.js";
+import { LockWatchLog } from "./lock-watch-log.js";
 import type { NamespaceImage, PromoteOptions, PromoteSummary, ReplicationEntry, ReplicationSink } from "./replication-entries.js";
 import { LockEngineCore } from "./lock-engine-core.js";
 import { TIMEOUT } from "./timeout-answers.js";
@@ -178,8 +180,30 @@ export class LockEngine extends LockEngineCore {
    * gate (a hand-over exports its final state after closing it), is read as it stands.
    */
   exportNamespace(namespace: string): NamespaceImage {
+    return this.imageAt(namespace, this.exportTime());
+  }
+
+  /**
+   * Every namespace's image (see {@link exportNamespace}) at one moment, as a standby's snapshot
+   * needs: a serving table catches up once, first, so whatever that reaps (a lapse, a waiter's
+   * deadline) reaches the replication sink before any image is read; then each namespace is read
+   * at that same moment, appending nothing. The images thus hold exactly the changes the sink was
+   * told of so far: a log position taken right after them has every entry they reflect before it
+   * and none after (exporting namespace by namespace, a catch-up between two of them could reap a
+   * lease of one already exported, into the log before the position but not into its image).
+   */
+  exportNamespaces(): Record<string, NamespaceImage> {
+    const now = this.exportTime();
+    return Object.fromEntries([...this.namespaces.keys()].map((name) => [name, this.imageAt(name, now)]));
+  }
+
+  /** The moment an export reads: a serving table catches up first; a replica, or one behind a closed gate, stands as it is. */
+  private exportTime(): number {
     if (this.closed) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
-    const now = this.gate === null || (this.gate !== REPLICA_GATE && this.gate.isOpen(this.clock())) ? this.catchUp() : this.clock();
+    return this.gate === null || (this.gate !== REPLICA_GATE && this.gate.isOpen(this.clock())) ? this.catchUp() : this.clock();
+  }
+
+  private imageAt(namespace: string, now: number): NamespaceImage {
     const ns = this.namespaces.get(namespace);
     return ns === undefined ? emptyImage(namespace, this.reserver.floor(namespace) + 1, this.waitSerial) : exportNamespace(ns, now, this.waitSerial);
   }
@@ -209,7 +233,11 @@ export class LockEngine extends LockEngineCore {
    * Make a replica serve: every lease restarts at a full `leaseMs` from now, tokens keep working
    * as they are (the engine must have the leader's `leaderId`), and each carried waiter keeps its
    * place for `claimWindowMs` for a re-sent request with its `requestId`; then unclaimed ones are
-   * dropped and what was granted to them released. Lock-event logs start anew (a new log id).
+   * dropped and what was granted to them released. A namespace's lock-event log whose leader's
+   * log the replica carried (a watch was registered) continues it: same log id and prefixes, whole
+   * from {@link CARRIED_WATCH_GAP} above the version carried, so every follower gets a snapshot
+   * newer than what it saw. Any other log starts anew under a new log id (the replica knows nothing
+   * of it: no follower may take a run of events as complete across the change).
    */
   promote(options: PromoteOptions = {}): PromoteSummary {
     this.replicaHost();
@@ -218,7 +246,24 @@ export class LockEngine extends LockEngineCore {
     this.claims = claims;
     this.gate = this.servingGate;
     this.logId = `${this.leaderId}.${globalThis.crypto.randomUUID()}`;
+    for (const ns of this.namespaces.values()) {
+      const carried = ns.carriedWatch;
+      if (carried === null) continue;
+      ns.carriedWatch = null;
+      ns.watchLog = LockWatchLog.resumed(carried.logId, carried.version + CARRIED_WATCH_GAP, carried.prefixes);
+    }
     return summary;
+  }
+
+  /**
+   * Count the claim window of the carried waiters (see {@link promote}) from now rather than from
+   * the promotion: a host whose gate stayed shut after promoting (a cluster term loading its carried
+   * namespaces' timestamp bounds) calls it as the gate opens, since every re-sent request was
+   * refused until then and must still find its place. Nothing when no window is open.
+   */
+  restartClaimWindow(): void {
+    if (this.claims === null) return;
+    this.claims = { ...this.claims, until: Math.ceil(this.clock() + this.claims.windowMs) };
   }
 
   /**

@@ -1,5 +1,7 @@
 import { LeaseholdError, LIMITS, type LockEvent, type LockWatchSince, type LockWatchUpdate, type WatchedLock } from "@leasehold/protocol";
+import { imageOfPrefixes } from "./carried-watch.js";
 import { modeName } from "./lock-mode-codes.js";
+import type { WatchImage } from "./replication-entries.js";
 import { HELD, type LockRequestState } from "./lock-request-state.js";
 
 /**
@@ -24,8 +26,8 @@ const MODES = ["exclusive", "shared", "permit"] as const;
  * follower learns the change from the snapshot's `prefixes`, and a read cache never trusts a run
  * of "no events" for a prefix that was not watched all along.
  *
- * The log lives as long as its namespace's lock table, so the table's `leaderId` names it
- * (`logId`): a table that starts empty starts a new log.
+ * The log lives as long as its namespace's lock table (`logId`): a table that starts empty starts
+ * a new log, and a table that moves with the leadership takes its log along ({@link resumed}).
  */
 export class LockWatchLog {
   /** The version of the newest event (or of the last change of the prefixes). */
@@ -54,6 +56,25 @@ export class LockWatchLog {
   private readonly listeners = new Set<() => void>();
 
   constructor(readonly logId: string) {}
+
+  /**
+   * The log `logId` continued by a promoted table: whole only from `version` on (it holds none of
+   * the events before, so every follower gets a snapshot first), watching `prefixes` (prefix →
+   * when it lapses) as they were. `version` must be above every version the log had before.
+   */
+  static resumed(logId: string, version: number, prefixes: ReadonlyMap<string, number>): LockWatchLog {
+    const log = new LockWatchLog(logId);
+    for (const [p, at] of prefixes) log.prefixes.set(p, at);
+    log.nextExpiry = Math.min(Infinity, ...prefixes.values());
+    log.prefixesChanged();
+    log.version = log.floor = version;
+    return log;
+  }
+
+  /** The log as a standby carries it (see `WatchImage`), at `now`; changes nothing. */
+  image(now: number): WatchImage {
+    return imageOfPrefixes(this.logId, this.version, this.prefixes, now);
+  }
 
   /**
    * Watch `prefixes` until `now + ttlMs` (re-registering extends). Refused with `INVALID_ARGUMENT`,
@@ -128,6 +149,13 @@ export class LockWatchLog {
     this.expire(now);
     if (since !== null && since.logId === this.logId && since.version >= this.floor && since.version <= this.version) {
       return { type: "events", logId: this.logId, version: this.version, events: this.eventsAfter(since.version) };
+    }
+    // A follower ahead of this log followed it at a leader that did not live to pass on all it
+    // logged: move past its version, so its snapshot is newer than what it has and no event of
+    // this table ever reuses a version it saw.
+    if (since !== null && since.logId === this.logId && since.version > this.version) {
+      this.version = this.floor = since.version + 1;
+      this.entries.fill(undefined);
     }
     return { type: "snapshot", logId: this.logId, version: this.version, locked: this.locked(tokens), prefixes: this.watched() };
   }

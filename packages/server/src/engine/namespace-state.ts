@@ -3,6 +3,7 @@ import type { TimestampReserver } from "./timestamp-reserver.js";
 import type { DescriptorState } from "./descriptor-state.js";
 import { HELD, type LockRequestState } from "./lock-request-state.js";
 import { LeasedTimestamps } from "./leased-timestamps.js";
+import type { CarriedWatch } from "./carried-watch.js";
 import type { LockWatchLog } from "./lock-watch-log.js";
 
 /**
@@ -49,6 +50,8 @@ export class NamespaceState {
    * Null until then, so grants and releases in an unwatched namespace pay one null check.
    */
   watchLog: LockWatchLog | null = null;
+  /** A replica's account of the leader's {@link watchLog} (carried-watch.ts), until promoted; null otherwise. */
+  carriedWatch: CarriedWatch | null = null;
   /** The next counter value. */
   private next: number;
   /** Highest counter value the reserver has made durable. */

@@ -21,6 +21,8 @@ export const REPLICA_GATE: ServingGate = Object.freeze({
 export interface ClaimWindow {
   /** When unclaimed ones are dropped, on the engine's clock. */
   readonly until: number;
+  /** Its length (`PromoteOptions.claimWindowMs`): a host that opens its gate later counts it again from then. */
+  readonly windowMs: number;
   /** Carried waiters nobody has re-sent yet (some may have been granted meanwhile). */
   readonly unclaimed: Set<LockRequestState>;
 }
@@ -48,7 +50,7 @@ export function startServing(table: LockTable, namespaces: Iterable<NamespaceSta
   }
   table.guardTokens = true;
   const summary: PromoteSummary = { namespaces: count, tokens, waiters: unclaimed.size, claimUntil: until };
-  return { summary, claims: unclaimed.size === 0 ? null : { until, unclaimed } };
+  return { summary, claims: unclaimed.size === 0 ? null : { until, windowMs, unclaimed } };
 }
 
 /**

@@ -164,8 +164,31 @@ export interface CounterEntry {
   readonly next: number;
 }
 
+/**
+ * Lock watches were registered (`lock-watches`, PROTOCOL.md "Lock watches"): the prefixes named,
+ * each watched until `ttlMs` from now (a re-registration extends), and the namespace's lock-event
+ * log as it stands after it, so a promoted table continues that log rather than starting one.
+ */
+export interface WatchEntry {
+  readonly type: "watch";
+  /** The namespace's log id (it stays while the table moves with the leadership). */
+  readonly logId: string;
+  /** The log's version after the registration. */
+  readonly version: number;
+  readonly prefixes: readonly string[];
+  readonly ttlMs: number;
+}
+
 /** One change of a namespace's lock table, in the order the leader made them. */
-export type ReplicationEntry = GrantEntry | ReleaseEntry | WaiterEntry | WaiterEndedEntry | LimitEntry | CounterEntry;
+export type ReplicationEntry = GrantEntry | ReleaseEntry | WaiterEntry | WaiterEndedEntry | LimitEntry | CounterEntry | WatchEntry;
+
+/** A namespace's lock-event log in an image: its id, its version, and every watched prefix with the time it has left. */
+export interface WatchImage {
+  readonly logId: string;
+  readonly version: number;
+  /** Whole milliseconds left before each prefix lapses (0: lapsed, not dropped yet), counted like {@link WaiterImage.remainingMs}. */
+  readonly prefixes: readonly { readonly prefix: string; readonly remainingMs: number }[];
+}
 
 /**
  * Receives every entry of every namespace, synchronously, in the order the state changed (per
@@ -205,6 +228,8 @@ export interface NamespaceImage {
   readonly limits: readonly { readonly descriptor: string; readonly limit: number }[];
   /** Every descriptor's queue, head first, as waiter serials (each queued waiter exactly once). */
   readonly queues: readonly { readonly descriptor: string; readonly serials: readonly number[] }[];
+  /** The namespace's lock-event log, when it has one (something registered a watch). */
+  readonly watch?: WatchImage;
 }
 
 /** Options of `LockEngine.promote`. */

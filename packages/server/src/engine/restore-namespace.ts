@@ -1,4 +1,5 @@
 import type { ReplicaHost } from "./apply-entry.js";
+import { carriedFromImage } from "./carried-watch.js";
 import { HolderTally, ShapeCheck } from "./replica-checks.js";
 import { installToken, installWaiter, queueOn, setLimit } from "./replica-install.js";
 import { REPLICATION_FORMAT, type NamespaceImage, type TokenImage, type WaiterImage } from "./replication-entries.js";
@@ -73,9 +74,11 @@ export function restoreNamespaceImage(host: ReplicaHost, namespace: string, raw:
     return { descriptor, limit: check.integer(l.limit, `image.limits[${i}].limit`, 1) };
   });
   for (const w of waiters) if (w.queuedOn !== undefined && !queued.has(w.serial)) check.fail("image.queues", `miss waiter ${w.serial}, queued on ${w.queuedOn.descriptor}`);
+  const watch = image.watch === undefined ? null : carriedFromImage(check, image.watch, now);
 
   const ns = host.create(namespace);
   ns.raiseCounter(next);
+  ns.carriedWatch = watch;
   host.noteSerial(lastSerial);
   for (const { t, heldMs } of tokens) installToken(host.table, ns, t, now, heldMs);
   for (const w of waiters) {

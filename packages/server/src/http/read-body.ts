@@ -18,19 +18,30 @@ function tooLarge(what: string): LeaseholdError {
 }
 
 /**
- * Read a request body into memory, refusing one over `limit` bytes without reading the rest: a
- * declared `content-length` over the limit is refused before the first byte is read, and a chunked
- * body is refused as soon as the bytes counted so far pass the limit. Either way the caller must
- * answer with `connection: close`, since the unread rest of the body is still on the socket.
+ * How many bytes of an oversized body are read and thrown away before it is answered 413 (8 MiB):
+ * a connection closed with unread bytes on it is reset, and a client still sending then sees the
+ * reset instead of the answer (TCP discards what it had received). Bodies up to the limit plus
+ * this are read to their end, so the 413 reaches a client that sends first and reads after; past
+ * it the server stops reading (it must not be made to read without end) and answers at once.
  */
-export function readBody(req: IncomingMessage, limit: number = LIMITS.maxBodyBytes): Promise<Buffer> {
+export const DISCARD_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Read a request body into memory, refusing one over `limit` bytes: its bytes past the limit are
+ * not kept, and the refusal comes once the body ended, or once `discard` bytes more were thrown
+ * away (a declared `content-length` over `limit + discard` is refused before the first byte is
+ * read). The caller answers with `connection: close` either way: the client may have more to send.
+ */
+export function readBody(req: IncomingMessage, limit: number = LIMITS.maxBodyBytes, discard: number = DISCARD_LIMIT_BYTES): Promise<Buffer> {
   const declared = req.headers["content-length"];
-  if (declared !== undefined && Number(declared) > limit) {
+  if (declared !== undefined && Number(declared) > limit + discard) {
     return Promise.reject(tooLarge(`declares ${declared} bytes`));
   }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
+    /** Set once the body is known to be too large: bytes are counted and dropped until it ends. */
+    let refusal: LeaseholdError | null = declared !== undefined && Number(declared) > limit ? tooLarge(`declares ${declared} bytes`) : null;
     const cleanup = (): void => {
       req.off("data", onData);
       req.off("end", onEnd);
@@ -39,17 +50,21 @@ export function readBody(req: IncomingMessage, limit: number = LIMITS.maxBodyByt
     };
     const onData = (chunk: Buffer): void => {
       received += chunk.length;
-      if (received > limit) {
+      if (refusal === null && received > limit) {
+        refusal = tooLarge(`passed ${limit} bytes while streaming`);
+        chunks.length = 0;
+      }
+      if (refusal === null) chunks.push(chunk);
+      else if (received > limit + discard) {
         cleanup();
         req.pause();
-        reject(tooLarge(`passed ${limit} bytes while streaming`));
-        return;
+        reject(refusal);
       }
-      chunks.push(chunk);
     };
     const onEnd = (): void => {
       cleanup();
-      resolve(Buffer.concat(chunks, received));
+      if (refusal !== null) reject(refusal);
+      else resolve(Buffer.concat(chunks, received));
     };
     const onError = (): void => {
       cleanup();
@@ -58,8 +73,9 @@ export function readBody(req: IncomingMessage, limit: number = LIMITS.maxBodyByt
     // 'close' without 'end' means the connection died mid-body.
     const onClose = (): void => {
       cleanup();
-      if (req.complete) resolve(Buffer.concat(chunks, received));
-      else reject(new ClientGoneError());
+      if (!req.complete) reject(new ClientGoneError());
+      else if (refusal !== null) reject(refusal);
+      else resolve(Buffer.concat(chunks, received));
     };
     req.on("data", onData);
     req.on("end", onEnd);

@@ -107,6 +107,11 @@ export class InMemoryLockService extends LockServiceCore implements EmbeddedLock
     return this.engine.exportNamespace(namespace);
   }
 
+  /** Every namespace's image at one moment, for a standby's snapshot (see `LockEngine.exportNamespaces`). */
+  exportNamespaces(): Record<string, NamespaceImage> {
+    return this.engine.exportNamespaces();
+  }
+
   /** Install an exported image on a replica (see `LockEngine.restoreNamespace`). */
   restoreNamespace(namespace: string, image: NamespaceImage): void {
     this.engine.restoreNamespace(namespace, image);
@@ -120,6 +125,12 @@ export class InMemoryLockService extends LockServiceCore implements EmbeddedLock
   /** Move a namespace's counter up to `next`, never down (see `LockEngine.raiseCounter`). */
   raiseCounter(namespace: string, next: number): void {
     this.engine.raiseCounter(namespace, next);
+  }
+
+  /** Count a promoted table's claim window from now (see `LockEngine.restartClaimWindow`): its gate opens only now. */
+  restartClaimWindow(): void {
+    this.engine.restartClaimWindow();
+    this.timer.arm(this.engine.nextDeadline());
   }
 
   /** Make a replica serve (see `LockEngine.promote`); its timers start now. */

@@ -28,16 +28,16 @@ describe("a carried table whose bounds the adoption loaded (ShardTerm loadedBoun
     for (const term of terms.splice(0)) term.end(new LeaseholdError("UNAVAILABLE", "test over"));
   });
 
-  const termWith = (coordinator: Coordinator, carried: Record<string, unknown>, loadedBounds: LoadedBound[]): ShardTerm => {
+  const termWith = (coordinator: Coordinator, carried: Record<string, unknown>, loadedBounds: LoadedBound[], clock = () => performance.now()): ShardTerm => {
     const term = new ShardTerm({
       term: { shard: 0, epoch: 2 },
       leaderId: "leader-1",
       serverId: "server-2",
       coordinator,
       logger: pino({ level: "silent" }),
-      clock: () => performance.now(),
+      clock,
       wallClock: () => Date.now(),
-      gateUntil: { monotonic: performance.now() + 60_000, wall: Date.now() + 60_000 },
+      gateUntil: { monotonic: clock() + 60_000, wall: Date.now() + 60_000 },
       grantsFrom: 0,
       lockDelayMs: 0,
       leaseMs: 10_000,
@@ -105,5 +105,49 @@ describe("a carried table whose bounds the adoption loaded (ShardTerm loadedBoun
     expect(term.isOpen(performance.now())).toBe(true);
     const granted = fresh(term, "b", "fresh");
     expect(granted.status === "acquired" && granted.acquired[0]!.fencingToken).toBeGreaterThan(7_000);
+  });
+
+  it("the claim window of a carried waiter counts from when the gate opens, not from the promotion: bounds loading slower than the window do not cost a re-sent waiter its place", async () => {
+    // The old leader's table: h holds d, w waits for it (requestId w-1), carried to this term.
+    const source = new InMemoryLockService({ leaderId: "leader-1" });
+    const h = (await source.lock("b", { locks: [{ descriptor: "d", mode: "exclusive" }] })) as Extract<LockResponse, { status: "acquired" }>;
+    const wRequest = { requestId: "w-1", locks: [{ descriptor: "d", mode: "exclusive" as const }], acquireTimeoutMs: 60_000 };
+    void source.lock("b", wRequest).catch(() => undefined);
+    // And h2 holds e, w2 waits for it: w2's client never re-sends.
+    const h2 = (await source.lock("b", { locks: [{ descriptor: "e", mode: "exclusive" }] })) as Extract<LockResponse, { status: "acquired" }>;
+    void source.lock("b", { requestId: "w-2", locks: [{ descriptor: "e", mode: "exclusive" }], acquireTimeoutMs: 60_000 }).catch(() => undefined);
+    const images = { b: source.exportNamespace("b") };
+    await source.close();
+
+    let now = 1_000;
+    let answer!: (rows: LoadedBound[]) => void;
+    const statements = {
+      readBound: refuse,
+      extendBound: refuse,
+      loadBounds: () => new Promise<LoadedBound[]>((resolve) => (answer = resolve)),
+    } as unknown as Coordinator;
+    const term = termWith(statements, images, [], () => now);
+    expect(term.carried).toMatchObject({ waiters: 2 });
+    // A slow database: the bound loads 3 s after the promotion, past the 2 s window.
+    now += 3_000;
+    answer([{ namespace: "b", floor: 7_000, immutable: null, to: 8_000 }]);
+    await new Promise((r) => setImmediate(r));
+    expect(term.isOpen(now)).toBe(true);
+    // Another client asks for d first, then w's client re-sends (its 503s while loading are over).
+    const other = term.beginLock("b", { locks: [{ descriptor: "d", mode: "exclusive" }], acquireTimeoutMs: 60_000 });
+    const resent = term.beginLock("b", wRequest);
+    expect("answer" in resent && "answer" in other).toBe(true);
+    expect(term.service.metrics().abandonedTotal).toBe(0);
+    // w kept its place: h's unlock grants d to w, ahead of the newcomer.
+    await term.service.unlock("b", { tokens: [h.token] });
+    const granted = await Promise.race([(resent as { answer: Promise<LockResponse> }).answer.then(() => "w"), (other as { answer: Promise<LockResponse> }).answer.then(() => "other")]);
+    expect(granted).toBe("w");
+    // The window still ends, 2 s after the gate opened: w2, never re-sent, is dropped then and not before.
+    now += 1_999;
+    await term.service.refresh("b", { tokens: [h2.token] });
+    expect(term.service.metrics().abandonedTotal).toBe(0);
+    now += 1;
+    await term.service.refresh("b", { tokens: [h2.token] });
+    expect(term.service.metrics().abandonedTotal).toBe(1);
   });
 });

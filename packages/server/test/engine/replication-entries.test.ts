@@ -1,4 +1,4 @@
-import { LeaseholdError } from "@leasehold/protocol";
+import { LeaseholdError, type LockWatchSince, type LockWatchUpdate } from "@leasehold/protocol";
 import { describe, expect, it } from "vitest";
 import { LockEngine } from "../../src/engine/lock-engine.js";
 import type { PendingLock } from "../../src/engine/pending-lock.js";
@@ -212,14 +212,108 @@ describe("promotion", () => {
     expect(tokenOf(replica.lock("ns", req([x("c")])))).toBe("t3");
   });
 
-  it("starts new lock-event logs (a new log id), so no follower trusts events it never got", () => {
+});
+
+describe("lock watches across a promotion (PROTOCOL.md: logId changes exactly when the table starts empty)", () => {
+  /** A follower of `ns` on `engine`: where it stands after each update. */
+  const follow = (engine: LockEngine, ns: string, since: LockWatchSince | null) => engine.lockEvents(ns, since).update;
+  const at = (u: LockWatchUpdate): LockWatchSince => ({ logId: u.logId, version: u.version });
+
+  it("a promoted table keeps the log id and the watched prefixes; a follower gets a snapshot above every version it saw, with the carried locks, then events again", () => {
+    const { leader, replica, tick } = pair();
+    leader.registerLockWatches("ns", ["d"], 60_000);
+    let seen = follow(leader, "ns", null);
+    const held = tokenOf(leader.lock("ns", req([x("d1")])));
+    leader.lock("ns", req([x("e1")])); // not watched
+    seen = follow(leader, "ns", at(seen));
+    expect(seen.type === "events" && seen.events.map((e) => e.kind)).toEqual(["lock"]);
+    tick(10_000);
+    replica.promote();
+    const after = follow(replica, "ns", at(seen));
+    expect(after.logId).toBe(seen.logId);
+    expect(after.type).toBe("snapshot");
+    expect(after.version).toBeGreaterThan(seen.version);
+    expect(after.type === "snapshot" && after).toMatchObject({ prefixes: ["d"], locked: [{ descriptor: "d1", mode: "exclusive" }] });
+    // From the snapshot on, the promoted table's own events follow, in order.
+    replica.unlock("ns", { tokens: [held] });
+    const next = follow(replica, "ns", at(after));
+    expect(next.type === "events" && next.events.map((e) => [e.version, e.kind])).toEqual([[after.version + 1, "unlock"]]);
+    // A fresh follower gets the same log id too.
+    expect(follow(replica, "ns", null).logId).toBe(seen.logId);
+  });
+
+  it("the prefixes keep their registration's time: they lapse at the promoted table when they would have at the leader (--watch-ttl-ms), and a re-registration carried extends them", () => {
+    const { leader, replica, tick } = pair();
+    leader.registerLockWatches("ns", ["a", "b"], 10_000);
+    tick(4_000);
+    leader.registerLockWatches("ns", ["b"], 10_000); // b now lapses at 14,000 after the first
+    replica.promote();
+    tick(5_999);
+    expect(follow(replica, "ns", null)).toMatchObject({ type: "snapshot", prefixes: ["a", "b"] });
+    tick(1);
+    expect(follow(replica, "ns", null)).toMatchObject({ type: "snapshot", prefixes: ["b"] });
+    tick(4_000);
+    expect(follow(replica, "ns", null)).toMatchObject({ type: "snapshot", prefixes: [] });
+  });
+
+  it("carried through a standby's image too (a standby that joined late, and a hand-over, restore images of the replica)", () => {
     const { leader, replica } = pair();
     leader.registerLockWatches("ns", [""], 60_000);
-    const before = leader.lockEvents("ns", null).update;
+    leader.lock("ns", req([x("d1")]));
+    const seen = follow(leader, "ns", null);
+    // A second standby joins from the leader's image; a third from the first replica's (a hand-over's taker).
+    const late = new LockEngine({ leaderId: "L", leaseMs: 1000, replica: true, clock: () => 0 });
+    late.restoreNamespace("ns", wire(leader.exportNamespace("ns")));
+    const taker = new LockEngine({ leaderId: "L", leaseMs: 1000, replica: true, clock: () => 0 });
+    taker.restoreNamespace("ns", wire(replica.exportNamespace("ns")));
+    for (const table of [late, taker]) {
+      table.promote();
+      const after = follow(table, "ns", at(seen));
+      expect(after).toMatchObject({ type: "snapshot", logId: seen.logId, prefixes: [""], locked: [{ descriptor: "d1" }] });
+      expect(after.version).toBeGreaterThan(seen.version);
+    }
+  });
+
+  it("a namespace nobody watched gets a new log id at promotion: no follower can trust a run of events it never got", () => {
+    const { leader, replica } = pair();
+    leader.lock("ns", req([x("d1")]));
+    const before = follow(leader, "ns", null);
     replica.promote();
-    const after = replica.lockEvents("ns", null).update;
+    const after = follow(replica, "ns", at(before));
     expect(after.logId).not.toBe(before.logId);
-    expect(after.logId.startsWith("L.")).toBe(true);
+    expect(after.type).toBe("snapshot");
+  });
+
+  it("a follower that saw events the standby never got (a release sent lazily, lost with its leader) is never answered events that skip the promoted table's own", () => {
+    const clock = () => 1000;
+    const replica = new LockEngine({ clock, leaderId: "L", leaseMs: 1000, replica: true });
+    let lost = false;
+    const leader = new LockEngine({ clock, leaderId: "L", leaseMs: 1000, replicationSink: (ns, e) => !lost && replica.applyEntry(ns, wire(e)) });
+    leader.registerLockWatches("ns", [""], 60_000);
+    const a = tokenOf(leader.lock("ns", req([x("a")])));
+    leader.lock("ns", req([x("b")]));
+    lost = true; // the leader dies before these reach the standby
+    leader.unlock("ns", { tokens: [a] });
+    leader.lock("ns", req([x("c")]));
+    const seen = follow(leader, "ns", null);
+    replica.promote();
+    // The promoted table logs an event of its own before the follower asks.
+    replica.lock("ns", req([x("d")]));
+    const after = follow(replica, "ns", at(seen));
+    expect(after.logId).toBe(seen.logId);
+    expect(after.type === "snapshot" && after.locked.map((l) => l.descriptor)).toEqual(["a", "b", "d"]);
+  });
+
+  it("a follower ahead of the log (it saw a version the promoted table never heard of) gets a snapshot above its version, never events", () => {
+    const { leader, replica } = pair();
+    leader.registerLockWatches("ns", [""], 60_000);
+    replica.promote();
+    const now = follow(replica, "ns", null);
+    const ahead = follow(replica, "ns", { logId: now.logId, version: now.version + 5 });
+    expect(ahead.type).toBe("snapshot");
+    expect(ahead.version).toBeGreaterThan(now.version + 5);
+    replica.lock("ns", req([x("d1")]));
+    expect(follow(replica, "ns", at(ahead))).toMatchObject({ type: "events", events: [{ version: ahead.version + 1, kind: "lock" }] });
   });
 });
 

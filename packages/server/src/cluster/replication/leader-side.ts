@@ -41,6 +41,8 @@ export interface LeaderSideOptions {
   readonly keepStaleReplicas?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=answer-before-ack`): see `SyncRuleOptions.unsafeAnswerFirst`. Default false. */
   readonly unsafeAnswerFirst?: boolean | undefined;
+  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=snapshot-after-position`): see `ShardReplicationOptions.unsafeSnapshotAfterPosition`. Default false. */
+  readonly unsafeSnapshotAfterPosition?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_REPLICATION_WINDOW`): see `ReplicationSenderOptions.maxInFlight`. Default: the sender's. */
   readonly maxInFlight?: number | undefined;
   /** BENCHMARK ONLY (`LEASEHOLD_TEST_ECHO_STANDBY_PORT`): every standby connection goes to this local echo server instead (echo-replication-transport.ts). Default: none, the real standby. */
@@ -160,15 +162,18 @@ export class LeaderSide {
       onFenced: () => logger.warn({ shard: term.shard, epoch: term.epoch }, "a standby write matched nothing: this server no longer leads the shard"),
       onStandbyLost: () => this.notBefore.set(term, this.clock.now() + leaderLeaseMs / 3),
       unsafeAnswerFirst: this.options.unsafeAnswerFirst,
+      unsafeSnapshotAfterPosition: this.options.unsafeSnapshotAfterPosition,
     });
   }
 
   /**
-   * A standby that restarted holds none of the log, but an idle shard sends it nothing to refuse:
-   * its row would say in sync with the old incarnation until the next grant. So each round
+   * A standby that restarted holds none of the log, and one that stopped or died holds nothing
+   * any more, but an idle shard sends it nothing to refuse or be late with: its row would say in
+   * sync until the next grant (and a takeover or hand-over would count on it). So each round
    * compares every standby with the members the last heartbeat heard (only a list sent after the
    * standby was attached: an older one may predate the restart the attach already saw); another
-   * incarnation records not-in-sync now, and a later round attaches a standby again.
+   * incarnation, or no member row at all (it left the list at SIGTERM, or its heartbeat aged out),
+   * records not-in-sync now, and a later round attaches a standby again.
    */
   private dropRestartedStandbys(): void {
     const { members, sentAt } = this.options.runtime.memberList;
@@ -176,9 +181,16 @@ export class LeaderSide {
       const replication = replicator.replication;
       const standby = replication.standby;
       if (term.isEnded || standby === null || replication.rule.state === "out" || sentAt <= replication.attachedAt) continue;
-      const heard = members.find((m) => m.serverId === standby.serverId)?.incarnation;
-      if (heard === undefined || heard === null || heard === standby.incarnation) continue;
-      this.options.logger.warn({ shard: term.shard, epoch: term.epoch, standby: standby.serverId, incarnation: standby.incarnation, heard }, "the standby restarted (its member row names another incarnation): recording it not in sync");
+      const member = members.find((m) => m.serverId === standby.serverId);
+      const where = { shard: term.shard, epoch: term.epoch, standby: standby.serverId, incarnation: standby.incarnation };
+      if (member === undefined) {
+        this.options.logger.warn(where, "the standby left the member list (stopped, or its heartbeat aged out): recording it not in sync");
+      } else {
+        // An unknown incarnation (a list not read from the database) says nothing.
+        const heard = member.incarnation;
+        if (heard === undefined || heard === null || heard === standby.incarnation) continue;
+        this.options.logger.warn({ ...where, heard }, "the standby restarted (its member row names another incarnation): recording it not in sync");
+      }
       replication.dropStandby();
     }
   }

@@ -11,10 +11,13 @@ export interface ReplicatedTable {
    * Typed `never` so the engine's own sink type fits: callers pass a {@link ReplicationSinkFn}.
    */
   setReplicationSink(sink: never): void;
-  /** The namespaces the table holds. */
-  namespaceNames(): string[];
-  /** A namespace's whole table as JSON. */
-  exportNamespace(namespace: string): unknown;
+  /**
+   * Every namespace's whole table as JSON, at one moment: whatever the export itself changes (a
+   * serving table catching up reaps lapses) goes to the sink before any image is read, and nothing
+   * after, so the images and the entries fed so far meet at one point (a standby's snapshot and
+   * its log position, shard-replication.ts).
+   */
+  exportNamespaces(): Readonly<Record<string, unknown>>;
 }
 
 /** The sink a {@link ReplicatedTable} is given (entries are opaque here). */
@@ -45,11 +48,9 @@ export interface ShardSnapshot {
   readonly namespaces: Readonly<Record<string, unknown>>;
 }
 
-/** The snapshot of every namespace of `table`, taken now (synchronously). */
-export function snapshotShard(table: Pick<ReplicatedTable, "namespaceNames" | "exportNamespace">): ShardSnapshot {
-  const namespaces: Record<string, unknown> = {};
-  for (const namespace of table.namespaceNames()) namespaces[namespace] = table.exportNamespace(namespace);
-  return { namespaces };
+/** The snapshot of every namespace of `table`, taken now (synchronously, at one moment: see {@link ReplicatedTable.exportNamespaces}). */
+export function snapshotShard(table: Pick<ReplicatedTable, "exportNamespaces">): ShardSnapshot {
+  return { namespaces: table.exportNamespaces() };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -78,7 +79,8 @@ export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
   snapshot(): ShardSnapshot {
     const { table } = this;
     if (table.namespaceNames === undefined || table.exportNamespace === undefined) throw new Error("this replica table cannot be exported, so it cannot be promoted");
-    return snapshotShard({ namespaceNames: () => table.namespaceNames!(), exportNamespace: (ns) => table.exportNamespace!(ns) });
+    // A replica is read as it stands (nothing to catch up, nothing fed anywhere): one by one is one moment.
+    return { namespaces: Object.fromEntries(table.namespaceNames().map((ns) => [ns, table.exportNamespace!(ns)])) };
   }
 
   /** The namespaces the replica's table holds (none when the table cannot list them). */

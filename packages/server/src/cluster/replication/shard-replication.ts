@@ -22,8 +22,10 @@ export interface ShardReplicationOptions {
   /** A connection to a standby (http-replication-transport.ts in production). */
   readonly connect: (target: StandbyTarget) => ReplicationTransport;
   /**
-   * The shard's table now, as an opaque JSON value: called synchronously right after the log's
-   * position was taken, so it holds every entry appended so far and none after.
+   * The shard's table now, as an opaque JSON value, taken at one moment (`snapshotShard`): called
+   * synchronously right before the log's position is taken. Taking it may append entries (a
+   * serving table catches up first and reaps what lapsed); they are in it, and before the
+   * position, so it holds every entry up to the position and none after.
    */
   readonly snapshot: () => unknown;
   readonly clock: ReplicationClock;
@@ -41,6 +43,12 @@ export interface ShardReplicationOptions {
   readonly onStandbyLost: (reason: string) => void;
   /** TEST ONLY: see {@link SyncRuleOptions.unsafeAnswerFirst}. Default false. */
   readonly unsafeAnswerFirst?: boolean | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=snapshot-after-position`): the log's position is taken before
+   * the snapshot, so what taking it reaps is both in the image and after the position (the standby
+   * refuses it as diverged). Default false.
+   */
+  readonly unsafeSnapshotAfterPosition?: boolean | undefined;
   /** Most messages in flight to the standby: see `ReplicationSenderOptions.maxInFlight`. Default: the sender's (64). */
   readonly maxInFlight?: number | undefined;
 }
@@ -148,9 +156,16 @@ export class ShardReplication {
         return false;
       }
       this.target = target;
-      // The log's position and the table's snapshot are taken in the same turn: nothing in between.
-      const seq = this.log.startRetaining();
-      const payload = this.options.snapshot();
+      // The snapshot first, then the log's position, in the same turn: what the snapshot's own
+      // catch-up appended is in the image and before the position; nothing comes in between.
+      let seq: number, payload: unknown;
+      if (this.options.unsafeSnapshotAfterPosition === true) {
+        seq = this.log.startRetaining();
+        payload = this.options.snapshot();
+      } else {
+        payload = this.options.snapshot();
+        seq = this.log.startRetaining();
+      }
       this.rule.beginJoin(seq);
       this.startStream(target, seq, payload);
       return true;

@@ -14,11 +14,8 @@ class LeaderTable implements ReplicatedTable {
   setReplicationSink(sink: ((ns: string, entry: Entry) => void) | null): void {
     this.sink = sink;
   }
-  namespaceNames(): string[] {
-    return [...this.tokens.keys()];
-  }
-  exportNamespace(ns: string): unknown {
-    return [...(this.tokens.get(ns) ?? [])];
+  exportNamespaces(): Record<string, unknown> {
+    return Object.fromEntries([...this.tokens].map(([ns, set]) => [ns, [...set]]));
   }
   grant(ns: string, token: string): string {
     let set = this.tokens.get(ns);
