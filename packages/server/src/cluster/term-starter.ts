@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { effectiveValidForMs } from "../engine/lock-engine-options.js";
 import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
 import type { AcquiredTerm, AdoptedTerm, LeaseClaim, LoadedBound, ShardLease } from "./coordinator.js";
-import { leaseWaitEnd } from "./margins.js";
+import { carriedLeaseMs, leaseWaitEnd } from "./margins.js";
 import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
 import { ShardTerm } from "./shard-term.js";
 
@@ -178,6 +178,8 @@ export class TermStarter {
       onFailed: host.onFailed,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
       carried: carried?.namespaces,
+      // Every holder keeps its lock as long as an earlier leader told it (TEST ONLY: not with short-carried-lease).
+      carriedLeaseMs: options.breaks?.has("short-carried-lease") === true ? leaseMs : carriedLeaseMs(leaseMs, got.lockDelayMs, leaderLeaseMs),
       loadedBounds,
       claimWindowMs: options.breaks?.has("drop-carried-waiters") === true ? 0 : undefined,
     });

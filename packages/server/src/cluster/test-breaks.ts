@@ -11,7 +11,10 @@ export type TestBreak =
   | "stop-release-unsynced"
   | "drop-carried-waiters"
   | "move-row-before-gate"
-  | "release-handing-over";
+  | "release-handing-over"
+  | "short-carried-lease"
+  | "drop-replica-on-unknown"
+  | "stop-renewing-handing-over";
 
 const KNOWN: readonly TestBreak[] = [
   "gate",
@@ -24,6 +27,9 @@ const KNOWN: readonly TestBreak[] = [
   "drop-carried-waiters",
   "move-row-before-gate",
   "release-handing-over",
+  "short-carried-lease",
+  "drop-replica-on-unknown",
+  "stop-renewing-handing-over",
 ];
 
 /** The command-line flag a server must be started with before it reads any test knob. */
@@ -81,8 +87,13 @@ function integerKnob(name: string, range: IntegerRange, field: string, what: str
  * for its re-sent `requestId`, `move-row-before-gate`: a balance hand-over moves the row to the
  * taker before it ends the old term, which serves on until its gate closes by time,
  * `release-handing-over`: a pass counts the row of a shard being handed over as an orphan and
- * releases it, table and all) are switched off, so the cluster fault suite (packages/reliability, section 5) can
- * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
+ * releases it, table and all, `short-carried-lease`: a promoted table restarts its carried
+ * leases at the taker's own `--lease-ms` only, however long an earlier leader's `validForMs`,
+ * `drop-replica-on-unknown`: a takeover or adoption whose statement failed (outcome unknown) drops
+ * the replica, so a row it did commit is released as an orphan, `stop-renewing-handing-over`: a
+ * term being handed over is no longer renewed, so its row may expire before it moved) are switched
+ * off, so the cluster fault suite (packages/reliability, section 5) can show that its checks fire
+ * without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */
 export function testBreaks(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): ReadonlySet<TestBreak> {

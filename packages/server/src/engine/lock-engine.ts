@@ -206,9 +206,9 @@ export class LockEngine extends LockEngineCore {
   }
 
   /**
-   * Make a replica serve: every lease restarts at a full `leaseMs` from now, tokens keep working
-   * as they are (the engine must have the leader's `leaderId`), and each carried waiter keeps its
-   * place for `claimWindowMs` for a re-sent request with its `requestId`; then unclaimed ones are
+   * Make a replica serve: every lease restarts from now (at a full `leaseMs`, or the longer
+   * `carriedLeaseMs` given), tokens keep working as they are (the engine must have the leader's
+   * `leaderId`), and each carried waiter keeps its place for `claimWindowMs` for a re-sent request with its `requestId`; then unclaimed ones are
    * dropped and what was granted to them released. Lock-event logs start anew (a new log id).
    */
   promote(options: PromoteOptions = {}): PromoteSummary {
