@@ -103,6 +103,7 @@ export function promotionBed(images: Record<string, unknown>, options: Promotion
     onFailed: () => undefined,
     onStarted: (term) => terms.push(term),
     renewSoon: () => undefined,
+    reread: () => undefined,
     warn: (_err, msg) => warnings.push(msg),
   });
   return {
