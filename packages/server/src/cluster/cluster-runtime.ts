@@ -103,6 +103,8 @@ export class ClusterRuntime {
       clock: this.clock,
       wallClock: this.wallClock,
       held: () => this.terms.filter((t): t is ShardTerm => t !== null),
+      handingOver: () => this.handing.filter((t): t is ShardTerm => t !== null && t !== undefined),
+      unsafeStopRenewingHandingOver: options.breaks?.has("stop-renewing-handing-over") === true,
       member: () => ({ serverId: options.serverId, incarnation: this.identity.incarnation, url: this.url, ready: this.ready }),
       onUnmatched: (term) => {
         // TEST ONLY (move-row-before-gate): such a term serves on until its gate closes.
