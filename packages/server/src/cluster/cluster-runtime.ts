@@ -7,7 +7,7 @@ import { LeaseRenewer } from "./lease-renewer.js";
 import { nextPassDelay, observeRows, planShards, type Seen } from "./plan-shards.js";
 import { gateMargin } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
-import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
+import type { PromotionCandidate, ReplicaPromoter } from "./replication/promote-replica.js";
 import type { HandOverDone } from "./replication/hand-over.js";
 import { ShardMover } from "./replication/shard-mover.js";
 import { logServeInterval } from "./serve-interval.js";
@@ -103,6 +103,8 @@ export class ClusterRuntime {
       clock: this.clock,
       wallClock: this.wallClock,
       held: () => this.terms.filter((t): t is ShardTerm => t !== null),
+      handingOver: () => this.handing.filter((t): t is ShardTerm => t !== null && t !== undefined),
+      unsafeStopRenewingHandingOver: options.breaks?.has("stop-renewing-handing-over") === true,
       member: () => ({ serverId: options.serverId, incarnation: this.identity.incarnation, url: this.url, ready: this.ready }),
       onUnmatched: (term) => {
         // TEST ONLY (move-row-before-gate): such a term serves on until its gate closes.
@@ -129,6 +131,7 @@ export class ClusterRuntime {
         this.leases[term.shard] = row;
       },
       renewSoon: () => this.renewer.renewSoon(),
+      reread: () => void this.pass(),
       warn: (err, msg) => this.warn(err, msg),
     });
     this.mover = new ShardMover({
@@ -390,7 +393,7 @@ export class ClusterRuntime {
     this.leasesReadAt = readSentAt;
     let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.heldEpochs(leases.length));
     // Rows handed over to this standby are adopted with its replica; the rest are released.
-    if (this.promoter !== null && !this.stopping) orphans = this.promoter.adoptOrAnswer(orphans, leases, (row, carried) => this.adopt(row, carried));
+    if (this.promoter !== null && !this.stopping) orphans = this.promoter.adoptOrAnswer(orphans, leases, (row, candidate) => this.adopt(row, candidate));
     if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);
   }
 
@@ -464,10 +467,10 @@ export class ClusterRuntime {
   }
 
   /** A row handed over to this standby: start its term with the replica once the fenced adoption wrote the row. */
-  private adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
+  private adopt(row: ShardLease, candidate: PromotionCandidate): Promise<void> {
     this.tookAt = this.clock();
     this.options.logger.debug({ shard: row.shard, epoch: row.epoch }, "adopting a handed-over shard");
-    return this.starter.adopt(row, carried);
+    return this.starter.adopt(row, candidate);
   }
 
   /** Log a bug met while serving (a lock batch entry that threw something not a LeaseholdError). */

@@ -187,7 +187,8 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     const maxInFlight = testReplicationWindow(host.logger, knobs);
     const echoStandbyPort = testEchoStandbyPort(host.logger, knobs);
     leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, unsafeSnapshotAfterPosition, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort });
-    r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica });
+    const dropReplicaOnUnknown = breaks.has("drop-replica-on-unknown");
+    r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica, dropReplicaOnUnknown });
     leader.start();
   }
   const members = new ClusterMembersView({

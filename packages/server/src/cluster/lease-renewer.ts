@@ -14,6 +14,19 @@ export interface LeaseRenewerOptions {
   readonly wallClock: () => number;
   /** The terms this server leads now (each renewal sends these). */
   readonly held: () => readonly ShardTerm[];
+  /**
+   * The terms given up with their hand-over still running (gate closed, row not moved yet): each
+   * renewal sends those still handing over too, so the row cannot expire under a hand-over slowed
+   * by the final acknowledgement or the database (another member could then take the shard with
+   * an empty table). Their row moves, or is released, by a fenced statement; a renewal after that
+   * matches nothing and changes nothing. Default none.
+   */
+  readonly handingOver?: (() => readonly ShardTerm[]) | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=stop-renewing-handing-over`): terms being handed over are not
+   * renewed, so a negative control can show their row expiring under the hand-over. Default false.
+   */
+  readonly unsafeStopRenewingHandingOver?: boolean | undefined;
   /** This server as its next heartbeat registers it. */
   readonly member: () => MemberInfo;
   /** A renewal matched nothing for `term`: another server may lead its shard (the runtime ends it). */
@@ -26,8 +39,9 @@ export interface LeaseRenewerOptions {
 
 /**
  * The lease loop of one server, on its own timer: every third of the leader lease it sends one
- * renewal of every shard it leads and one heartbeat, whatever else runs (a pass reading the rows,
- * acquisitions, NOTIFY passes, bound loads). A due renewal is never skipped or held back, and its
+ * renewal of every shard it leads (and of every shard it is handing over, until the row moved)
+ * and one heartbeat, whatever else runs (a pass reading the rows, acquisitions, NOTIFY passes,
+ * bound loads). A due renewal is never skipped or held back, and its
  * answer is applied the moment it arrives, on its own: each renewed term's gate moves to
  * `t_sent + leaderLease − margin` (both clocks read just before sending), a term the renewal did
  * not match ends. The PostgreSQL coordinator runs both statements on connections of their own, so
@@ -102,7 +116,7 @@ export class LeaseRenewer {
   renew(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     const { coordinator, serverId, leaderLeaseMs, margin } = this.options;
-    const held = [...this.options.held()];
+    const held = [...this.options.held(), ...this.handingOver()];
     if (held.length === 0) return Promise.resolve();
     // Read just before sending: the gate counts from here, never from when the answer arrives.
     const sent: GateDeadline = { monotonic: this.options.clock(), wall: this.options.wallClock() };
@@ -117,6 +131,12 @@ export class LeaseRenewer {
       },
       (err: unknown) => this.options.onError(err, "lease renewal failed; serving continues until the gate closes"),
     );
+  }
+
+  /** The terms still being handed over, renewed until their row moved (none under the test break). */
+  private handingOver(): ShardTerm[] {
+    if (this.options.unsafeStopRenewingHandingOver === true) return [];
+    return (this.options.handingOver?.() ?? []).filter((term) => term.handingOver);
   }
 
   private heartbeat(): void {

@@ -29,3 +29,15 @@ export function leaseWaitEnd(acquiredAt: number, lockDelayMs: number, leaderLeas
   if (lockDelayMs <= 0) return acquiredAt;
   return acquiredAt + lockDelayMs + Math.max(gateMargin(leaderLeaseMs), Math.ceil(lockDelayMs * RATE_TOLERANCE));
 }
+
+/**
+ * How long a promoted or handed-over table's carried leases last from its promotion (DESIGN.md
+ * "Carried leases"): the taker's own `leaseMs`, or, when longer, the longest `validForMs` an
+ * earlier leader of the shard answered (`lockDelayMs`, the row's record) plus the margin
+ * {@link leaseWaitEnd} gives it. Members may run different `--lease-ms`: a holder that a leader
+ * with a longer lease promised `validForMs` keeps its lock for as long as it may believe it,
+ * whatever the taker's own lease.
+ */
+export function carriedLeaseMs(leaseMs: number, lockDelayMs: number, leaderLeaseMs: number): number {
+  return Math.max(leaseMs, leaseWaitEnd(0, lockDelayMs, leaderLeaseMs));
+}

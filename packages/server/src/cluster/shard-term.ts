@@ -51,11 +51,17 @@ export interface ShardTermOptions {
   readonly onBoundExtended: () => void;
   /**
    * The namespaces' images of a promoted replica (a standby taking the shard over with its state),
-   * keyed by namespace: the table starts with them, every lease restarted at a full `leaseMs`, each
-   * carried waiter kept for the claim window; `leaderId` must be the replica's. Default: none, the
-   * table starts empty.
+   * keyed by namespace: the table starts with them, every lease restarted at {@link carriedLeaseMs},
+   * each carried waiter kept for the claim window; `leaderId` must be the replica's. Default: none,
+   * the table starts empty.
    */
   readonly carried?: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * How long the carried leases last from the promotion (`margins.ts` `carriedLeaseMs`: the
+   * longest `validForMs` an earlier leader answered, plus the clock margin, when longer than
+   * {@link leaseMs}). Default, and never less than, {@link leaseMs}.
+   */
+  readonly carriedLeaseMs?: number | undefined;
   /**
    * Bounds the statement that started this term already loaded under its epoch (an adoption of a
    * hand-over loads the carried namespaces' bounds in the same statement): those namespaces serve
@@ -169,7 +175,10 @@ export class ShardTerm implements ServingGate {
     });
     if (options.carried !== undefined) {
       for (const [namespace, image] of Object.entries(options.carried)) this.service.restoreNamespace(namespace, image as never);
-      this.carried = this.service.promote(options.claimWindowMs === undefined ? {} : { claimWindowMs: options.claimWindowMs });
+      this.carried = this.service.promote({
+        ...(options.claimWindowMs === undefined ? {} : { claimWindowMs: options.claimWindowMs }),
+        ...(options.carriedLeaseMs === undefined ? {} : { carriedLeaseMs: options.carriedLeaseMs }),
+      });
       this.reserver.seed(options.loadedBounds ?? []);
       this.loadCarried(Object.keys(options.carried).filter((namespace) => !this.reserver.isPrepared(namespace)));
     }

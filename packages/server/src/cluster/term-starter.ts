@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { effectiveValidForMs } from "../engine/lock-engine-options.js";
 import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
 import type { AcquiredTerm, AdoptedTerm, LeaseClaim, LoadedBound, ShardLease } from "./coordinator.js";
-import { leaseWaitEnd } from "./margins.js";
-import type { CarriedTable, ReplicaPromoter } from "./replication/promote-replica.js";
+import { carriedLeaseMs, leaseWaitEnd } from "./margins.js";
+import type { CarriedTable, ClaimOutcome, PromotionCandidate, ReplicaPromoter } from "./replication/promote-replica.js";
 import { ShardTerm } from "./shard-term.js";
 
 /** What a {@link TermStarter} reads of, and reports to, its runtime. */
@@ -29,6 +29,8 @@ export interface TermStarterHost {
   readonly onStarted: (term: ShardTerm, row: ShardLease) => void;
   /** Renew every term at once (the acquisition waited long: the gate may close before the next tick). */
   readonly renewSoon: () => void;
+  /** Read the rows again soon (a claiming statement failed: it may have committed). */
+  readonly reread: () => void;
   readonly warn: (err: unknown, msg: string) => void;
 }
 
@@ -44,18 +46,19 @@ export class TermStarter {
   /** Try to acquire `row`'s shard as it was read (its version). */
   acquire(row: ShardLease): Promise<void> {
     const promoter = this.host.promoter();
+    // A claim of this shard with the replica is in flight (an adoption on a NOTIFY): not now.
+    if (promoter?.busy(row.shard) === true) return Promise.resolve();
     // The in-sync standby of this very process takes the shard with its replica (same leaderId).
-    const carried = promoter?.forTakeover(row) ?? null;
-    const claim = this.claim(carried?.leaderId ?? randomUUID(), carried !== null && promoter?.fencesAcquisition === true);
-    return this.claimThenStart(row, claim, carried, () => this.host.options.coordinator.acquire(row.shard, row.version, claim), "a shard acquisition failed; its outcome is read back next round");
+    const candidate = promoter?.forTakeover(row) ?? null;
+    const claim = this.claim(candidate?.leaderId ?? randomUUID(), candidate !== null && promoter?.fencesAcquisition === true);
+    const failed = "a shard acquisition failed; its outcome is read back at once";
+    return this.claimThenStart(row, claim, candidate, () => this.host.options.coordinator.acquire(row.shard, row.version, claim), failed).then(() => undefined);
   }
 
   /** Adopt a row handed over to this standby: start its term with the replica once the fenced adoption wrote the row. */
-  adopt(row: ShardLease, carried: CarriedTable): Promise<void> {
-    const claim = this.claim(carried.leaderId, true);
-    const failed = "adopting a handed-over shard failed; it expires and is taken over as after a crash";
-    const bounds = { namespaces: Object.keys(carried.namespaces), block: this.host.options.reserveBlock };
-    return this.claimThenStart(row, claim, carried, () => this.host.options.coordinator.adoptHandOver(row.shard, row.epoch, claim, bounds), failed);
+  adopt(row: ShardLease, candidate: PromotionCandidate): Promise<void> {
+    const failed = "adopting a handed-over shard failed; its outcome is read back at once";
+    return this.adoptRow(row, candidate, failed).then(() => undefined);
   }
 
   /**
@@ -67,7 +70,8 @@ export class TermStarter {
    * another holder) changes nothing. While it runs, the pass leaves the shard alone, and decides
    * as ever after it. Answers true when the row was adopted: started with the table, or released
    * when the replica no longer followed that term (no table to serve it with); false when tried
-   * and not adopted; `null` when nothing was tried (no replica of the shard here).
+   * and not adopted (or its outcome is unknown: the replica stays for the next read of the rows);
+   * `null` when nothing was tried (no replica of the shard here).
    */
   async adoptOnNotify(shard: number, known: ShardLease | undefined): Promise<boolean | null> {
     const promoter = this.host.promoter();
@@ -81,61 +85,64 @@ export class TermStarter {
       holder: this.host.options.serverId,
       incarnation: this.host.incarnation,
       leaderId: candidate.leaderId,
-      epoch: candidate.epoch,
+      epoch: candidate.epoch + 1,
       expired: false,
       standbyId: null,
       standbyIncarnation: null,
       inSync: false,
     };
     const t0 = this.host.clock();
-    try {
-      const namespaces = promoter.replicaNamespaces(shard);
-      const adopted = await this.adoptHandedOver(row, candidate.leaderId, namespaces, () => promoter.takeHandedOver(shard, candidate.epoch, candidate.leaderId));
-      // Test mode (--log-level debug): whether the NOTIFY was this standby's hand-over.
-      this.host.options.logger.debug({ shard, epoch: candidate.epoch, adopted, tookMs: Math.round(this.host.clock() - t0) }, "adoption on NOTIFY tried");
-      return adopted;
-    } finally {
-      promoter.endNotifiedAdoption(shard);
-    }
+    const outcome = await this.adoptRow(row, candidate, "adopting a handed-over shard on its NOTIFY failed; the next read of the rows adopts it");
+    const adopted = outcome === "matched";
+    // Test mode (--log-level debug): whether the NOTIFY was this standby's hand-over.
+    this.host.options.logger.debug({ shard, epoch: row.epoch, adopted, tookMs: Math.round(this.host.clock() - t0) }, "adoption on NOTIFY tried");
+    return adopted;
   }
 
-  /** {@link adoptOnNotify}'s statement and start: false when it matched nothing or failed. */
-  private async adoptHandedOver(row: ShardLease, leaderId: string, namespaces: readonly string[], take: () => CarriedTable | null): Promise<boolean> {
-    const { host } = this;
-    const { coordinator, serverId } = host.options;
-    const claim = this.claim(leaderId, true);
-    const sentAt = host.clock();
-    const sentWall = host.wallClock();
-    let got;
-    try {
-      got = await coordinator.adoptHandOver(row.shard, row.epoch, claim, { namespaces, block: host.options.reserveBlock });
-    } catch (err) {
-      host.warn(err, "adopting a handed-over shard on its NOTIFY failed; the next read of the rows adopts it");
-      return false;
-    }
-    if (got === null) return false;
-    if (host.led(row.shard) !== null) return true;
-    const carried = take();
-    if (carried === null) {
-      await coordinator.release(serverId, [got]).catch((err: unknown) => host.warn(err, "could not release a handed-over shard without its replica"));
-      return true;
-    }
-    this.start(row, got, claim, sentAt, sentWall, carried, got.bounds);
-    return true;
+  /** The fenced adoption of `row` (handed over to this process at its epoch) with the candidate's replica, then its start. */
+  private adoptRow(row: ShardLease, candidate: PromotionCandidate, failed: string): Promise<ClaimOutcome> {
+    const { options } = this.host;
+    const claim = this.claim(candidate.leaderId, true);
+    const bounds = { namespaces: this.host.promoter()?.replicaNamespaces(row.shard) ?? [], block: options.reserveBlock };
+    return this.claimThenStart(row, claim, candidate, () => options.coordinator.adoptHandOver(row.shard, row.epoch, claim, bounds), failed);
   }
 
-  /** Send the claiming statement (times taken just before), then start the term unless it matched nothing or the shard is led already. */
-  private async claimThenStart(row: ShardLease, claim: LeaseClaim, carried: CarriedTable | null, statement: () => Promise<AcquiredTerm | AdoptedTerm | null>, failed: string): Promise<void> {
+  /**
+   * Send the claiming statement (times taken just before), settle the candidate's replica with
+   * its outcome, then start the term unless it matched nothing or the shard is led already. A
+   * statement that failed may have committed: the replica stays, and the rows are read again at
+   * once (DESIGN.md: a rejected statement is "outcome unknown", never "did not happen"). A claim
+   * with a replica that matched but whose replica is gone releases the row (no table to serve).
+   */
+  private async claimThenStart(
+    row: ShardLease,
+    claim: LeaseClaim,
+    candidate: PromotionCandidate | null,
+    statement: () => Promise<AcquiredTerm | AdoptedTerm | null>,
+    failed: string,
+  ): Promise<ClaimOutcome> {
     const { host } = this;
+    const promoter = host.promoter();
     const sentAt = host.clock();
     const sentWall = host.wallClock();
     let got;
     try {
       got = await statement();
     } catch (err) {
-      return host.warn(err, failed);
+      if (candidate !== null) promoter?.settle(candidate, "unknown");
+      host.warn(err, failed);
+      host.reread();
+      return "unknown";
     }
-    if (got !== null && host.led(row.shard) === null) this.start(row, got, claim, sentAt, sentWall, carried, "bounds" in got ? got.bounds : undefined);
+    const carried = candidate === null ? null : (promoter?.settle(candidate, got === null ? "unmatched" : "matched") ?? null);
+    if (got === null) return "unmatched";
+    if (host.led(row.shard) !== null) return "matched";
+    if (candidate !== null && carried === null) {
+      await host.options.coordinator.release(host.options.serverId, [got]).catch((err: unknown) => host.warn(err, "could not release a shard claimed without its replica"));
+      return "matched";
+    }
+    this.start(row, got, claim, sentAt, sentWall, carried, "bounds" in got ? got.bounds : undefined);
+    return "matched";
   }
 
   private claim(leaderId: string, withState: boolean): LeaseClaim {
@@ -179,6 +186,8 @@ export class TermStarter {
       onFailed: host.onFailed,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
       carried: carried?.namespaces,
+      // Every holder keeps its lock as long as an earlier leader told it (TEST ONLY: not with short-carried-lease).
+      carriedLeaseMs: options.breaks?.has("short-carried-lease") === true ? leaseMs : carriedLeaseMs(leaseMs, got.lockDelayMs, leaderLeaseMs),
       loadedBounds,
       claimWindowMs: options.breaks?.has("drop-carried-waiters") === true ? 0 : undefined,
     });

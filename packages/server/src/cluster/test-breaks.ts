@@ -19,6 +19,9 @@ export const TEST_BREAKS = {
   "retry-before-ack": "an answer waits only for the entries its own operation appended: a retry with the same requestId, a lock-watch event or an inspection reveals a grant the standby has not acknowledged",
   "unheld-before-attach": "a request that began before the term's replicator was attached is answered unheld",
   "snapshot-after-position": "a standby's log position is taken before its snapshot, so a lapse the export reaps is both in the image and sent after it",
+  "short-carried-lease": "a promoted table restarts its carried leases at the taker's own --lease-ms only, however long an earlier leader's validForMs",
+  "drop-replica-on-unknown": "a takeover or adoption whose statement failed (outcome unknown) drops the replica, so a row it did commit is released as an orphan",
+  "stop-renewing-handing-over": "a term being handed over is no longer renewed, so its row may expire before it moved",
 } as const;
 
 /** The name of a rule {@link TEST_BREAKS} lists. */
@@ -74,7 +77,7 @@ function integerKnob(name: string, range: IntegerRange, field: string, what: str
  * TEST ONLY. The rules named in `LEASEHOLD_TEST_BREAK` (comma-separated names of {@link TEST_BREAKS})
  * are switched off, so the negative controls (the cluster fault suite, packages/reliability, and
  * the cluster tests) can
- * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
+ * show that their checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */
 export function testBreaks(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): ReadonlySet<TestBreak> {

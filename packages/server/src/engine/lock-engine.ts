@@ -230,14 +230,15 @@ export class LockEngine extends LockEngineCore {
   }
 
   /**
-   * Make a replica serve: every lease restarts at a full `leaseMs` from now, tokens keep working
-   * as they are (the engine must have the leader's `leaderId`), and each carried waiter keeps its
-   * place for `claimWindowMs` for a re-sent request with its `requestId`; then unclaimed ones are
-   * dropped and what was granted to them released. A namespace's lock-event log whose leader's
-   * log the replica carried (a watch was registered) continues it: same log id and prefixes, whole
-   * from {@link CARRIED_WATCH_GAP} above the version carried, so every follower gets a snapshot
-   * newer than what it saw. Any other log starts anew under a new log id (the replica knows nothing
-   * of it: no follower may take a run of events as complete across the change).
+   * Make a replica serve: every lease restarts from now (at a full `leaseMs`, or the longer
+   * `carriedLeaseMs` given), tokens keep working as they are (the engine must have the leader's
+   * `leaderId`), and each carried waiter keeps its place for `claimWindowMs` for a re-sent request
+   * with its `requestId`; then unclaimed ones are dropped and what was granted to them released. A
+   * namespace's lock-event log whose leader's log the replica carried (a watch was registered)
+   * continues it: same log id and prefixes, whole from {@link CARRIED_WATCH_GAP} above the version
+   * carried, so every follower gets a snapshot newer than what it saw. Any other log starts anew
+   * under a new log id (the replica knows nothing of it: no follower may take a run of events as
+   * complete across the change).
    */
   promote(options: PromoteOptions = {}): PromoteSummary {
     this.replicaHost();

@@ -28,13 +28,18 @@ export interface ClaimWindow {
 }
 
 /**
- * Turn replica namespaces into serving ones at `now`: every lease restarts at a full `leaseMs`
- * (in each namespace's grant order), every waiter is kept for the claim window, and new tokens are
- * checked against live ones from now on. Answers the window (null when no waiter was carried).
+ * Turn replica namespaces into serving ones at `now`: every lease restarts at the carried lease
+ * (`options.carriedLeaseMs`, never shorter than the table's `leaseMs`; in each namespace's grant
+ * order), every waiter is kept for the claim window, and new tokens are checked against live ones
+ * from now on. Answers the window (null when no waiter was carried).
  */
 export function startServing(table: LockTable, namespaces: Iterable<NamespaceState>, now: number, options: PromoteOptions): { summary: PromoteSummary; claims: ClaimWindow | null } {
   const windowMs = options.claimWindowMs ?? DEFAULT_CLAIM_WINDOW_MS;
   if (!Number.isSafeInteger(windowMs) || windowMs < 0) throw new RangeError(`claimWindowMs must be a non-negative integer (got ${windowMs})`);
+  const carriedMs = options.carriedLeaseMs ?? table.leaseMs;
+  if (!(carriedMs > 0) || !Number.isFinite(carriedMs)) throw new RangeError(`carriedLeaseMs must be a positive number (got ${carriedMs})`);
+  // Restarted together on a list of their own: a lease granted after the promotion still lapses on time.
+  const restartAt = now + Math.max(carriedMs, table.leaseMs);
   const until = Math.ceil(now + windowMs);
   const unclaimed = new Set<LockRequestState>();
   let count = 0;
@@ -42,7 +47,7 @@ export function startServing(table: LockTable, namespaces: Iterable<NamespaceSta
   for (const ns of namespaces) {
     count++;
     for (const req of ns.tokens.values()) {
-      table.leases.renew(req, now + table.leaseMs);
+      table.leases.restart(req, restartAt);
       tokens++;
     }
     for (const req of ns.waiting) unclaimed.add(req);

@@ -240,6 +240,13 @@ export interface PromoteOptions {
    * leader within that). Unclaimed ones are then dropped, and what was granted to them released.
    */
   readonly claimWindowMs?: number;
+  /**
+   * How long every carried lease lasts from the promotion. Default, and never less than, the
+   * table's own `leaseMs`. A cluster passes the longest `validForMs` an earlier leader of the shard
+   * answered plus a clock margin when that is longer (DESIGN.md "Carried leases"): members may run
+   * with different `--lease-ms`, and a holder believes the promise its leader made.
+   */
+  readonly carriedLeaseMs?: number;
 }
 
 /** What a promotion carried over (for the promotion's log line). */

@@ -3,10 +3,10 @@ import type { AcquiredTerm, HeldTerm, LeaseClaim, ShardLease } from "../coordina
 import type { ShardTerm } from "../shard-term.js";
 import type { ReplicaStore, ShardReplica } from "./replica-store.js";
 
-/** A replica's table taken out of the store, to start a serving term with (same `leaderId`). */
-
 /** A replica snapshot's images by namespace, as far as promotion reads them. */
 type NamespaceImages = Record<string, unknown>;
+
+/** A replica's table taken out of the store, to start a serving term with (same `leaderId`). */
 export interface CarriedTable {
   /** The leader id its tokens carry: the new term keeps it, so every token stays valid. */
   readonly leaderId: string;
@@ -15,6 +15,22 @@ export interface CarriedTable {
   /** Every namespace's image (`ShardTerm`'s `carried` option restores them). */
   readonly namespaces: Readonly<Record<string, unknown>>;
 }
+
+/**
+ * A replica a claiming statement (a takeover, an adoption of a hand-over) may promote. It stays in
+ * the store, pinned (no stale-replica drop), until the statement's outcome is known
+ * ({@link ReplicaPromoter.settle}): only a statement that matched takes it out.
+ */
+export interface PromotionCandidate {
+  readonly shard: number;
+  /** The leader id the claim keeps: the replica's. */
+  readonly leaderId: string;
+  /** The epoch of the term the replica follows (a hand-over's row is one above it). */
+  readonly epoch: number;
+}
+
+/** What became of a claiming statement: it matched, matched nothing, or failed (outcome unknown: it may have committed). */
+export type ClaimOutcome = "matched" | "unmatched" | "unknown";
 
 /** How a standby came to lead the shard. */
 export type PromotionKind = "takeover" | "hand-over";
@@ -27,6 +43,12 @@ export interface ReplicaPromoterOptions {
   /** This process's incarnation: only a row naming it (not a predecessor with the same server id) counts. */
   readonly incarnation: string;
   readonly logger: Logger;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=drop-replica-on-unknown`): a claim whose statement failed
+   * drops the replica at once, as if the statement had not committed, so a negative control can
+   * show that a row it did commit is then released as an orphan with every lock. Default false.
+   */
+  readonly dropReplicaOnUnknown?: boolean | undefined;
   /**
    * TEST ONLY (`LEASEHOLD_TEST_BREAK=promote-any-replica`): promote whatever replica this member
    * holds of the shard, whatever the row says of its standby, incarnation, epoch and leaderId (and
@@ -49,8 +71,14 @@ export type StartCarriedTerm = (row: ShardLease, got: AcquiredTerm, claim: Lease
  * lease-wait, as always.
  */
 export class ReplicaPromoter {
-  /** Shards whose hand-over is being adopted (not orphans: never released meanwhile). */
-  private readonly adopting = new Set<number>();
+  /** Shards with a claiming statement in flight (not orphans: never released meanwhile), and its candidate. */
+  private readonly adopting = new Map<number, PromotionCandidate>();
+  /**
+   * Shards whose claiming statement failed: it may have committed, so the replica stays pinned
+   * until the rows are read again ({@link adoptOrAnswer}), which tells the two apart: a row
+   * naming this process at the new epoch is adopted with the replica, else the pin is lifted.
+   */
+  private readonly unknown = new Set<number>();
 
   constructor(private readonly options: ReplicaPromoterOptions) {}
 
@@ -62,51 +90,64 @@ export class ReplicaPromoter {
     return this.options.unsafeAnyReplica !== true;
   }
 
+  /** True while a claiming statement of `shard` is in flight: the shard is neither acquired nor released meanwhile. */
+  busy(shard: number): boolean {
+    return this.adopting.has(shard);
+  }
+
   /**
-   * For an expired row this server is about to acquire: the replica to take it over with, taken
-   * out of the store, or `null` (take it empty). The acquisition must then be `withState`, which
-   * checks the same row conditions in the statement.
+   * For an expired row this server is about to acquire: the replica to take it over with, as a
+   * candidate (settle it with the acquisition's outcome), or `null` (take it empty). The
+   * acquisition must then be `withState`, which checks the same row conditions in the statement.
    */
-  forTakeover(row: ShardLease): CarriedTable | null {
+  forTakeover(row: ShardLease): PromotionCandidate | null {
     const { serverId, incarnation, unsafeAnyReplica } = this.options;
     const replica = this.options.store.get(row.shard);
-    if (replica === undefined) return null;
+    if (replica === undefined || this.adopting.has(row.shard)) return null;
     if (unsafeAnyReplica !== true) {
       if (!row.inSync || row.standbyId !== serverId || row.standbyIncarnation !== incarnation) return null;
       if (replica.stream.epoch !== row.epoch || replica.stream.leaderId !== row.leaderId || replica.stream.standbyIncarnation !== incarnation) return null;
     }
-    return this.take(row.shard, replica);
+    return this.begin(row.shard, replica);
   }
 
   /**
    * For a row that names this process as holder although it leads no term of it: a hand-over to
-   * this standby when its replica follows the term just before (`row.epoch - 1`, same
-   * `leaderId`), else `null` (an orphan: released).
+   * this standby (or a takeover of its own whose statement's answer was lost) when its replica
+   * follows the term just before (`row.epoch - 1`, same `leaderId`), as a candidate to settle with
+   * the adoption's outcome; else `null` (an orphan: released).
    */
-  forHandOver(row: ShardLease): CarriedTable | null {
+  forHandOver(row: ShardLease): PromotionCandidate | null {
     const replica = this.options.store.get(row.shard);
-    if (replica === undefined || row.holder !== this.options.serverId || row.incarnation !== this.options.incarnation) return null;
+    if (replica === undefined || this.adopting.has(row.shard) || row.holder !== this.options.serverId || row.incarnation !== this.options.incarnation) return null;
     if (replica.stream.epoch !== row.epoch - 1 || replica.stream.leaderId !== row.leaderId) return null;
-    return this.take(row.shard, replica);
+    return this.begin(row.shard, replica);
   }
 
   /**
    * Sort the rows that name this process without a term: those handed over to it are adopted
-   * (`adopt` runs for each, in the background), the others are answered as orphans to release.
-   * A shard whose adoption is in flight is neither.
+   * (`adopt` runs for each, in the background, and settles its candidate), the others are
+   * answered as orphans to release. A shard whose claim is in flight is neither. A shard whose
+   * last claim's outcome was unknown is settled by this read: adopted when its row names this
+   * process (the statement committed), else its replica is no longer pinned.
    */
-  adoptOrAnswer(orphans: readonly HeldTerm[], rows: readonly ShardLease[], adopt: (row: ShardLease, carried: CarriedTable) => Promise<void>): HeldTerm[] {
+  adoptOrAnswer(orphans: readonly HeldTerm[], rows: readonly ShardLease[], adopt: (row: ShardLease, candidate: PromotionCandidate) => Promise<void>): HeldTerm[] {
+    const orphaned = new Set(orphans.map((o) => o.shard));
+    for (const shard of this.unknown) if (!orphaned.has(shard) && !this.adopting.has(shard)) this.options.store.unpin(shard);
+    const wasUnknown = new Set(this.unknown);
+    this.unknown.clear();
     const release: HeldTerm[] = [];
     for (const orphan of orphans) {
       if (this.adopting.has(orphan.shard)) continue;
       const row = rows[orphan.shard];
-      const carried = row === undefined ? null : this.forHandOver(row);
-      if (row === undefined || carried === null) {
+      const candidate = row === undefined ? null : this.forHandOver(row);
+      if (row === undefined || candidate === null) {
+        if (wasUnknown.has(orphan.shard)) this.options.store.unpin(orphan.shard);
         release.push(orphan);
         continue;
       }
-      this.adopting.add(orphan.shard);
-      void adopt(row, carried).finally(() => this.adopting.delete(orphan.shard));
+      // The adoption settles its candidate; an adoption that threw before doing so leaves it unknown.
+      void adopt(row, candidate).finally(() => this.settle(candidate, "unknown"));
     }
     return release;
   }
@@ -115,19 +156,15 @@ export class ReplicaPromoter {
    * On a NOTIFY of `shard`: when this member holds a replica of it (and adopts it in no other
    * way now), the hand-over it would be, to try at once with the adoption's own fenced statement
    * (holder and incarnation this process, epoch the replica's + 1, `leader_id` the replica's:
-   * the conditions {@link forHandOver} checks on a row read) without reading the rows first. The
-   * shard counts as being adopted until {@link endNotifiedAdoption}, and its replica stays in the
-   * store (pinned: a pass that reads the handed-over row does not drop it as of an old epoch)
-   * until {@link takeHandedOver}. `null`: nothing to try (the pass decides as always).
+   * the conditions {@link forHandOver} checks on a row read) without reading the rows first.
+   * `null`: nothing to try (the pass decides as always). Settle it with the statement's outcome.
    */
-  beginNotifiedAdoption(shard: number): { readonly epoch: number; readonly leaderId: string } | null {
+  beginNotifiedAdoption(shard: number): PromotionCandidate | null {
     // The test break promotes without the row's conditions: it keeps to the reading path.
     if (this.options.unsafeAnyReplica === true || this.adopting.has(shard)) return null;
     const replica = this.options.store.get(shard);
     if (replica === undefined) return null;
-    this.adopting.add(shard);
-    this.options.store.pin(shard);
-    return { epoch: replica.stream.epoch + 1, leaderId: replica.stream.leaderId };
+    return this.begin(shard, replica);
   }
 
   /** The namespaces `shard`'s replica holds, to load their bounds with the adoption (none without a replica). */
@@ -135,21 +172,29 @@ export class ReplicaPromoter {
     return this.options.store.get(shard)?.sink.namespaceNames?.() ?? [];
   }
 
-  /** The attempt {@link beginNotifiedAdoption} started is over (adopted or not). */
-  endNotifiedAdoption(shard: number): void {
-    this.options.store.unpin(shard);
-    this.adopting.delete(shard);
-  }
-
   /**
-   * After the fenced adoption of a row handed over at `epoch` with `leaderId` matched: the replica
-   * to serve, taken out of the store, when it still follows the term just before; else `null`
-   * (the caller releases the row: it holds no table for it).
+   * The claiming statement of `candidate` is over. Matched: the replica to serve, taken out of
+   * the store, when it still follows the candidate's term (else `null`: the caller releases the
+   * row, it holds no table for it). Matched nothing: `null`, the replica stays (this member may
+   * still be the standby). Unknown (the statement failed, and may have committed): `null`, and the
+   * replica stays pinned until the rows are read again ({@link adoptOrAnswer}); TEST ONLY with
+   * `dropReplicaOnUnknown` it is dropped at once. Settling twice changes nothing.
    */
-  takeHandedOver(shard: number, epoch: number, leaderId: string): CarriedTable | null {
+  settle(candidate: PromotionCandidate, outcome: ClaimOutcome): CarriedTable | null {
+    const { shard } = candidate;
+    if (this.adopting.get(shard) !== candidate) return null;
+    this.adopting.delete(shard);
+    const drop = outcome === "unknown" && this.options.dropReplicaOnUnknown === true;
+    if (outcome === "unknown" && !drop) {
+      this.unknown.add(shard);
+      return null;
+    }
+    this.options.store.unpin(shard);
+    if (outcome === "unmatched") return null;
     const replica = this.options.store.get(shard);
-    if (replica === undefined || replica.stream.epoch !== epoch - 1 || replica.stream.leaderId !== leaderId) return null;
-    return this.take(shard, replica);
+    if (replica === undefined || replica.stream.epoch !== candidate.epoch || replica.stream.leaderId !== candidate.leaderId) return null;
+    const carried = this.take(shard, replica);
+    return drop ? null : carried;
   }
 
   /** Log a promotion: shard, epoch, leaderId, what was carried; no lease-wait. */
@@ -169,6 +214,14 @@ export class ReplicaPromoter {
       },
       "standby promoted",
     );
+  }
+
+  /** A claim of `shard` begins: its replica stays in the store, pinned, until {@link settle}. */
+  private begin(shard: number, replica: ShardReplica): PromotionCandidate {
+    const candidate: PromotionCandidate = { shard, leaderId: replica.stream.leaderId, epoch: replica.stream.epoch };
+    this.adopting.set(shard, candidate);
+    this.options.store.pin(shard);
+    return candidate;
   }
 
   private take(shard: number, replica: ShardReplica): CarriedTable | null {

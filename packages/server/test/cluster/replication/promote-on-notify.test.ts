@@ -35,12 +35,14 @@ function promoter(unsafeAnyReplica = false) {
 const handedRow = { shard: 2, holder: "b", incarnation: "standby-1", epoch: 6, leaderId: "L5", expired: false } as ShardLease;
 
 describe("ReplicaPromoter: adoption tried on a NOTIFY", () => {
-  it("names the hand-over its replica implies (epoch + 1, same leaderId), and keeps the pass off the shard until the attempt ends", () => {
+  it("names the replica's term (the hand-over is its epoch + 1, same leaderId), and keeps the pass off the shard until the attempt is settled", () => {
     const { p } = promoter();
-    expect(p.beginNotifiedAdoption(2)).toEqual({ epoch: 6, leaderId: "L5" });
+    const candidate = p.beginNotifiedAdoption(2);
+    expect(candidate).toEqual({ shard: 2, epoch: 5, leaderId: "L5" });
     // A second NOTIFY meanwhile tries nothing; a pass that reads the handed-over row neither
-    // adopts it again nor releases it as an orphan.
+    // adopts it again nor releases it as an orphan, nor takes the shard over.
     expect(p.beginNotifiedAdoption(2)).toBeNull();
+    expect(p.busy(2)).toBe(true);
     const adopted: number[] = [];
     const release = p.adoptOrAnswer([{ shard: 2, epoch: 6 }], [undefined, undefined, handedRow] as ShardLease[], (row) => {
       adopted.push(row.shard);
@@ -48,21 +50,20 @@ describe("ReplicaPromoter: adoption tried on a NOTIFY", () => {
     });
     expect(release).toEqual([]);
     expect(adopted).toEqual([]);
-    p.endNotifiedAdoption(2);
-    expect(p.beginNotifiedAdoption(2)).toEqual({ epoch: 6, leaderId: "L5" });
+    p.settle(candidate!, "unmatched");
+    expect(p.busy(2)).toBe(false);
+    expect(p.beginNotifiedAdoption(2)).toEqual({ shard: 2, epoch: 5, leaderId: "L5" });
   });
 
   it("keeps the replica from a stale-replica drop while the attempt runs (a pass read the handed-over row), and lets the drop happen after", () => {
     const { store, p } = promoter();
-    p.beginNotifiedAdoption(2);
+    const candidate = p.beginNotifiedAdoption(2)!;
     store.drop(2);
     expect(store.get(2)).toBeDefined();
-    expect(p.takeHandedOver(2, 6, "L5")?.namespaces).toEqual({ ns: "image" });
-    p.endNotifiedAdoption(2);
-    // Without an attempt in flight, a drop forgets it as before.
+    expect(p.settle(candidate, "matched")?.namespaces).toEqual({ ns: "image" });
+    // An attempt that matched nothing leaves the replica to a drop, as before.
     const again = promoter();
-    again.p.beginNotifiedAdoption(2);
-    again.p.endNotifiedAdoption(2);
+    again.p.settle(again.p.beginNotifiedAdoption(2)!, "unmatched");
     again.store.drop(2);
     expect(again.store.get(2)).toBeUndefined();
   });
@@ -72,14 +73,19 @@ describe("ReplicaPromoter: adoption tried on a NOTIFY", () => {
     expect(promoter(true).p.beginNotifiedAdoption(2)).toBeNull();
   });
 
-  it("hands the replica over only for the term just before the adopted epoch, with its leaderId; otherwise leaves it in the store", () => {
+  it("hands the replica over only while it still follows the candidate's term; otherwise leaves it in the store", () => {
     const { store, p } = promoter();
-    expect(p.takeHandedOver(2, 7, "L5")).toBeNull();
-    expect(p.takeHandedOver(2, 6, "L6")).toBeNull();
+    const candidate = p.beginNotifiedAdoption(2)!;
+    // A snapshot of the next term replaced the replica meanwhile.
+    store.receive({ kind: "snapshot", stream: { ...stream, epoch: 6, leaderId: "L6", streamId: "s2" }, seq: 1, snapshot: { ns: "newer" } });
+    expect(p.settle(candidate, "matched")).toBeNull();
     expect(store.get(2)).toBeDefined();
-    const sink = store.get(2)!.sink as ImageSink;
-    expect(p.takeHandedOver(2, 6, "L5")).toEqual({ leaderId: "L5", epoch: 5, namespaces: { ns: "image" } });
-    expect(store.get(2)).toBeUndefined();
+    const fresh = promoter();
+    const sink = fresh.store.get(2)!.sink as ImageSink;
+    expect(fresh.p.settle(fresh.p.beginNotifiedAdoption(2)!, "matched")).toEqual({ leaderId: "L5", epoch: 5, namespaces: { ns: "image" } });
+    expect(fresh.store.get(2)).toBeUndefined();
     expect(sink.disposed).toBe(true);
+    // Settling twice changes nothing.
+    expect(fresh.p.settle({ shard: 2, epoch: 5, leaderId: "L5" }, "matched")).toBeNull();
   });
 });
