@@ -185,7 +185,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     const unsafeAnyReplica = breaks.has("promote-any-replica");
     const maxInFlight = testReplicationWindow(host.logger, knobs);
     const echoStandbyPort = testEchoStandbyPort(host.logger, knobs);
-    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort });
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort, unprobedStandbys: breaks.has("no-standby-probe") });
     r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica });
     leader.start();
   }

@@ -11,7 +11,8 @@ export type TestBreak =
   | "stop-release-unsynced"
   | "drop-carried-waiters"
   | "move-row-before-gate"
-  | "release-handing-over";
+  | "release-handing-over"
+  | "no-standby-probe";
 
 const KNOWN: readonly TestBreak[] = [
   "gate",
@@ -24,6 +25,7 @@ const KNOWN: readonly TestBreak[] = [
   "drop-carried-waiters",
   "move-row-before-gate",
   "release-handing-over",
+  "no-standby-probe",
 ];
 
 /** The command-line flag a server must be started with before it reads any test knob. */
@@ -81,7 +83,8 @@ function integerKnob(name: string, range: IntegerRange, field: string, what: str
  * for its re-sent `requestId`, `move-row-before-gate`: a balance hand-over moves the row to the
  * taker before it ends the old term, which serves on until its gate closes by time,
  * `release-handing-over`: a pass counts the row of a shard being handed over as an orphan and
- * releases it, table and all) are switched off, so the cluster fault suite (packages/reliability, section 5) can
+ * releases it, table and all, `no-standby-probe`: a leader never asks an idle shard's standby
+ * whether it still answers, so a dead standby stays named in sync) are switched off, so the cluster fault suite (packages/reliability, section 5) can
  * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */

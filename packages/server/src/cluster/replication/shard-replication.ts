@@ -159,6 +159,22 @@ export class ShardReplication {
     this.rule.standbyLost();
   }
 
+  /**
+   * Check that the standby still answers (every third of the leader lease, leader-side.ts): the
+   * stream asks it for an acknowledgement when idle, and a standby that has left a message
+   * unanswered for the rule's lateness bound is treated as late now, exactly as a late grant's
+   * (`in_sync = false` recorded, then another standby attached). Without it a standby that died
+   * on an idle shard stays named in sync, and the server reports itself protected while a crash
+   * of it would lose the shard's table. Only while the row says in sync (a joining standby is not
+   * counted on yet, and its snapshot may take a while).
+   */
+  probe(): void {
+    const sender = this.sender;
+    if (sender === null || this.rule.state !== "in-sync") return;
+    if (sender.unansweredForMs() >= this.options.lateMs) return this.rule.standbyLost();
+    sender.probe();
+  }
+
   /** What the metrics read. */
   view(): ShardReplicationView {
     const lag = this.log.lag();
