@@ -136,9 +136,11 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     key,
   );
   let runtime: ClusterRuntime | null = null;
+  let protection: (() => boolean) | null = null;
   metrics = new ClusterMetrics(
     () => runtime?.shardsLed ?? 0,
     () => runtime?.coordinatorDown === null,
+    () => protection?.() === true,
   );
   runtime = new ClusterRuntime({
     coordinator,
@@ -164,6 +166,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     throw err;
   }
   const service = new ClusterLockService(runtime, coordinator, { serverId, version: host.version });
+  protection = () => service.protection().protected;
   if (options.replicas !== undefined && options.replicas !== 0 && options.replicas !== 1) throw new RangeError(`replicas must be 0 or 1 (got ${String(options.replicas)})`);
   let leader: LeaderSide | null = null;
   const replicationMetrics = new ReplicationMetrics((): ShardReplicationView[] => leader?.views() ?? []);
@@ -193,6 +196,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     serverId,
     url: () => (runtime as ClusterRuntime).url,
     shardLeaders: () => service.shardLeaders(),
+    protection: () => service.protection(),
     readMembers: (withinMs, limit) => coordinator.readMembers(withinMs, limit),
     prober: new HealthProber(),
   });

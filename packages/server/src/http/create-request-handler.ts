@@ -15,6 +15,7 @@ import { ALLOWED_METHODS, matchRoute, type Route } from "./match-route.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import { ClientGoneError, readBody } from "./read-body.js";
 import { canAnswer, sendError, sendJson, type ExtraHeaders } from "./send-json.js";
+import { serveHealth } from "./serve-health.js";
 import { serveClusterMembers, singleServerMembers } from "./serve-cluster-members.js";
 import { serveEvents } from "./serve-events.js";
 import { serveInspection } from "./serve-inspection.js";
@@ -206,7 +207,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     const closeHeader: ExtraHeaders = isClosing() ? CLOSE : {};
     switch (route.kind) {
       case "health":
-        sendJson(res, 200, await service.health(), closeHeader);
+        await serveHealth(req, res, () => service.health(), closeHeader);
         return;
       case "namespaces":
       case "locks":
