@@ -245,20 +245,27 @@ export class ClusterLockService implements EmbeddedLockService {
 
   /**
    * `GET /v1/cluster`: who leads each shard, as this server knows it, with the shard row's epoch
-   * as last read (clients keep the view with the higher epoch). Another server's leadership is
+   * as last read (clients keep the view with the higher epoch), and its standby. With `lag`
+   * (`?lag`: another member's status view asks it) the standbys of the shards led here carry
+   * their replication lag; without it the answer stays the same between changes of leadership or
+   * standby, so clients and scripts can compare views. Another server's leadership is
    * named only while this server's last read of the lease rows is younger than a leader lease: a
    * server cut off from PostgreSQL names no leader rather than one that may have been deposed.
    * Its own terms are named while they live (their gates close within a lease of the last
    * renewal). Before this server has reached PostgreSQL once it does not know the shard count:
    * `503 UNAVAILABLE` saying so (clients ask another server).
    */
-  cluster(): ClusterResponse {
+  cluster(options: { readonly lag?: boolean | undefined } = {}): ClusterResponse {
+    const lag = options.lag === true;
     const leaders = this.shardLeaders().map(({ shard, url, leaderId, epoch, standby }) => ({
       shard,
       leaderUrl: url,
       leaderId,
       epoch,
-      standby: standby === null ? null : { serverId: standby.serverId, inSync: standby.inSync, ...(standby.lagEntries === undefined ? {} : { lagEntries: standby.lagEntries, lagMs: standby.lagMs ?? 0 }) },
+      standby:
+        standby === null
+          ? null
+          : { serverId: standby.serverId, inSync: standby.inSync, ...(!lag || standby.lagEntries === undefined ? {} : { lagEntries: standby.lagEntries, lagMs: standby.lagMs ?? 0 }) },
     }));
     return { serverId: this.info.serverId, shards: leaders.length, leaders };
   }

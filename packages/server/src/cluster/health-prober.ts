@@ -65,7 +65,8 @@ export class HealthProber {
       // Relative to the URL as a directory: a URL with a path prefix (behind a proxy) keeps it.
       const base = url.endsWith("/") ? url : `${url}/`;
       health = new URL("v1/health", base);
-      cluster = new URL("v1/cluster", base);
+      // `?lag`: the standby lag of the shards it leads, which only a leader measures.
+      cluster = new URL("v1/cluster?lag", base);
     } catch {
       return { answering: false, problem: "its URL is not a valid URL" };
     }

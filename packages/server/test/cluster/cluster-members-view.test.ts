@@ -21,7 +21,7 @@ describe("ClusterMembersView: what the members route answers when the table, the
    */
   async function member(serverId: string, prefix = "", answers: { health?: object; cluster?: object } = {}): Promise<string> {
     const server: Server = createServer((req, res) => {
-      const body = req.url === `${prefix}/v1/health` ? { status: "ok", leaderId: "x", version: "0", serverId, ...answers.health } : req.url === `${prefix}/v1/cluster` ? answers.cluster : undefined;
+      const body = req.url === `${prefix}/v1/health` ? { status: "ok", leaderId: "x", version: "0", serverId, ...answers.health } : req.url === `${prefix}/v1/cluster?lag` ? answers.cluster : undefined;
       res.writeHead(body !== undefined ? 200 : 404, { "content-type": "application/json" });
       res.end(JSON.stringify(body ?? { error: { code: "NOT_FOUND", message: "no", details: {} } }));
     });
