@@ -123,6 +123,8 @@ async function refreshEvents() {
     state.hasFeed = false;
     $("events-section").hidden = true;
     $("charts-section").hidden = true;
+    // Nothing left in the side column: the cluster tables get the whole width.
+    document.querySelector("main").classList.add("no-side");
     return;
   }
   state.canRevoke = page.canRevoke === true;

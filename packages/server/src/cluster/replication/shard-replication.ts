@@ -165,13 +165,16 @@ export class ShardReplication {
    * unanswered for the rule's lateness bound is treated as late now, exactly as a late grant's
    * (`in_sync = false` recorded, then another standby attached). Without it a standby that died
    * on an idle shard stays named in sync, and the server reports itself protected while a crash
-   * of it would lose the shard's table. Only while the row says in sync (a joining standby is not
-   * counted on yet, and its snapshot may take a while).
+   * of it would lose the shard's table. A joining standby gets a whole leader lease (its snapshot
+   * may be large), after which it is given up likewise: one that died before it held the snapshot
+   * would otherwise keep the shard joining, never in sync, for good.
    */
   probe(): void {
     const sender = this.sender;
-    if (sender === null || this.rule.state !== "in-sync") return;
-    if (sender.unansweredForMs() >= this.options.lateMs) return this.rule.standbyLost();
+    const state = this.rule.state;
+    if (sender === null || (state !== "in-sync" && state !== "joining")) return;
+    const bound = state === "in-sync" ? this.options.lateMs : 3 * this.options.lateMs;
+    if (sender.unansweredForMs() >= bound) return this.rule.standbyLost();
     sender.probe();
   }
 

@@ -89,4 +89,16 @@ describe("ShardReplication", () => {
       expect(s.coordinator.writes).toEqual(["name standby-1", "in_sync=true", "in_sync=false"]);
     });
   }
+
+  it("a standby that is gone before it holds the snapshot is given up after a leader lease of probes, so another can be attached", async () => {
+    const s = setup();
+    s.standby().dead = true;
+    expect(await s.replication.attach(s.standby().target)).toBe(true);
+    await probeFor(s, 3 * LATE_MS - LATE_MS / 3);
+    expect(s.replication.rule.state).toBe("joining");
+    await probeFor(s, (2 * LATE_MS) / 3);
+    expect(s.replication.rule.state).toBe("out");
+    expect(s.lost).toEqual(["not in sync"]);
+    expect(s.coordinator.writes).toEqual(["name standby-1", "in_sync=false"]);
+  });
 });
