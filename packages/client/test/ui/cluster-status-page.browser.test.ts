@@ -4,7 +4,7 @@ import type { ClusterMembersResponse } from "@leasehold/protocol";
 import pg from "pg";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServerCli, type ServerProcess } from "../cli/cli-support.js";
+import { runLeasehold, startServerCli, type ServerProcess } from "../cli/cli-support.js";
 import { chromiumAvailability, launchChromium } from "./chromium.js";
 
 const availability = chromiumAvailability();
@@ -97,6 +97,13 @@ describe.runIf(availability.run)("status page of a cluster in Chromium: three CL
     await expect(page.locator("#error").isHidden()).resolves.toBe(true);
     await expect(page.locator("#events-section").isHidden()).resolves.toBe(true);
     if (SCREENSHOT !== undefined) await page.locator("#cluster-section").screenshot({ path: SCREENSHOT });
+    // `leasehold cluster status`: one line per server, protected, exit 0 (a deploy gate).
+    const status = await runLeasehold(["cluster", "status", "--url", a.url]);
+    expect(status, status.stderr).toMatchObject({ code: 0 });
+    const lines = status.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^SERVER +URL +STATE +LED +LED IN SYNC +STANDBY FOR +PROTECTED +LAG/);
+    for (const server of servers) expect(lines.find((l) => l.includes(server.url))).toMatch(/ up +2 +2\/2 +\d\/\d +yes +\d+ \/ \d+ms$/);
+    expect(lines.at(-1)).toMatch(/^protected: 6 of 6 shards led with an in-sync standby, 3 of 3 servers protected/);
 
     // Each server's row links to that server's own status page, and the link works.
     for (const server of servers) {
@@ -121,6 +128,9 @@ describe.runIf(availability.run)("status page of a cluster in Chromium: three CL
     await until(() => shownShards(page), (rows) => rows.length === SHARDS && rows.every((r) => r.leader !== idOf.get(c.url) && r.leader !== "none"), "the survivors lead every shard on the page");
     await expect(dead.textContent()).resolves.toContain("not answering");
     await expect(page.locator("#cluster-protection").textContent()).resolves.toMatch(/^Not protected/);
+    const after = await runLeasehold(["cluster", "status", "--url", a.url]);
+    expect(after.code).toBe(1);
+    expect(after.stdout).toMatch(/ down +0 +- +- +- +-\n/);
     await expect(page.locator("#error").isHidden()).resolves.toBe(true);
   });
 });
