@@ -80,7 +80,7 @@ async function whole(timeoutMs = 90_000) {
   for (;;) {
     const maps = await Promise.all(urls.map(map));
     const r = await rows();
-    const agree = maps.every((m) => m && JSON.stringify(m.leaders) === JSON.stringify(maps[0].leaders) && m.leaders.every((l) => l.leaderUrl));
+    const agree = maps.every((m) => m && JSON.stringify(m.leaders.map((l) => l.leaderUrl)) === JSON.stringify(maps[0].leaders.map((l) => l.leaderUrl)) && m.leaders.every((l) => l.leaderUrl));
     const balanced = agree && urls.every((u) => maps[0].leaders.some((l) => l.leaderUrl === u));
     if (balanced && r.every((x) => x.holder && x.in_sync && x.cur)) return maps[0];
     if (Date.now() > end) throw new Error(`not whole: ${JSON.stringify(r)}`);

@@ -117,13 +117,18 @@ export async function clusterMap(url: string): Promise<ClusterResponse | undefin
   }
 }
 
+/** Who leads each shard in `map`, standbys left out (a leader's view of its own standbys is a pass ahead of the others'). */
+function leadership(map: ClusterResponse): string {
+  return JSON.stringify(map.leaders.map(({ shard, leaderUrl, leaderId, epoch }) => ({ shard, leaderUrl, leaderId, epoch })));
+}
+
 /** Wait until `members[0]`'s map names a leader for every shard and `each` holds; answers the map. */
 export async function settled(cluster: BenchCluster, timeoutMs: number, each: (m: ClusterResponse) => boolean = () => true): Promise<ClusterResponse> {
   const end = nowMs() + timeoutMs;
   for (;;) {
     const maps = await Promise.all(cluster.members.map((m) => clusterMap(m.url)));
     const first = maps[0];
-    if (first !== undefined && maps.every((m) => m !== undefined && JSON.stringify(m.leaders) === JSON.stringify(first.leaders)) && first.leaders.every((l) => l.leaderUrl !== null) && each(first)) return first;
+    if (first !== undefined && maps.every((m) => m !== undefined && leadership(m) === leadership(first)) && first.leaders.every((l) => l.leaderUrl !== null) && each(first)) return first;
     if (nowMs() > end) throw new Error(`the cluster did not settle in ${timeoutMs} ms: ${JSON.stringify(maps)}`);
     await sleep(50);
   }
@@ -140,7 +145,7 @@ export async function stable(cluster: BenchCluster, leaderLeaseMs: number, lease
   for (let i = 0; i < 10; i++) {
     await sleep(2 * leaderLeaseMs);
     const again = await settled(cluster, 30_000);
-    if (JSON.stringify(again.leaders) === JSON.stringify(map.leaders)) {
+    if (leadership(again) === leadership(map)) {
       if (moved) await sleep(leaseMs);
       return again;
     }

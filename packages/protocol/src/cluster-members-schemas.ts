@@ -1,5 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { LIMITS } from "./limits.js";
+import { HealthClusterSchema } from "./schemas.js";
 import type { OptionalUndefined } from "./optional-undefined.js";
 
 /**
@@ -13,8 +14,25 @@ const Millis = Type.Integer({ minimum: 0 });
 const ServerId = Type.String({ minLength: 1 });
 const Url = Type.String({ minLength: 1 });
 
-/** A standby of a shard: a server that keeps a copy of its lock table (none exist yet: always `null`). */
-export const ClusterStandbySchema = Type.Object({ serverId: ServerId, url: Type.Union([Url, Type.Null()]) }, strict);
+/**
+ * A standby of a shard: the server that keeps a copy of its lock table, as the shard's row names it,
+ * whether the row marks it in sync, and how far behind it is (known only to the shard's leader,
+ * `null` when the answering server could not ask it). The optional fields are absent in older
+ * servers' answers.
+ */
+export const ClusterStandbySchema = Type.Object(
+  {
+    serverId: ServerId,
+    url: Type.Union([Url, Type.Null()]),
+    /** The row marks it in sync: it holds every grant a client was told about. */
+    inSync: Type.Optional(Type.Boolean()),
+    /** Entries it has not acknowledged yet. */
+    lagEntries: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+    /** Age of the oldest entry it has not acknowledged (0: none), in ms. */
+    lagMs: Type.Optional(Type.Union([Millis, Type.Null()])),
+  },
+  strict,
+);
 
 /** One shard as the answering server knows it: its leader's server id and URL (`null` when it knows of none) and epoch. */
 export const ClusterShardViewSchema = Type.Object(
@@ -47,6 +65,11 @@ export const ClusterMemberSchema = Type.Object(
     problem: Type.Optional(Type.String({ maxLength: 256 })),
     /** Shards it leads in `leaders`. */
     shardsLed: Type.Integer({ minimum: 0 }),
+    /**
+     * Its part of the cluster's protection as its own health answer gave it (for this server: now);
+     * absent when it did not answer, or answered without one (an older server).
+     */
+    cluster: Type.Optional(HealthClusterSchema),
   },
   strict,
 );

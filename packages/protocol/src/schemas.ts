@@ -186,6 +186,27 @@ export const ImmutableTimestampResponseSchema = Type.Object(
   strict,
 );
 
+const Count = Type.Integer({ minimum: 0 });
+
+/**
+ * The `cluster` object of a cluster member's health answer, also the `details.cluster` of its
+ * `?protected` 503. Every field but `shardsLed` is optional so older servers' answers still validate.
+ */
+export const HealthClusterSchema = Type.Object(
+  {
+    shardsLed: Count,
+    /** Shards this server leads whose row names an in-sync standby. */
+    shardsLedInSync: Type.Optional(Count),
+    /** Shards whose row names this process as standby. */
+    standbyFor: Type.Optional(Count),
+    /** Those of `standbyFor` marked in sync. */
+    standbyForInSync: Type.Optional(Count),
+    /** `shardsLedInSync = shardsLed` and `standbyForInSync = standbyFor` (never with `--replicas 0`). */
+    protected: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+
 export const HealthResponseSchema = Type.Object(
   {
     status: Type.Literal("ok"),
@@ -193,8 +214,24 @@ export const HealthResponseSchema = Type.Object(
     version: Type.String(),
     /** The answering server's id (cluster addition; optional so older servers still validate). */
     serverId: Type.Optional(Type.String({ minLength: 1 })),
-    /** Cluster mode only: what this server leads. */
-    cluster: Type.Optional(Type.Object({ shardsLed: Type.Integer({ minimum: 0 }) }, strict)),
+    /** Cluster mode only: what this server leads and stands by for (PROTOCOL.md "Cluster mode", Health). */
+    cluster: Type.Optional(HealthClusterSchema),
+  },
+  strict,
+);
+
+/**
+ * A shard's standby as a `GET /v1/cluster` entry names it, as the shard's row says. The answering
+ * server adds the replication lag for the shards it leads (it alone measures it).
+ */
+export const ClusterLeaderStandbySchema = Type.Object(
+  {
+    serverId: Type.String({ minLength: 1 }),
+    inSync: Type.Boolean(),
+    /** Entries the standby has not acknowledged yet (only from the shard's leader). */
+    lagEntries: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Age of the oldest entry it has not acknowledged, in ms, 0 when none (only from the shard's leader). */
+    lagMs: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   strict,
 );
@@ -210,6 +247,8 @@ export const ClusterLeaderSchema = Type.Object(
     leaderUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
     leaderId: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
     epoch: Type.Integer({ minimum: 0 }),
+    /** The shard's standby (`null`: none); optional so older servers' answers still validate. */
+    standby: Type.Optional(Type.Union([ClusterLeaderStandbySchema, Type.Null()])),
   },
   strict,
 );

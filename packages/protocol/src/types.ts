@@ -48,6 +48,10 @@ export type ImmutableTimestampRequest = Wire<typeof S.ImmutableTimestampRequestS
 export type ImmutableTimestampResponse = Wire<typeof S.ImmutableTimestampResponseSchema>;
 /** Answer of `GET /v1/health`. */
 export type HealthResponse = Wire<typeof S.HealthResponseSchema>;
+/** A cluster member's part of the cluster's protection, as its health answer gives it. */
+export type HealthCluster = Wire<typeof S.HealthClusterSchema>;
+/** A shard's standby in a `GET /v1/cluster` entry. */
+export type ClusterLeaderStandby = Wire<typeof S.ClusterLeaderStandbySchema>;
 /** One shard's leader in a `GET /v1/cluster` answer. */
 export type ClusterLeader = Wire<typeof S.ClusterLeaderSchema>;
 /** Answer of `GET /v1/cluster`. */

@@ -171,8 +171,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const serverId = health.serverId ?? service.leaderId;
   const cluster =
     member === null
-      ? () => ({ serverId, shards: 1, leaders: [{ shard: 0, leaderUrl: url, leaderId: service.leaderId, epoch: 1 }] })
-      : () => (member as ClusterMember).service.cluster();
+      ? () => ({ serverId, shards: 1, leaders: [{ shard: 0, leaderUrl: url, leaderId: service.leaderId, epoch: 1, standby: null }] })
+      : (options: { readonly lag: boolean }) => (member as ClusterMember).service.cluster(options);
 
   const handler = createRequestHandler({
       service,

@@ -1,7 +1,7 @@
 // The status page: polls the server's inspection routes and activity feed twice a second and
 // renders them. Plain browser JavaScript, no dependencies, served from the server package.
 import { drawGrants, drawWaits } from "./charts.js";
-import { clusterSummary, memberRows, shardRows } from "./cluster-view.js";
+import { clusterSummary, memberRows, protectionSummary, shardRows } from "./cluster-view.js";
 import { eventRows, fillBody, lockRows, namespaceRows } from "./render.js";
 
 const POLL_MS = 500;
@@ -20,6 +20,9 @@ const state = {
   canRevoke: false,
   lastAnswer: 0,
   askedForToken: false,
+  // A server without an activity feed (a cluster member) answers its route 404: the feed's
+  // sections are then not shown, and it is not asked again.
+  hasFeed: true,
 };
 
 class Unauthorized extends Error {}
@@ -111,7 +114,19 @@ async function refreshLocks() {
 }
 
 async function refreshEvents() {
-  const page = await api(`/v1/events?after=${state.eventsAfter}`);
+  if (!state.hasFeed) return;
+  let page;
+  try {
+    page = await api(`/v1/events?after=${state.eventsAfter}`);
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    state.hasFeed = false;
+    $("events-section").hidden = true;
+    $("charts-section").hidden = true;
+    // Nothing left in the side column: the cluster tables get the whole width.
+    document.querySelector("main").classList.add("no-side");
+    return;
+  }
   state.canRevoke = page.canRevoke === true;
   if (page.nextSeq < state.eventsAfter) state.events = []; // the server restarted: its sequence began again
   // Polls overlap (a click polls at once): keep each event once, by its sequence number.
@@ -161,6 +176,9 @@ async function refreshCluster() {
     const answer = await api("/v1/cluster/members");
     $("cluster-section").hidden = false;
     $("cluster-summary").textContent = clusterSummary(answer);
+    const protection = protectionSummary(answer);
+    $("cluster-protection").textContent = protection.text;
+    $("cluster-protection").className = protection.ok ? "protected-ok" : "protected-not";
     $("cluster-warning").hidden = answer.memberListError === undefined;
     $("cluster-warning").textContent = answer.memberListError ?? "";
     fillBody($("members"), memberRows(answer.members));

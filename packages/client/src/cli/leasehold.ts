@@ -2,9 +2,11 @@
 /**
  * `leasehold`: the command-line tool for shell users and operators. `lock` runs a command while
  * holding a lock (what `flock(1)` and `etcdctl lock` do, with fencing tokens and leases);
- * `inspect` and `revoke` read and free locks over the server's inspection API.
+ * `inspect` and `revoke` read and free locks over the server's inspection API; `cluster status`
+ * shows every server of a cluster and whether a crash of any one of them would lose locks.
  */
 import { RequestFailed } from "./admin-request.js";
+import { CLUSTER_HELP, clusterCommand } from "./cluster-command.js";
 import { EXIT } from "./exit-status.js";
 import { inspectCommand, INSPECT_HELP } from "./inspect-command.js";
 import { lockCommand, LOCK_HELP } from "./lock-command.js";
@@ -17,6 +19,7 @@ Usage:
   leasehold lock <descriptor> [options] -- <command> [args...]
   leasehold inspect [namespace] [options]
   leasehold revoke <namespace> (--fingerprint <fp> | --descriptor <d>)... [options]
+  leasehold cluster status [options]
   leasehold <subcommand> --help   (or: leasehold help <subcommand>)
 
 Environment: LEASEHOLD_URL (server URL), LEASEHOLD_NAMESPACE, LEASEHOLD_TOKEN (bearer token).
@@ -26,6 +29,7 @@ const SUBCOMMANDS: Readonly<Record<string, { run: (argv: readonly string[], env:
   lock: { run: lockCommand, help: LOCK_HELP },
   inspect: { run: inspectCommand, help: INSPECT_HELP },
   revoke: { run: revokeCommand, help: REVOKE_HELP },
+  cluster: { run: clusterCommand, help: CLUSTER_HELP },
 };
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -41,7 +45,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const sub = SUBCOMMANDS[name];
   if (sub === undefined) {
-    process.stderr.write(`leasehold: unknown subcommand ${JSON.stringify(name)}; use lock, inspect or revoke\n${HELP}`);
+    process.stderr.write(`leasehold: unknown subcommand ${JSON.stringify(name)}; use lock, inspect, revoke or cluster\n${HELP}`);
     return EXIT.usage;
   }
   try {

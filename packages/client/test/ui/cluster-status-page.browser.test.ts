@@ -4,7 +4,7 @@ import type { ClusterMembersResponse } from "@leasehold/protocol";
 import pg from "pg";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServerCli, type ServerProcess } from "../cli/cli-support.js";
+import { runLeasehold, startServerCli, type ServerProcess } from "../cli/cli-support.js";
 import { chromiumAvailability, launchChromium } from "./chromium.js";
 
 const availability = chromiumAvailability();
@@ -34,13 +34,18 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, wha
 }
 
 /** What the page's shard table shows, row by row. */
-function shownShards(page: Page): Promise<{ shard: string; leader: string; url: string; epoch: string; standby: string }[]> {
+function shownShards(page: Page): Promise<{ shard: string; leader: string; url: string; epoch: string; standby: string; inSync: string }[]> {
   return page.$$eval("#cluster tbody tr", (rows) =>
     rows.map((row) => {
       const cells = [...row.querySelectorAll("td")].map((td) => td.textContent ?? "");
-      return { shard: cells[0]!, leader: cells[1]!, url: cells[2]!, epoch: cells[3]!, standby: cells[4]! };
+      return { shard: cells[0]!, leader: cells[1]!, url: cells[2]!, epoch: cells[3]!, standby: cells[4]!, inSync: cells[5]! };
     }),
   );
+}
+
+/** Every shard led with an in-sync standby, and every server answering and saying it is protected. */
+function allProtected(m: ClusterMembersResponse): boolean {
+  return m.leaders.every((l) => l.leaderServerId !== null && l.standby?.inSync === true) && m.members.length === 3 && m.members.every((x) => x.answering && x.cluster?.protected === true);
 }
 
 describe.runIf(availability.run)("status page of a cluster in Chromium: three CLI servers over PostgreSQL, one killed", { timeout: 180_000 }, () => {
@@ -64,7 +69,7 @@ describe.runIf(availability.run)("status page of a cluster in Chromium: three CL
     await admin.end();
   });
 
-  it("shows every shard's leader and every server with a link to its own page; a killed server is marked not answering", async () => {
+  it("shows every shard's leader and in-sync standby, every server protected with a link to its own page, and no error banner; a killed server is marked not answering", async () => {
     const [a, b, c] = servers as [ServerProcess, ServerProcess, ServerProcess];
     const settled = await until(
       () => members(a.url),
@@ -78,10 +83,27 @@ describe.runIf(availability.run)("status page of a cluster in Chromium: three CL
     await page.locator('#members tr[data-state="up"]').nth(2).waitFor({ timeout: 10_000 });
     await expect(page.locator("#cluster-summary").textContent()).resolves.toContain(`this is server ${idOf.get(a.url)}`);
 
-    // Every shard: its leader's id and URL, its epoch, and no standby (none exist yet).
-    const expected = (await members(a.url)).leaders.map((l) => ({ shard: String(l.shard), leader: l.leaderServerId!, url: l.leaderUrl!, epoch: String(l.epoch), standby: "none" }));
-    await until(() => shownShards(page), (rows) => JSON.stringify(rows) === JSON.stringify(expected), "the page shows the route's shard view");
+    // Every shard: its leader's id and URL, its epoch, and its standby in sync (a page showing
+    // "none" or "no" for an in-sync standby fails here).
+    const synced = await until(() => members(a.url), allProtected, "every shard with an in-sync standby, every server protected");
+    const expected = synced.leaders.map((l) => ({ shard: String(l.shard), leader: l.leaderServerId!, url: l.leaderUrl!, epoch: String(l.epoch), standby: l.standby!.serverId, inSync: "yes" }));
+    await until(() => shownShards(page), (rows) => JSON.stringify(rows) === JSON.stringify(expected), "the page shows the route's shard view with its standbys");
     expect(new Set(expected.map((r) => r.url))).toEqual(new Set(servers.map((s) => s.url)));
+    for (const row of expected) expect(row.standby).not.toBe(row.leader);
+    // Each server's row says it is protected, and so does the line above the tables.
+    await expect(page.locator("#members td.protection").allTextContents()).resolves.toEqual(["protected", "protected", "protected"]);
+    await expect(page.locator("#cluster-protection").textContent()).resolves.toMatch(/^Protected: 6 of 6 shards with a leader and an in-sync standby · 3 of 3 servers protected/);
+    // No error banner: a cluster member keeps no activity feed, and the page simply leaves it out.
+    await expect(page.locator("#error").isHidden()).resolves.toBe(true);
+    await expect(page.locator("#events-section").isHidden()).resolves.toBe(true);
+    if (SCREENSHOT !== undefined) await page.locator("#cluster-section").screenshot({ path: SCREENSHOT });
+    // `leasehold cluster status`: one line per server, protected, exit 0 (a deploy gate).
+    const status = await runLeasehold(["cluster", "status", "--url", a.url]);
+    expect(status, status.stderr).toMatchObject({ code: 0 });
+    const lines = status.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^SERVER +URL +STATE +LED +LED IN SYNC +STANDBY FOR +PROTECTED +LAG/);
+    for (const server of servers) expect(lines.find((l) => l.includes(server.url))).toMatch(/ up +2 +2\/2 +\d\/\d +yes +\d+ \/ \d+ms$/);
+    expect(lines.at(-1)).toMatch(/^protected: 6 of 6 shards led with an in-sync standby, 3 of 3 servers protected/);
 
     // Each server's row links to that server's own status page, and the link works.
     for (const server of servers) {
@@ -105,6 +127,10 @@ describe.runIf(availability.run)("status page of a cluster in Chromium: three CL
     // The survivors take its shards over; the page's shard table follows, with no row left on it.
     await until(() => shownShards(page), (rows) => rows.length === SHARDS && rows.every((r) => r.leader !== idOf.get(c.url) && r.leader !== "none"), "the survivors lead every shard on the page");
     await expect(dead.textContent()).resolves.toContain("not answering");
-    if (SCREENSHOT !== undefined) await page.locator("#cluster-section").screenshot({ path: SCREENSHOT });
+    await expect(page.locator("#cluster-protection").textContent()).resolves.toMatch(/^Not protected/);
+    const after = await runLeasehold(["cluster", "status", "--url", a.url]);
+    expect(after.code).toBe(1);
+    expect(after.stdout).toMatch(/ down +0 +- +- +- +-\n/);
+    await expect(page.locator("#error").isHidden()).resolves.toBe(true);
   });
 });

@@ -34,6 +34,7 @@ import { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { notLeader, TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
 import type { ClusterRuntime } from "./cluster-runtime.js";
 import type { Coordinator, ShardLease } from "./coordinator.js";
+import { ledStandby, protectionOf, type Protection } from "./protection.js";
 import type { ShardTerm } from "./shard-term.js";
 
 const COUNTERS = ["grantsTotal", "timeoutsTotal", "leaseLapsesTotal", "unlocksTotal", "abandonedTotal", "namespaces"] as const;
@@ -50,10 +51,24 @@ export interface ShardLeader {
   readonly leaderId: string | null;
   readonly epoch: number;
   /**
-   * The server keeping a copy of the shard's lock table, ready to take over with it. Absent while
-   * standbys do not exist (no replication yet); the members view passes it on, `null` when absent.
+   * The server keeping a copy of the shard's lock table, ready to take over with it, as the row
+   * says (`null`: none, or no leader known): whether it is marked in sync, its URL where known (its
+   * leader's own stream), and for the shards led here the replication lag (only the leader
+   * measures it).
    */
-  readonly standby?: { readonly serverId: string; readonly url: string | null } | null | undefined;
+  readonly standby: ShardStandby | null;
+}
+
+/** A shard's standby as {@link ShardLeader.standby} names it. */
+export interface ShardStandby {
+  readonly serverId: string;
+  /** Its advertised URL, when this server streams to it; `null` otherwise (the member table has it). */
+  readonly url: string | null;
+  readonly inSync: boolean;
+  /** Entries not acknowledged yet; only for a shard led here. */
+  readonly lagEntries?: number | undefined;
+  /** Age of the oldest entry not acknowledged, ms (0: none); only for a shard led here. */
+  readonly lagMs?: number | undefined;
 }
 
 /** How many namespace → shard answers are cached before the cache starts over. */
@@ -210,27 +225,59 @@ export class ClusterLockService implements EmbeddedLockService {
 
   async health(): Promise<HealthResponse> {
     this.checkOpen();
-    return { status: "ok", leaderId: this.leaderId, version: this.info.version, serverId: this.info.serverId, cluster: { shardsLed: this.runtime.shardsLed } };
+    return { status: "ok", leaderId: this.leaderId, version: this.info.version, serverId: this.info.serverId, cluster: this.protection() };
+  }
+
+  /**
+   * This server's part of the cluster's protection (PROTOCOL.md "Cluster mode", Health): from its
+   * own terms and the rows as it last read them. Standbys exist only with `--replicas 1` (the
+   * runtime then has a promoter); with `--replicas 0` it is never protected.
+   */
+  protection(): Protection {
+    const { runtime } = this;
+    return protectionOf({
+      serverId: this.info.serverId,
+      incarnation: runtime.identity.incarnation,
+      terms: runtime.terms,
+      leases: runtime.leases,
+      leasesFresh: runtime.leasesFresh,
+      replicating: runtime.promoter !== null,
+    });
   }
 
   /**
    * `GET /v1/cluster`: who leads each shard, as this server knows it, with the shard row's epoch
-   * as last read (clients keep the view with the higher epoch). Another server's leadership is
+   * as last read (clients keep the view with the higher epoch), and its standby. With `lag`
+   * (`?lag`: another member's status view asks it) the standbys of the shards led here carry
+   * their replication lag; without it the answer stays the same between changes of leadership or
+   * standby, so clients and scripts can compare views. Another server's leadership is
    * named only while this server's last read of the lease rows is younger than a leader lease: a
    * server cut off from PostgreSQL names no leader rather than one that may have been deposed.
    * Its own terms are named while they live (their gates close within a lease of the last
    * renewal). Before this server has reached PostgreSQL once it does not know the shard count:
    * `503 UNAVAILABLE` saying so (clients ask another server).
    */
-  cluster(): ClusterResponse {
-    const leaders = this.shardLeaders().map(({ shard, url, leaderId, epoch }) => ({ shard, leaderUrl: url, leaderId, epoch }));
+  cluster(options: { readonly lag?: boolean | undefined } = {}): ClusterResponse {
+    const lag = options.lag === true;
+    const leaders = this.shardLeaders().map(({ shard, url, leaderId, epoch, standby }) => ({
+      shard,
+      leaderUrl: url,
+      leaderId,
+      epoch,
+      standby:
+        standby === null
+          ? null
+          : { serverId: standby.serverId, inSync: standby.inSync, ...(!lag || standby.lagEntries === undefined ? {} : { lagEntries: standby.lagEntries, lagMs: standby.lagMs ?? 0 }) },
+    }));
     return { serverId: this.info.serverId, shards: leaders.length, leaders };
   }
 
   /**
    * Who leads each shard as this server knows it, with the leader's server id (what `GET
    * /v1/cluster` answers, plus the id): itself for the terms it holds; another server only while
-   * its last read of the lease rows is fresh and the row is live; otherwise nobody.
+   * its last read of the lease rows is fresh and the row is live; otherwise nobody. The standby is
+   * the one its leader names: for a term led here, as this server's own replication knows it
+   * (it writes those columns itself), with the lag; for another leader's, as the row says.
    */
   shardLeaders(): ShardLeader[] {
     const shards = this.joinedShards();
@@ -239,9 +286,14 @@ export class ClusterLockService implements EmbeddedLockService {
       const term = this.runtime.terms[shard];
       const epoch = Math.max(this.runtime.leases[shard]?.epoch ?? 0, term?.epoch ?? 0);
       const other = this.ledElsewhere(shard);
-      if (term !== null && term !== undefined) leaders.push({ shard, serverId: this.info.serverId, url: this.runtime.url, leaderId: term.leaderId, epoch });
-      else if (other !== null && this.runtime.leasesFresh) leaders.push({ shard, serverId: other.holder, url: other.url, leaderId: other.leaderId, epoch });
-      else leaders.push({ shard, serverId: null, url: null, leaderId: null, epoch });
+      if (term !== null && term !== undefined) {
+        const own = ledStandby(term);
+        const standby = own === null ? null : { serverId: own.target.serverId, url: own.target.url, inSync: own.inSync, lagEntries: own.lagEntries, lagMs: own.lagMs };
+        leaders.push({ shard, serverId: this.info.serverId, url: this.runtime.url, leaderId: term.leaderId, epoch, standby });
+      } else if (other !== null && this.runtime.leasesFresh) {
+        const standby = other.standbyId === null ? null : { serverId: other.standbyId, url: null, inSync: other.inSync };
+        leaders.push({ shard, serverId: other.holder, url: other.url, leaderId: other.leaderId, epoch, standby });
+      } else leaders.push({ shard, serverId: null, url: null, leaderId: null, epoch, standby: null });
     }
     return leaders;
   }

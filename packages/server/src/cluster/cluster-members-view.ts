@@ -1,4 +1,4 @@
-import type { ClusterMember, ClusterMembersResponse } from "@leasehold/protocol";
+import type { ClusterMember, ClusterMembersResponse, ClusterShardView, HealthCluster } from "@leasehold/protocol";
 import type { ShardLeader } from "./cluster-lock-service.js";
 import type { MemberRow } from "./coordinator.js";
 import type { HealthProber, ProbeResult } from "./health-prober.js";
@@ -11,6 +11,8 @@ export interface ClusterMembersSource {
   readonly url: () => string;
   /** Who leads each shard as this server knows it; throws `UNAVAILABLE` before it joined. */
   readonly shardLeaders: () => readonly ShardLeader[];
+  /** This server's part of the cluster's protection (its health's `cluster`). Default: none shown. */
+  readonly protection?: (() => HealthCluster) | undefined;
   /** The member table (`Coordinator.readMembers`). */
   readonly readMembers: (withinMs: number, limit: number) => Promise<MemberRow[]>;
   /** Probes the others' health routes. */
@@ -83,9 +85,10 @@ export class ClusterMembersView {
     const now = performance.now();
     const led = new Map<string, number>();
     for (const l of leaders) if (l.serverId !== null) led.set(l.serverId, (led.get(l.serverId) ?? 0) + 1);
+    const own = this.source.protection?.();
     const members: ClusterMember[] = snapshot.rows.map((row) => {
       const self = row.serverId === this.source.serverId;
-      const probe = self ? { answering: true } : (snapshot.probes.get(row.serverId) ?? { answering: false, problem: "not probed yet" });
+      const probe: ProbeResult = self ? { answering: true, cluster: own } : (snapshot.probes.get(row.serverId) ?? { answering: false, problem: "not probed yet" });
       const answeredAt = this.source.prober.lastAnswered(row.serverId);
       return {
         serverId: row.serverId,
@@ -97,21 +100,42 @@ export class ClusterMembersView {
         lastAnswerAgeMs: self ? 0 : answeredAt === undefined ? null : Math.round(now - answeredAt),
         ...(probe.problem === undefined ? {} : { problem: probe.problem }),
         shardsLed: led.get(row.serverId) ?? 0,
+        ...(probe.cluster === undefined ? {} : { cluster: probe.cluster }),
       };
     });
     if (!members.some((m) => m.self)) {
       // Not in the table (not heartbeating yet, or a second process with this id waits as a plain
       // member): it still answers, so it is listed, without a heartbeat.
-      members.push({ serverId: this.source.serverId, url: this.source.url(), self: true, ready: false, heartbeatAgeMs: null, answering: true, lastAnswerAgeMs: 0, shardsLed: led.get(this.source.serverId) ?? 0 });
+      const shardsLed = led.get(this.source.serverId) ?? 0;
+      members.push({ serverId: this.source.serverId, url: this.source.url(), self: true, ready: false, heartbeatAgeMs: null, answering: true, lastAnswerAgeMs: 0, shardsLed, ...(own === undefined ? {} : { cluster: own }) });
       members.sort((a, b) => (a.serverId < b.serverId ? -1 : a.serverId > b.serverId ? 1 : 0));
     }
     return {
       serverId: this.source.serverId,
       shards: leaders.length,
-      leaders: leaders.map((l) => ({ shard: l.shard, leaderServerId: l.serverId, leaderUrl: l.url, epoch: l.epoch, standby: l.standby ?? null })),
+      leaders: leaders.map((l) => this.shardView(l, snapshot)),
       members,
       ...(snapshot.error === undefined ? {} : { memberListError: snapshot.error }),
     };
+  }
+
+  /**
+   * One shard of the answer. Its standby's URL comes from the member table; its lag from the
+   * shard's leader, which alone measures it: this server's own for the shards it leads, the
+   * leader's `GET /v1/cluster` (read with its probe) for the others, used only when that names the
+   * same standby at the same epoch (its in-sync flag is then the leader's, the freshest); `null`
+   * when there is no such answer.
+   */
+  private shardView(l: ShardLeader, snapshot: Snapshot): ClusterShardView {
+    const base = { shard: l.shard, leaderServerId: l.serverId, leaderUrl: l.url, epoch: l.epoch };
+    const standby = l.standby;
+    if (standby === null) return { ...base, standby: null };
+    const url = standby.url ?? snapshot.rows.find((r) => r.serverId === standby.serverId)?.url ?? null;
+    if (standby.lagEntries !== undefined) return { ...base, standby: { serverId: standby.serverId, url, inSync: standby.inSync, lagEntries: standby.lagEntries, lagMs: standby.lagMs ?? 0 } };
+    const fromLeader = l.serverId === null ? undefined : snapshot.probes.get(l.serverId)?.standbys?.get(l.shard);
+    const same = fromLeader !== undefined && fromLeader.epoch === l.epoch && fromLeader.standby.serverId === standby.serverId ? fromLeader.standby : undefined;
+    if (same === undefined) return { ...base, standby: { serverId: standby.serverId, url, inSync: standby.inSync, lagEntries: null, lagMs: null } };
+    return { ...base, standby: { serverId: standby.serverId, url, inSync: same.inSync, lagEntries: same.lagEntries ?? null, lagMs: same.lagMs ?? null } };
   }
 
   /** Close the prober's connections (the server is stopping). */

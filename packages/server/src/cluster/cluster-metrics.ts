@@ -43,10 +43,12 @@ export class ClusterMetrics {
   /**
    * @param shardsLed shards this server leads now.
    * @param reachable whether the last join attempt or pass reached PostgreSQL (default: always).
+   * @param protectedNow whether this server says it is protected (its health's `cluster.protected`; default: never).
    */
   constructor(
     private readonly shardsLed: () => number,
     private readonly reachable: () => boolean = () => true,
+    private readonly protectedNow: () => boolean = () => false,
   ) {}
 
   /** Record one coordinator statement. */
@@ -63,6 +65,12 @@ export class ClusterMetrics {
         "1 when this server's last join attempt or leadership pass reached PostgreSQL, 0 while it cannot (it then answers 503 for shards it cannot serve).",
         "gauge",
         () => (this.reachable() ? 1 : 0),
+      ),
+      new CallbackMetric(
+        "leasehold_cluster_protected",
+        "1 when this server says it is protected (every shard it leads has an in-sync standby and every shard it stands by for is in sync, as GET /v1/health?protected answers 200), 0 otherwise; always 0 with --replicas 0.",
+        "gauge",
+        () => (this.protectedNow() ? 1 : 0),
       ),
       this.transitions,
       this.losses,

@@ -136,9 +136,11 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     key,
   );
   let runtime: ClusterRuntime | null = null;
+  let protection: (() => boolean) | null = null;
   metrics = new ClusterMetrics(
     () => runtime?.shardsLed ?? 0,
     () => runtime?.coordinatorDown === null,
+    () => protection?.() === true,
   );
   runtime = new ClusterRuntime({
     coordinator,
@@ -164,6 +166,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     throw err;
   }
   const service = new ClusterLockService(runtime, coordinator, { serverId, version: host.version });
+  protection = () => service.protection().protected;
   if (options.replicas !== undefined && options.replicas !== 0 && options.replicas !== 1) throw new RangeError(`replicas must be 0 or 1 (got ${String(options.replicas)})`);
   let leader: LeaderSide | null = null;
   const replicationMetrics = new ReplicationMetrics((): ShardReplicationView[] => leader?.views() ?? []);
@@ -186,7 +189,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     const unsafeSnapshotAfterPosition = breaks.has("snapshot-after-position");
     const maxInFlight = testReplicationWindow(host.logger, knobs);
     const echoStandbyPort = testEchoStandbyPort(host.logger, knobs);
-    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, unsafeSnapshotAfterPosition, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort });
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, unsafeSnapshotAfterPosition, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort, unprobedStandbys: breaks.has("no-standby-probe") });
     const dropReplicaOnUnknown = breaks.has("drop-replica-on-unknown");
     r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica, dropReplicaOnUnknown });
     leader.start();
@@ -195,6 +198,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     serverId,
     url: () => (runtime as ClusterRuntime).url,
     shardLeaders: () => service.shardLeaders(),
+    protection: () => service.protection(),
     readMembers: (withinMs, limit) => coordinator.readMembers(withinMs, limit),
     prober: new HealthProber(),
   });

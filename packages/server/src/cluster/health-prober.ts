@@ -1,12 +1,23 @@
+import { responseValidators, type ClusterLeaderStandby, type HealthCluster } from "@leasehold/protocol";
 import { Agent, request } from "undici";
 
-/** What one probe of a member's `GET /v1/health` found. */
+/** What one probe of a member's `GET /v1/health` (and `GET /v1/cluster`) found. */
 export interface ProbeResult {
   /** It answered 200 with its own server id (or, from an older server, with none). */
   readonly answering: boolean;
   /** Why not, in a few words: no answer in time, refused, another server id, a status. */
   readonly problem?: string | undefined;
+  /** Its part of the cluster's protection, as its health answer gave it (absent: not answering, or an older server). */
+  readonly cluster?: HealthCluster | undefined;
+  /**
+   * The standbys of the shards it leads, as its `GET /v1/cluster` names them, with the lag only a
+   * leader measures; by shard, each with the epoch of its entry (absent: it did not answer it).
+   */
+  readonly standbys?: ReadonlyMap<number, { readonly epoch: number; readonly standby: ClusterLeaderStandby }> | undefined;
 }
+
+/** One GET's outcome: the status and parsed JSON body, or why there is none. */
+type Fetched = { readonly status: number; readonly body: unknown } | { readonly problem: string };
 
 /** Options of {@link HealthProber}. */
 export interface HealthProberOptions {
@@ -20,9 +31,11 @@ export interface HealthProberOptions {
 
 /** Health answers are a few hundred bytes; a peer sending more is not a leasehold server. */
 const MAX_ANSWER_BYTES = 64 * 1024;
+/** A cluster answer is about 200 bytes a shard, and a cluster has at most a few thousand shards. */
+const MAX_CLUSTER_BYTES = 4 * 1024 * 1024;
 
 /**
- * Probes other members' `GET /v1/health` (open without a token) over a connection pool of its
+ * Probes other members' `GET /v1/health` and `GET /v1/cluster` (both open without a token) over a connection pool of its
  * own, not the process's global dispatcher: an application that embeds the server may route its
  * own HTTP through a proxy, and members must be asked directly. It remembers, per server id, when
  * each last answered. It never probes by itself: callers decide when (the status page's route,
@@ -41,19 +54,27 @@ export class HealthProber {
     this.agent = new Agent({ connectTimeout: this.timeoutMs, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs, keepAliveTimeout: 4_000, connections: 2 });
   }
 
-  /** Probe the member `serverId` at `url`; never rejects. */
+  /**
+   * Probe the member `serverId` at `url`: its health, and (in parallel) its cluster view for the
+   * standbys of the shards it leads; never rejects.
+   */
   async probe(serverId: string, url: string): Promise<ProbeResult> {
-    let target: URL;
+    let health: URL;
+    let cluster: URL;
     try {
       // Relative to the URL as a directory: a URL with a path prefix (behind a proxy) keeps it.
-      target = new URL("v1/health", url.endsWith("/") ? url : `${url}/`);
+      const base = url.endsWith("/") ? url : `${url}/`;
+      health = new URL("v1/health", base);
+      // `?lag`: the standby lag of the shards it leads, which only a leader measures.
+      cluster = new URL("v1/cluster?lag", base);
     } catch {
       return { answering: false, problem: "its URL is not a valid URL" };
     }
-    if (target.protocol !== "http:" && target.protocol !== "https:") return { answering: false, problem: "its URL is not http(s)" };
-    const result = await this.ask(target, serverId);
-    if (result.answering) this.answeredAt.set(serverId, performance.now());
-    return result;
+    if (health.protocol !== "http:" && health.protocol !== "https:") return { answering: false, problem: "its URL is not http(s)" };
+    const [result, standbys] = await Promise.all([this.ask(health, serverId), this.standbys(cluster, serverId)]);
+    if (!result.answering) return result;
+    this.answeredAt.set(serverId, performance.now());
+    return standbys === undefined ? result : { ...result, standbys };
   }
 
   /** `performance.now()` of the member's last good answer, or `undefined` when it never gave one. */
@@ -72,31 +93,47 @@ export class HealthProber {
   }
 
   private async ask(target: URL, serverId: string): Promise<ProbeResult> {
+    const got = await this.get(target, MAX_ANSWER_BYTES, "health");
+    if ("problem" in got) return { answering: false, problem: got.problem };
+    if (got.status !== 200) return { answering: false, problem: `its health route answered ${got.status}` };
+    const body = got.body;
+    const answeredId = typeof body === "object" && body !== null ? (body as { serverId?: unknown }).serverId : undefined;
+    // Another process now listens at the URL (the member died and its port was reused).
+    if (typeof answeredId === "string" && answeredId !== serverId) return { answering: false, problem: `another server answers at its URL: ${JSON.stringify(answeredId.slice(0, 100))}` };
+    const cluster = responseValidators.health.check(body) ? body.cluster : undefined;
+    return cluster === undefined ? { answering: true } : { answering: true, cluster };
+  }
+
+  /** The standbys `serverId` names for the shards it leads (those with a lag: only a leader has one); `undefined` when it did not answer. */
+  private async standbys(target: URL, serverId: string): Promise<ProbeResult["standbys"]> {
+    const got = await this.get(target, MAX_CLUSTER_BYTES, "cluster");
+    if ("problem" in got || got.status !== 200 || !responseValidators.cluster.check(got.body) || got.body.serverId !== serverId) return undefined;
+    const led = new Map<number, { epoch: number; standby: ClusterLeaderStandby }>();
+    for (const l of got.body.leaders) if (l.standby?.lagEntries !== undefined) led.set(l.shard, { epoch: l.epoch, standby: l.standby });
+    return led;
+  }
+
+  /** GET `target` as JSON, at most `maxBytes` of it; never rejects. */
+  private async get(target: URL, maxBytes: number, what: string): Promise<Fetched> {
     try {
       const res = await request(target, { method: "GET", dispatcher: this.agent, signal: AbortSignal.timeout(this.timeoutMs) });
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         size += chunk.length;
-        if (size > MAX_ANSWER_BYTES) {
+        if (size > maxBytes) {
           res.body.destroy();
-          return { answering: false, problem: "its health answer is too large" };
+          return { problem: `its ${what} answer is too large` };
         }
         chunks.push(chunk);
       }
-      if (res.statusCode !== 200) return { answering: false, problem: `its health route answered ${res.statusCode}` };
-      let body: unknown;
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        return { status: res.statusCode, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown };
       } catch {
-        return { answering: false, problem: "its health answer is not JSON" };
+        return res.statusCode === 200 ? { problem: `its ${what} answer is not JSON` } : { status: res.statusCode, body: null };
       }
-      const answeredId = typeof body === "object" && body !== null ? (body as { serverId?: unknown }).serverId : undefined;
-      // Another process now listens at the URL (the member died and its port was reused).
-      if (typeof answeredId === "string" && answeredId !== serverId) return { answering: false, problem: `another server answers at its URL: ${JSON.stringify(answeredId.slice(0, 100))}` };
-      return { answering: true };
     } catch (err) {
-      return { answering: false, problem: this.describe(err) };
+      return { problem: this.describe(err) };
     }
   }
 

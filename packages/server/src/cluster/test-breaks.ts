@@ -22,6 +22,7 @@ export const TEST_BREAKS = {
   "short-carried-lease": "a promoted table restarts its carried leases at the taker's own --lease-ms only, however long an earlier leader's validForMs",
   "drop-replica-on-unknown": "a takeover or adoption whose statement failed (outcome unknown) drops the replica, so a row it did commit is released as an orphan",
   "stop-renewing-handing-over": "a term being handed over is no longer renewed, so its row may expire before it moved",
+  "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 
 /** The name of a rule {@link TEST_BREAKS} lists. */

@@ -15,6 +15,8 @@ import { ALLOWED_METHODS, matchRoute, type Route } from "./match-route.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import { ClientGoneError, readBody } from "./read-body.js";
 import { canAnswer, sendError, sendJson, type ExtraHeaders } from "./send-json.js";
+import { queryOf } from "./query-of.js";
+import { serveHealth } from "./serve-health.js";
 import { serveClusterMembers, singleServerMembers } from "./serve-cluster-members.js";
 import { serveEvents } from "./serve-events.js";
 import { serveInspection } from "./serve-inspection.js";
@@ -56,9 +58,10 @@ export interface RequestHandlerOptions {
   readonly allowAdminWithoutAuth?: boolean | undefined;
   /**
    * The answer of `GET /v1/cluster`: who leads each shard. A single server answers one shard led
-   * by itself; a cluster member what it knows of the lease table.
+   * by itself; a cluster member what it knows of the lease table. `lag` (the `?lag` query, what
+   * other members' status views ask) adds the standby lag of the shards this server leads.
    */
-  readonly cluster?: (() => ClusterResponse) | undefined;
+  readonly cluster?: ((options: { readonly lag: boolean }) => ClusterResponse) | undefined;
   /**
    * The answer of `GET /v1/cluster/members`: every shard's leader and every member with whether it
    * answers (a cluster member's `ClusterMembersView`). Default: this server alone, the only member,
@@ -95,7 +98,7 @@ interface Exchange {
 
 /** `GET /v1/cluster` of a host that gave no answer of its own: one shard, led by this server (epoch 1: its only term). */
 function singleServerCluster(leaderId: string, host: string | undefined): ClusterResponse {
-  return { serverId: leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: host === undefined ? null : `http://${host}`, leaderId, epoch: 1 }] };
+  return { serverId: leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: host === undefined ? null : `http://${host}`, leaderId, epoch: 1, standby: null }] };
 }
 
 /** Headers an error answer needs besides its body. */
@@ -120,7 +123,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
   const { service, metrics, logger, isClosing, admit, cluster } = options;
   const inspection = { service, auth: options.auth, allowAdminWithoutAuth: options.allowAdminWithoutAuth === true };
 
-  const clusterAnswer = (req: IncomingMessage): ClusterResponse => cluster?.() ?? singleServerCluster(service.leaderId, req.headers.host);
+  const clusterAnswer = (req: IncomingMessage): ClusterResponse => cluster?.({ lag: queryOf(req.url).has("lag") }) ?? singleServerCluster(service.leaderId, req.headers.host);
 
   async function serveOperation(
     req: IncomingMessage,
@@ -206,7 +209,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     const closeHeader: ExtraHeaders = isClosing() ? CLOSE : {};
     switch (route.kind) {
       case "health":
-        sendJson(res, 200, await service.health(), closeHeader);
+        await serveHealth(req, res, () => service.health(), closeHeader);
         return;
       case "namespaces":
       case "locks":

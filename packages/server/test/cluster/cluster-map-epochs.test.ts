@@ -60,6 +60,6 @@ describe("cluster: /v1/cluster epochs and stale views", () => {
     const server = await startServer({ leaseMs: LEASE_MS });
     bed.open.push(server);
     const map = await clusterOf(server.url);
-    expect(map.leaders).toEqual([{ shard: 0, leaderUrl: server.url, leaderId: server.service.leaderId, epoch: 1 }]);
+    expect(map.leaders).toEqual([{ shard: 0, leaderUrl: server.url, leaderId: server.service.leaderId, epoch: 1, standby: null }]);
   });
 });

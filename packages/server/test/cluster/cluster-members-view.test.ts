@@ -15,12 +15,15 @@ describe("ClusterMembersView: what the members route answers when the table, the
     await Promise.all(closers.splice(0).map((close) => close()));
   });
 
-  /** A member answering `GET /v1/health` as `serverId` under `prefix` (a server behind a path-prefixing proxy). */
-  async function member(serverId: string, prefix = ""): Promise<string> {
+  /**
+   * A member answering `GET /v1/health` as `serverId` under `prefix` (a server behind a
+   * path-prefixing proxy), and `GET /v1/cluster` with `answers.cluster` when given.
+   */
+  async function member(serverId: string, prefix = "", answers: { health?: object; cluster?: object } = {}): Promise<string> {
     const server: Server = createServer((req, res) => {
-      const ok = req.url === `${prefix}/v1/health`;
-      res.writeHead(ok ? 200 : 404, { "content-type": "application/json" });
-      res.end(JSON.stringify(ok ? { status: "ok", leaderId: "x", version: "0", serverId } : { error: { code: "NOT_FOUND", message: "no", details: {} } }));
+      const body = req.url === `${prefix}/v1/health` ? { status: "ok", leaderId: "x", version: "0", serverId, ...answers.health } : req.url === `${prefix}/v1/cluster?lag` ? answers.cluster : undefined;
+      res.writeHead(body !== undefined ? 200 : 404, { "content-type": "application/json" });
+      res.end(JSON.stringify(body ?? { error: { code: "NOT_FOUND", message: "no", details: {} } }));
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     closers.push(() => new Promise((r) => server.close(r)));
@@ -30,7 +33,7 @@ describe("ClusterMembersView: what the members route answers when the table, the
   function view(over: Partial<ClusterMembersSource>): ClusterMembersView {
     const prober = new HealthProber({ timeoutMs: 2_000 });
     closers.push(() => prober.close());
-    const leaders: ShardLeader[] = [{ shard: 0, serverId: SELF, url: "http://self", leaderId: "t", epoch: 2 }];
+    const leaders: ShardLeader[] = [{ shard: 0, serverId: SELF, url: "http://self", leaderId: "t", epoch: 2, standby: null }];
     return new ClusterMembersView({ serverId: SELF, url: () => "http://self", shardLeaders: () => leaders, readMembers: async () => [], prober, ...over }, { cacheMs: 0 });
   }
 
@@ -68,11 +71,39 @@ describe("ClusterMembersView: what the members route answers when the table, the
   });
 
   it("lists this server without a heartbeat when it has no row yet, and passes a shard's standby on", async () => {
-    const standby = { serverId: "other-2", url: "http://other-2" };
-    const v = view({ shardLeaders: () => [{ shard: 0, serverId: null, url: null, leaderId: null, epoch: 0, standby }] });
+    const standby = { serverId: "other-2", url: "http://other-2", inSync: true, lagEntries: 3, lagMs: 2 };
+    const protection = { shardsLed: 0, shardsLedInSync: 0, standbyFor: 0, standbyForInSync: 0, protected: true };
+    const v = view({ shardLeaders: () => [{ shard: 0, serverId: null, url: null, leaderId: null, epoch: 0, standby }], protection: () => protection });
     const answer = checked(await v.answer());
-    expect(answer.members).toEqual([{ serverId: SELF, url: "http://self", self: true, ready: false, heartbeatAgeMs: null, answering: true, lastAnswerAgeMs: 0, shardsLed: 0 }]);
+    expect(answer.members).toEqual([{ serverId: SELF, url: "http://self", self: true, ready: false, heartbeatAgeMs: null, answering: true, lastAnswerAgeMs: 0, shardsLed: 0, cluster: protection }]);
     expect(answer.leaders).toEqual([{ shard: 0, leaderServerId: null, leaderUrl: null, epoch: 0, standby }]);
+  });
+
+  it("each member's protection comes from its health; another leader's standby lag from its cluster view, only for the same standby and epoch", async () => {
+    const theirs = { shardsLed: 2, shardsLedInSync: 1, standbyFor: 1, standbyForInSync: 1, protected: false };
+    const leaderEntry = (shard: number, epoch: number, standby: object | null) => ({ shard, leaderUrl: "http://x", leaderId: "t", epoch, standby });
+    const cluster = {
+      serverId: "other-1",
+      shards: 3,
+      leaders: [leaderEntry(0, 2, null), leaderEntry(1, 5, { serverId: SELF, inSync: true, lagEntries: 4, lagMs: 17 }), leaderEntry(2, 9, { serverId: SELF, inSync: false, lagEntries: 0, lagMs: 0 })],
+    };
+    const other = await member("other-1", "", { health: { cluster: theirs }, cluster });
+    const row = (shard: number, epoch: number): ShardLeader => ({ shard, serverId: "other-1", url: other, leaderId: "t", epoch, standby: { serverId: SELF, url: null, inSync: true } });
+    const v = view({
+      readMembers: async () => [
+        { serverId: "other-1", url: other, ready: true, heartbeatAgeMs: 0 },
+        { serverId: SELF, url: "http://self", ready: true, heartbeatAgeMs: 0 },
+      ],
+      // Shard 2: this server's read of the row is older than the leader's view (epoch 8 < 9).
+      shardLeaders: () => [{ shard: 0, serverId: SELF, url: "http://self", leaderId: "u", epoch: 2, standby: { serverId: "other-1", url: other, inSync: false, lagEntries: 0, lagMs: 0 } }, row(1, 5), row(2, 8)],
+    });
+    const answer = checked(await v.answer());
+    expect(answer.members.find((m) => m.serverId === "other-1")?.cluster).toEqual(theirs);
+    expect(answer.leaders.map((l) => l.standby)).toEqual([
+      { serverId: "other-1", url: other, inSync: false, lagEntries: 0, lagMs: 0 },
+      { serverId: SELF, url: "http://self", inSync: true, lagEntries: 4, lagMs: 17 },
+      { serverId: SELF, url: "http://self", inSync: true, lagEntries: null, lagMs: null },
+    ]);
   });
 
   it("before this server joined it answers the shard view's UNAVAILABLE and reads nothing", async () => {

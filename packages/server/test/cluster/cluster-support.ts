@@ -12,13 +12,18 @@ export async function clusterOf(url: string): Promise<ClusterResponse> {
   return (await rawRequest(url, "/v1/cluster", { method: "GET" })).json as ClusterResponse;
 }
 
-/** Wait until every server's map names a leader for every shard and the maps agree. */
+/** Who leads each shard in `map` (its standbys left out: the leader's own view of them is a pass ahead of the others'). */
+function leadership(map: ClusterResponse): string {
+  return JSON.stringify(map.leaders.map(({ shard, leaderUrl, leaderId, epoch }) => ({ shard, leaderUrl, leaderId, epoch })));
+}
+
+/** Wait until every server's map names a leader for every shard and the maps agree on who leads. */
 export async function settled(urls: readonly string[], timeoutMs = 10_000, each: (map: ClusterResponse) => boolean = () => true): Promise<ClusterResponse> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const maps = await Promise.all(urls.map(clusterOf));
     const first = maps[0]!;
-    const agree = maps.every((m) => JSON.stringify(m.leaders) === JSON.stringify(first.leaders));
+    const agree = maps.every((m) => leadership(m) === leadership(first));
     if (agree && first.leaders.every((l) => l.leaderUrl !== null) && maps.every(each)) return first;
     if (Date.now() > deadline) throw new Error(`cluster did not settle: ${JSON.stringify(maps)}`);
     await sleep(25);

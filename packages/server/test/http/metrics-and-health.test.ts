@@ -33,10 +33,14 @@ describe("HTTP: GET /metrics and GET /v1/health", () => {
     // A single server is a cluster of one that leads everything (PROTOCOL.md "Cluster mode").
     const cluster = await rawRequest(server.url, "/v1/cluster", { method: "GET" });
     expect(cluster.status).toBe(200);
-    expect(cluster.json).toEqual({ serverId: server.service.leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: server.url, leaderId: server.service.leaderId, epoch: 1 }] });
+    expect(cluster.json).toEqual({ serverId: server.service.leaderId, shards: 1, leaders: [{ shard: 0, leaderUrl: server.url, leaderId: server.service.leaderId, epoch: 1, standby: null }] });
     const head = await rawRequest(server.url, "/v1/health", { method: "HEAD" });
     expect(head.status).toBe(200);
     expect(head.text).toBe("");
+    // A single server keeps no standby: never protected, so a deploy gate on it never passes.
+    const gated = await rawRequest(server.url, "/v1/health?protected", { method: "GET" });
+    expect(gated.status).toBe(503);
+    expect(gated.json).toMatchObject({ error: { code: "UNAVAILABLE", message: expect.stringContaining("not protected: a single server keeps no standby") as string } });
   });
 
   it("exposes gauges, counters and a latency histogram per operation, in Prometheus text format", async () => {

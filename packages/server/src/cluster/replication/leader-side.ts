@@ -45,6 +45,8 @@ export interface LeaderSideOptions {
   readonly unsafeSnapshotAfterPosition?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_REPLICATION_WINDOW`): see `ReplicationSenderOptions.maxInFlight`. Default: the sender's. */
   readonly maxInFlight?: number | undefined;
+  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=no-standby-probe`): idle standbys are never probed (see `ShardReplication.probe`). Default false. */
+  readonly unprobedStandbys?: boolean | undefined;
   /** BENCHMARK ONLY (`LEASEHOLD_TEST_ECHO_STANDBY_PORT`): every standby connection goes to this local echo server instead (echo-replication-transport.ts). Default: none, the real standby. */
   readonly echoStandbyPort?: number | undefined;
 }
@@ -105,13 +107,14 @@ export class LeaderSide {
     return [...this.streams.values()].map((r) => r.replication.view());
   }
 
-  /** One round: follow the terms, attach standbys where needed, drop stale replicas. */
+  /** One round: follow the terms, probe the standbys, attach standbys where needed, drop stale replicas. */
   async tick(): Promise<void> {
     if (this.ticking || this.options.key.key === null) return;
     this.ticking = true;
     try {
       this.followTerms();
       this.dropRestartedStandbys();
+      if (this.options.unprobedStandbys !== true) for (const replicator of this.streams.values()) replicator.replication.probe();
       await this.attachStandbys();
       this.dropStaleReplicas();
     } catch (err) {

@@ -61,12 +61,19 @@ export class ReplicationSender<E> {
   /** The standby holds the stream up to here (the snapshot's `seq` once it acknowledged it). */
   private acked: number | null = null;
   private sentUpTo = 0;
+  /** The highest sequence number ever sent: a standby may hold up to it, even after a failed exchange. */
+  private highestSent = 0;
   private inFlight = 0;
   /** Between a failure and its retry: nothing is sent (a send now would race the retry's). */
   private pausing = false;
   /** Bumped at each failure: answers to messages of an earlier generation are ignored. */
   private generation = 0;
   private stopped = false;
+  /**
+   * Since when a message has been sent that nothing the standby answered followed (`null`: every
+   * message sent was answered): failed exchanges and re-sends keep it, an answer resets it.
+   */
+  private unansweredSince: number | null = null;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly options: ReplicationSenderOptions<E>) {
@@ -84,6 +91,26 @@ export class ReplicationSender<E> {
     this.stopped = true;
     this.unsubscribe();
     return this.options.transport.close();
+  }
+
+  /**
+   * How long the standby has left a message unanswered (0 when nothing is outstanding): what tells
+   * a dead or cut-off standby apart on a shard that sends nothing, see {@link probe}.
+   */
+  unansweredForMs(): number {
+    return this.unansweredSince === null ? 0 : this.options.clock.now() - this.unansweredSince;
+  }
+
+  /**
+   * Ask the standby for its acknowledgement with an empty message (it answers what it holds), when
+   * nothing is in flight, nothing is being retried and the snapshot was acknowledged: an idle
+   * shard's stream otherwise never notices that its standby died (SIGKILL, a lost host), and the
+   * row would name a dead standby in sync. Called every third of the leader lease.
+   */
+  probe(): void {
+    if (this.stopped || this.pausing || this.inFlight > 0 || this.acked === null) return;
+    if (this.options.log.since(Math.max(this.acked, this.sentUpTo), 1).entries.length > 0) return this.pump();
+    this.send({ kind: "entries", stream: this.options.stream, fromSeq: this.acked, entries: [] }, this.acked, this.highestSent);
   }
 
   /** True once stopped (by {@link stop} or a refusal). */
@@ -106,13 +133,16 @@ export class ReplicationSender<E> {
     }
   }
 
-  private send(message: ReplicationMessage, upTo: number): void {
+  /** Send `message`, which holds the log up to `upTo`; an acknowledgement beyond `mayAck` (the highest ever sent, for a probe) is a divergence. */
+  private send(message: ReplicationMessage, upTo: number, mayAck = upTo): void {
     this.inFlight++;
     this.sentUpTo = upTo;
+    this.highestSent = Math.max(this.highestSent, upTo);
     const sentAt = this.options.clock.now();
+    this.unansweredSince ??= sentAt;
     const generation = this.generation;
     this.options.transport.send(message).then(
-      (ack) => this.answered(ack, upTo, sentAt, generation),
+      (ack) => this.answered(ack, mayAck, sentAt, generation),
       (err: unknown) => this.failed(err, generation),
     );
   }
@@ -120,6 +150,8 @@ export class ReplicationSender<E> {
   private answered(ack: ReplicationAck, upTo: number, sentAt: number, generation: number): void {
     if (this.stopped || generation !== this.generation) return;
     this.inFlight--;
+    // Heard from: what is still in flight counts from now.
+    this.unansweredSince = this.inFlight > 0 ? this.options.clock.now() : null;
     if (!Number.isSafeInteger(ack.ackedSeq) || ack.ackedSeq > upTo) {
       this.refuse(new ReplicationRefusal("REPLICA_DIVERGED", `the standby acknowledged ${ack.ackedSeq}, beyond what was sent (${upTo})`));
       return;

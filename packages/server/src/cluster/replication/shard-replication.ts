@@ -184,6 +184,25 @@ export class ShardReplication {
     this.rule.standbyLost();
   }
 
+  /**
+   * Check that the standby still answers (every third of the leader lease, leader-side.ts): the
+   * stream asks it for an acknowledgement when idle, and a standby that has left a message
+   * unanswered for the rule's lateness bound is treated as late now, exactly as a late grant's
+   * (`in_sync = false` recorded, then another standby attached). Without it a standby that died
+   * on an idle shard stays named in sync, and the server reports itself protected while a crash
+   * of it would lose the shard's table. A joining standby gets a whole leader lease (its snapshot
+   * may be large), after which it is given up likewise: one that died before it held the snapshot
+   * would otherwise keep the shard joining, never in sync, for good.
+   */
+  probe(): void {
+    const sender = this.sender;
+    const state = this.rule.state;
+    if (sender === null || (state !== "in-sync" && state !== "joining")) return;
+    const bound = state === "in-sync" ? this.options.lateMs : 3 * this.options.lateMs;
+    if (sender.unansweredForMs() >= bound) return this.rule.standbyLost();
+    sender.probe();
+  }
+
   /** What the metrics read. */
   view(): ShardReplicationView {
     const lag = this.log.lag();

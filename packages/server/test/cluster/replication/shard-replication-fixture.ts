@@ -47,6 +47,8 @@ export class ListSink implements ReplicaSink {
 export class Standby {
   readonly store: ReplicaStore;
   paused = false;
+  /** Its process is gone: every exchange fails at once (connection refused). */
+  dead = false;
   constructor(
     readonly incarnation: string,
     readonly serverId = "standby",
@@ -76,6 +78,7 @@ export function setup(others: readonly Standby[] = []) {
     send: async (m: ReplicationMessage) => {
       await Promise.resolve();
       const to = others.find((o) => o.incarnation === target.incarnation) ?? standby;
+      if (to.dead) throw new Error("connect ECONNREFUSED");
       if (to.paused) return new Promise(() => undefined);
       return to.store.receive(JSON.parse(JSON.stringify(m)) as ReplicationMessage);
     },

@@ -62,4 +62,43 @@ describe("ShardReplication", () => {
     expect(s.coordinator.row.standby).toBeNull();
     expect(s.standby().items()).toBeUndefined();
   });
+
+  /** Probe every third of the lateness bound (the leader's cadence) for `ms`; answers the row's in_sync after each round. */
+  async function probeFor(s: ReturnType<typeof setup>, ms: number): Promise<boolean[]> {
+    const seen: boolean[] = [];
+    for (let t = 0; t < ms; t += LATE_MS / 3) {
+      s.replication.probe();
+      await s.clock.advance(LATE_MS / 3);
+      seen.push(s.coordinator.row.inSync);
+    }
+    return seen;
+  }
+
+  for (const how of ["dead", "paused"] as const) {
+    it(`an idle shard's standby that is ${how === "dead" ? "gone (connections refused)" : "cut off (never answers)"}: probes find it within two lateness bounds and the row says not in sync; a live one stays in sync`, async () => {
+      const s = setup();
+      await s.replication.attach(s.standby().target);
+      await settle();
+      // Idle and answering: probes change nothing.
+      expect(await probeFor(s, 3 * LATE_MS)).not.toContain(false);
+      expect(s.coordinator.writes).toEqual(["name standby-1", "in_sync=true"]);
+      s.standby()[how] = true;
+      const seen = await probeFor(s, 2 * LATE_MS);
+      expect(seen.at(-1)).toBe(false);
+      expect(s.lost).toEqual(["not in sync"]);
+      expect(s.coordinator.writes).toEqual(["name standby-1", "in_sync=true", "in_sync=false"]);
+    });
+  }
+
+  it("a standby that is gone before it holds the snapshot is given up after a leader lease of probes, so another can be attached", async () => {
+    const s = setup();
+    s.standby().dead = true;
+    expect(await s.replication.attach(s.standby().target)).toBe(true);
+    await probeFor(s, 3 * LATE_MS - LATE_MS / 3);
+    expect(s.replication.rule.state).toBe("joining");
+    await probeFor(s, (2 * LATE_MS) / 3);
+    expect(s.replication.rule.state).toBe("out");
+    expect(s.lost).toEqual(["not in sync"]);
+    expect(s.coordinator.writes).toEqual(["name standby-1", "in_sync=false"]);
+  });
 });
