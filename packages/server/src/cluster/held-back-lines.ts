@@ -1,6 +1,7 @@
 import type { LeaseholdError } from "@leasehold/protocol";
 import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { coordinatorUnavailable } from "./cluster-errors.js";
+import type { ProcessClock } from "./process-clock.js";
 import { QueuedLock, type HeldBack } from "./queued-lock.js";
 import type { ShardReserver } from "./shard-reserver.js";
 
@@ -8,6 +9,8 @@ import type { ShardReserver } from "./shard-reserver.js";
 export interface HeldBackLinesHost {
   /** Monotonic milliseconds (a held-back request's deadline counts from its arrival). */
   readonly clock: () => number;
+  /** Sets a held-back request's deadline timer. Default: Node's `setTimeout`, unref'd. */
+  readonly setTimer?: ProcessClock["setTimer"] | undefined;
   /** True while the term's lease-wait holds grants back (each request notes it on arrival). */
   readonly waiting: () => boolean;
   /** Loads a namespace's timestamp bound; a line starts only once it is loaded. */
@@ -61,6 +64,7 @@ export class HeldBackLines {
       this.host.waiting(),
       begin,
       cancelledAs,
+      this.host.setTimer,
     );
     line.push(queued);
     if (!this.host.reserver.isPrepared(namespace)) {

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { isPermanentJoinError, joinErrorMessage } from "./join-errors.js";
+import { realProcessClock, type ProcessClock } from "./process-clock.js";
 
 /** First retry of joining after a transient failure, in ms; it doubles up to `maxDelayMs`. */
 export const JOIN_RETRY_FIRST_MS = 250;
@@ -19,6 +20,8 @@ export interface JoinRetryOptions {
   readonly onJoined: (shards: number) => void;
   /** An attempt failed: why (for 503 answers), or `null` once one succeeded. */
   readonly onDown: (reason: string) => void;
+  /** The process's timers. Default: Node's ({@link realProcessClock}). */
+  readonly clock?: ProcessClock | undefined;
 }
 
 /** A join in progress. */
@@ -44,7 +47,8 @@ export interface JoinRetry {
  */
 export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
   const { logger, stopped } = options;
-  let timer: NodeJS.Timeout | null = null;
+  const clock = options.clock ?? realProcessClock;
+  let cancelRetry: (() => void) | null = null;
   let resolve!: () => void;
   let reject!: (err: Error) => void;
   const first = new Promise<void>((res, rej) => {
@@ -55,17 +59,16 @@ export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
   const finishFirst = (err?: Error): void => {
     if (settled) return;
     settled = true;
-    clearTimeout(waited);
+    cancelWait();
     if (err === undefined) resolve();
     else reject(err);
   };
-  const waited = setTimeout(() => finishFirst(), options.firstWaitMs);
-  waited.unref();
+  const cancelWait = clock.setTimer(() => finishFirst(), options.firstWaitMs);
   let fatal: Error | null = null;
   let fatalHandler: ((err: Error) => void) | null = null;
   let delay = JOIN_RETRY_FIRST_MS;
   const attempt = (): void => {
-    timer = null;
+    cancelRetry = null;
     if (stopped()) return finishFirst();
     options.attempt().then(
       (shards) => {
@@ -84,8 +87,7 @@ export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
         }
         finishFirst();
         logger.warn({ err, retryInMs: delay }, "could not reach the cluster's PostgreSQL to join; serving 503 meanwhile and retrying");
-        timer = setTimeout(attempt, delay);
-        timer.unref();
+        cancelRetry = clock.setTimer(attempt, delay);
         delay = Math.min(delay * 2, Math.max(JOIN_RETRY_FIRST_MS, options.maxDelayMs));
       },
     );
@@ -94,8 +96,8 @@ export function joinWithRetry(options: JoinRetryOptions): JoinRetry {
   return {
     first,
     cancel() {
-      if (timer !== null) clearTimeout(timer);
-      timer = null;
+      cancelRetry?.();
+      cancelRetry = null;
     },
     onFatal(handler) {
       fatalHandler = handler;

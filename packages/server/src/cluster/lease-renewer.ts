@@ -1,4 +1,5 @@
 import type { Coordinator, LiveMember, MemberInfo } from "./coordinator.js";
+import { realProcessClock, type ProcessClock } from "./process-clock.js";
 import type { GateDeadline, ShardTerm } from "./shard-term.js";
 
 /** What a {@link LeaseRenewer} is made with. */
@@ -12,6 +13,8 @@ export interface LeaseRenewerOptions {
   readonly clock: () => number;
   /** Wall clock (ms since the epoch). */
   readonly wallClock: () => number;
+  /** Sets the renewal cadence's timer on the same clock. Default: Node's `setTimeout`, unref'd. */
+  readonly setTimer?: ProcessClock["setTimer"] | undefined;
   /** The terms this server leads now (each renewal sends these). */
   readonly held: () => readonly ShardTerm[];
   /**
@@ -48,7 +51,7 @@ export interface LeaseRenewerOptions {
  * they never queue behind request-driven statements.
  */
 export class LeaseRenewer {
-  private timer: NodeJS.Timeout | null = null;
+  private cancelTick: (() => void) | null = null;
   private beating: Promise<unknown> | null = null;
   private stopped = false;
   /** True once {@link leave} ran: renewals go on, heartbeats stop. */
@@ -60,15 +63,15 @@ export class LeaseRenewer {
 
   /** Renew and heartbeat now, then every third of the leader lease until {@link stop}. */
   start(): void {
-    if (this.stopped || this.timer !== null) return;
+    if (this.stopped || this.cancelTick !== null) return;
     this.tick();
   }
 
   /** Stop ticking; resolves once a heartbeat in flight settled (so a later `leave` is not undone by it). */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+    this.cancelTick?.();
+    this.cancelTick = null;
     await this.beating?.catch(() => undefined);
   }
 
@@ -87,8 +90,8 @@ export class LeaseRenewer {
     if (this.stopped) return;
     void this.renew();
     if (!this.leaving) this.heartbeat();
-    this.timer = setTimeout(() => this.tick(), Math.max(1, Math.floor(this.options.leaderLeaseMs / 3)));
-    this.timer.unref();
+    const setTimer = this.options.setTimer ?? realProcessClock.setTimer;
+    this.cancelTick = setTimer(() => this.tick(), Math.max(1, Math.floor(this.options.leaderLeaseMs / 3)));
   }
 
   /**

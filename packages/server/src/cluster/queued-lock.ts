@@ -1,6 +1,7 @@
 import { LeaseholdError, type LockResponse } from "@leasehold/protocol";
 import { TIMEOUT } from "../engine/timeout-answers.js";
 import { WaitingLockHandle } from "../service/waiting-lock-handle.js";
+import { realProcessClock, type ProcessClock } from "./process-clock.js";
 
 /** What a held-back request needs of its (validated) body: a `lock` or a `wait-for-locks`. */
 interface HeldBackRequest {
@@ -34,7 +35,7 @@ export class QueuedLock<A extends { readonly status: string } = LockResponse> im
   private resolve: (answer: A) => void = noop;
   private reject: (error: LeaseholdError) => void = noop;
   private inner: WaitingLockHandle<A> | null = null;
-  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly cancelTimer: () => void = noop;
 
   constructor(
     readonly request: HeldBackRequest,
@@ -52,6 +53,8 @@ export class QueuedLock<A extends { readonly status: string } = LockResponse> im
     private readonly begin: (request: unknown) => A | WaitingLockHandle<A>,
     /** What `lock-cancel` answers it with (a wait: `timeout`); undefined: it fails `CANCELLED`, as a lock does. */
     private readonly cancelledAs?: A | undefined,
+    /** Sets the deadline's timer on the term's clock. Default: Node's `setTimeout`, unref'd. */
+    setTimer: ProcessClock["setTimer"] = realProcessClock.setTimer,
   ) {
     const answer = new Promise<A>((resolve, reject) => {
       this.resolve = resolve;
@@ -60,8 +63,7 @@ export class QueuedLock<A extends { readonly status: string } = LockResponse> im
     this.handle = new WaitingLockHandle<A>(answer, () => this.abandon());
     if (armDeadline) {
       // Both a lock and a wait answer `{ status: "timeout" }` at their deadline.
-      this.timer = setTimeout(() => this.settle(TIMEOUT as unknown as A), Math.max(0, Math.ceil(deadline - now)));
-      this.timer.unref();
+      this.cancelTimer = setTimer(() => this.settle(TIMEOUT as unknown as A), Math.max(0, Math.ceil(deadline - now)));
     }
   }
 
@@ -69,7 +71,7 @@ export class QueuedLock<A extends { readonly status: string } = LockResponse> im
   start(now: number): void {
     if (this.done) return;
     this.done = true;
-    clearTimeout(this.timer);
+    this.cancelTimer();
     let begun: A | WaitingLockHandle<A>;
     try {
       begun = this.begin({ ...this.request, acquireTimeoutMs: Math.max(0, Math.floor(this.deadline - now)) });
@@ -86,7 +88,7 @@ export class QueuedLock<A extends { readonly status: string } = LockResponse> im
   fail(error: LeaseholdError): void {
     if (this.done) return;
     this.done = true;
-    clearTimeout(this.timer);
+    this.cancelTimer();
     this.reject(error);
   }
 
@@ -107,7 +109,7 @@ export class QueuedLock<A extends { readonly status: string } = LockResponse> im
     if (this.inner !== null) return this.inner.abandon();
     if (this.done) return;
     this.done = true;
-    clearTimeout(this.timer);
+    this.cancelTimer();
     this.onLeave(this);
     this.reject(new LeaseholdError("CANCELLED", "the lock request was abandoned: its caller aborted or disconnected"));
   }

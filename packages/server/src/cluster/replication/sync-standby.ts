@@ -1,3 +1,4 @@
+import { realProcessClock, type ProcessClock } from "../process-clock.js";
 import type { ShardReplication, StandbyTarget } from "./shard-replication.js";
 
 /** What {@link syncStandby} is given. */
@@ -20,8 +21,8 @@ export interface SyncStandbyOptions {
   readonly retryMs: number;
   /** False once the term no longer serves (it was lost, or the caller gave up): stop trying. */
   readonly alive: () => boolean;
-  /** Monotonic clock (ms). Default `performance.now()`. */
-  readonly clock?: (() => number) | undefined;
+  /** The process's clock and timers. Default: Node's ({@link realProcessClock}). */
+  readonly clock?: ProcessClock | undefined;
 }
 
 const same = (a: StandbyTarget, b: StandbyTarget): boolean => a.serverId === b.serverId && a.incarnation === b.incarnation;
@@ -35,7 +36,8 @@ const same = (a: StandbyTarget, b: StandbyTarget): boolean => a.serverId === b.s
  * the caller then releases the shard as without a standby.
  */
 export async function syncStandby(replication: ShardReplication, options: SyncStandbyOptions): Promise<StandbyTarget | null> {
-  const clock = options.clock ?? (() => performance.now());
+  const time = options.clock ?? realProcessClock;
+  const clock = (): number => time.now();
   const until = clock() + options.deadlineMs;
   let nextTry = -Infinity;
   while (options.alive() && clock() < until) {
@@ -53,7 +55,7 @@ export async function syncStandby(replication: ShardReplication, options: SyncSt
     // Joining or in sync on another member than the taker: record it not in sync, then name the
     // taker (at once: the drop is not an attempt). Nothing happens while the record is being written.
     if ((state === "joining" || state === "in-sync") && !wanted) replication.dropStandby();
-    await new Promise<void>((resolve) => setTimeout(resolve, options.pollMs));
+    await new Promise<void>((resolve) => time.setTimer(resolve, options.pollMs));
   }
   return null;
 }
