@@ -61,7 +61,7 @@ const HAND_LINES = /^(shard lost|shard acquired|shard handed over|standby promot
  * (lost, acquired, handed over, promoted, a hand-over abandoned or failed, a standby recorded not
  * in sync) between `from` and `to` (the ledger's clock), with their reasons.
  */
-function shardEvents(members: readonly ClusterMember[], shards: number): (key: string, from: number, to: number) => string {
+export function shardEvents(members: readonly ClusterMember[], shards: number): (key: string, from: number, to: number) => string {
   return (key, from, to) => {
     const shard = shardOf(key.split("/")[0]!, shards);
     const events = members.flatMap((m) =>

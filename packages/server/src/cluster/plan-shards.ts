@@ -48,6 +48,13 @@ export interface PlanInput {
    * server is never treated as joining (the runtime plans only past its own join wait).
    */
   readonly joining?: readonly string[] | undefined;
+  /**
+   * Live members (by their heartbeat rows) that do not answer: no health probe answered within a
+   * leader lease, or their own terms lapse (answering-members.ts). Default none. Like joiners they
+   * count in nobody's share and are never short of one, so no shard is balanced to them: a member
+   * killed moments ago keeps a fresh heartbeat row for two leader leases (issue 29).
+   */
+  readonly silent?: readonly string[] | undefined;
   /** Which shards this server leads now. */
   readonly led: readonly boolean[];
 }
@@ -67,7 +74,7 @@ export interface Plan {
  * whose row was seen unchanged for a whole leader lease is taken whatever the shares say
  * (availability first; balance moves it later). A released or never-led shard is taken only while
  * this server leads less than its share (`⌊S/n⌋`, plus one for the first `S mod n` members in id
- * order, where the members are the live ones past their join wait), so servers do not grab each
+ * order, where the members are the live ones past their join wait that answer), so servers do not grab each
  * other's hand-overs, and a joiner (which takes nothing yet) never makes them decline one; one
  * still free after a whole leader lease is taken whatever the shares say, like an expired one.
  * An expired row that names an in-sync standby waits one more leader lease for every server but
@@ -86,7 +93,7 @@ export interface Plan {
  */
 export function planShards(input: PlanInput): Plan {
   const { leases, seen, now, leaderLeaseMs, serverId, incarnation, led } = input;
-  const joining = new Set(input.joining ?? []);
+  const joining = new Set([...(input.joining ?? []), ...(input.silent ?? [])]);
   joining.delete(serverId);
   const members = input.members.filter((m) => !joining.has(m));
   if (!members.includes(serverId)) members.push(serverId);

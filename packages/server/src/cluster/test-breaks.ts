@@ -11,7 +11,10 @@ export type TestBreak =
   | "stop-release-unsynced"
   | "drop-carried-waiters"
   | "move-row-before-gate"
-  | "release-handing-over";
+  | "release-handing-over"
+  | "hand-over-stale-ack"
+  | "balance-to-silent-member"
+  | "balance-abandon-release";
 
 const KNOWN: readonly TestBreak[] = [
   "gate",
@@ -24,6 +27,9 @@ const KNOWN: readonly TestBreak[] = [
   "drop-carried-waiters",
   "move-row-before-gate",
   "release-handing-over",
+  "hand-over-stale-ack",
+  "balance-to-silent-member",
+  "balance-abandon-release",
 ];
 
 /** The command-line flag a server must be started with before it reads any test knob. */
@@ -81,7 +87,13 @@ function integerKnob(name: string, range: IntegerRange, field: string, what: str
  * for its re-sent `requestId`, `move-row-before-gate`: a balance hand-over moves the row to the
  * taker before it ends the old term, which serves on until its gate closes by time,
  * `release-handing-over`: a pass counts the row of a shard being handed over as an orphan and
- * releases it, table and all) are switched off, so the cluster fault suite (packages/reliability, section 5) can
+ * releases it, table and all, `hand-over-stale-ack`: a hand-over completes on the standby's
+ * acknowledgement of the log as it stood, an earlier cumulative one, instead of a fresh one of the
+ * hand-over entry, `balance-to-silent-member`: a member that does not answer (no probe answered
+ * within a leader lease, or its own terms lapsing) still counts in the shares and is a balance
+ * target while its heartbeat row is fresh, `balance-abandon-release`: a balance hand-over whose
+ * taker does not acknowledge releases the shard, table and all, instead of reopening its gate)
+ * are switched off, so the cluster fault suite (packages/reliability, section 5) can
  * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.
  */

@@ -33,6 +33,16 @@ const input = (leases: ShardLease[], over: Partial<PlanInput> = {}): PlanInput =
 });
 
 describe("planShards", () => {
+  it("a member that does not answer counts in nobody's share and is never a balance target (issue 29: a crash was followed by a balance to the dead server)", () => {
+    // 64 shards, three members; b was killed: its shards were taken over by a (now 32) and c (32),
+    // and its heartbeat row is still fresh. Counted, b is short of its 21 and a gives a shard up.
+    const leases = Array.from({ length: 64 }, (_, s) => row(s, s % 2 === 0 ? "a" : "c"));
+    const members = ["a", "b", "c"];
+    expect(planShards(input(leases, { members }))).toMatchObject({ release: 62, share: 22 });
+    // Silent (no probe answered within a leader lease): a's share is half, nobody is short.
+    expect(planShards(input(leases, { members, silent: ["b"] }))).toMatchObject({ release: null, share: 32 });
+  });
+
   it("leaves an expired row naming an in-sync standby to that very process for one more leader lease", () => {
     // c died; its row names b (this incarnation) as its in-sync standby.
     const leases = [row(0, "c", { expired: true, standbyId: "b", standbyIncarnation: "b-incarnation", inSync: true })];

@@ -39,7 +39,7 @@ describe("cluster CLI with --replicas 1: a pass of the leader during a hand-over
       held.set(shard, { ns, token: locked.token });
     }
     const b = await start(undefined, "pass-b");
-    // The pause begins right after this line (hand-over.ts); a NOTIFY on the cluster's channel
+    // The pause begins right after this line (balance-hand-over.ts); a NOTIFY on the cluster's channel
     // makes a run a pass inside it.
     const isWaited = (l: Record<string, unknown>): boolean => l.msg === "hand-over: final log wait over" && l.outcome === "acked";
     await waitFor(() => a.lines.some(isWaited), "a's final acknowledgement", 20_000);
