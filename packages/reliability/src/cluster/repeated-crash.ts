@@ -6,7 +6,7 @@ import { checkFencingOrder, checkLeaseOverlap } from "../history/index.js";
 import { SeededRandom, deriveSeed } from "../seeded-random.js";
 import { Violations } from "../violations.js";
 import { checkNoLockLost, type NoLockLostFigures } from "./check-no-lock-lost.js";
-import { ClusterMember } from "./cluster-members.js";
+import { startFixedIdMembers, type ClusterMember } from "./cluster-members.js";
 import { startClusterWorkload } from "./cluster-workload.js";
 import { sleep } from "./control-cluster.js";
 import { FailureLog } from "./failure-log.js";
@@ -68,6 +68,8 @@ export interface RepeatedCrashResult {
   readonly handOversKept: number;
   /** Log lines of a hand-over that released its shard (issue 29 item 3: every lock on it lost). */
   readonly handOversReleased: number;
+  /** Calls the clients made: the light load's, the keepers' locks and refreshes, the probes. */
+  readonly calls: number;
   readonly elapsedMs: number;
 }
 
@@ -181,10 +183,8 @@ export async function runRepeatedCrash(options: RepeatedCrashOptions): Promise<R
   const schema = await createRunSchema();
   const members: ClusterMember[] = [];
   let stopLoads: (() => Promise<unknown>) | undefined;
-  const env = options.testBreak === undefined ? undefined : { LEASEHOLD_TEST_BREAK: options.testBreak };
-  const settings = { leaderLeaseMs: options.leaderLeaseMs, shards: options.shards, leaseMs: options.leaseMs, env, serverIdPrefix: "rc-s", keepServerId: true };
   try {
-    members.push(...(await Promise.all([0, 1, 2].map((i) => ClusterMember.start(i, options.seed, schema, settings)))));
+    members.push(...(await startFixedIdMembers(3, options.seed, schema, options, "rc-s", options.testBreak)));
     const ids = members.map((m) => m.serverId!);
     await waitWhole(schema, ids, options.leaderLeaseMs, WHOLE_TIMEOUT_MS);
     await waitBalanced(schema, ids, options.shards, WHOLE_TIMEOUT_MS);
@@ -271,6 +271,7 @@ export async function runRepeatedCrash(options: RepeatedCrashOptions): Promise<R
       secondHolders: probers.calls.granted,
       handOversKept: lines.filter((l) => (l.msg as string).includes("keeping the shard")).length,
       handOversReleased: lines.filter((l) => (l.msg as string).includes("releasing the shard")).length,
+      calls: workload.tally.calls + keepers.calls.locks + keepers.calls.refreshes + probers.calls.probes,
       elapsedMs: performance.now() - started,
     };
   } finally {

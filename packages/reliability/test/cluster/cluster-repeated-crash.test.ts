@@ -6,20 +6,30 @@
  * namespaces refreshed every second under a light load; SIGKILL of a random server, restarted,
  * repeated: quick mode 2 kills, soak mode (`pnpm test:soak`) 20. Needs `pnpm build` and PostgreSQL.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { NO_LOCK_LOST_CHECK } from "../../src/cluster/check-no-lock-lost.js";
-import { runRepeatedCrash } from "../../src/cluster/repeated-crash.js";
-import { SOAK, sized } from "../../src/report/index.js";
+import { runRepeatedCrash, type RepeatedCrashResult } from "../../src/cluster/repeated-crash.js";
+import { repeatedCrashSection } from "../../src/cluster/repeated-crash-report.js";
+import { SOAK, WRITE_REPORT, describeMachine, sized, writeSection } from "../../src/report/index.js";
 
 /** Seed of every random choice; printed in failures. `LEASEHOLD_SEED` replays one. */
 const seed = Number(process.env.LEASEHOLD_SEED ?? Date.now() % 2 ** 31);
+const startedAt = performance.now();
+
+let main: RepeatedCrashResult | undefined;
+let control: RepeatedCrashResult | undefined;
+
+afterAll(() => {
+  if (!WRITE_REPORT || main === undefined) return;
+  writeSection(repeatedCrashSection(main, control, { mode: SOAK ? "soak" : "quick", date: new Date().toISOString(), machine: describeMachine(), seconds: (performance.now() - startedAt) / 1000 }));
+});
 
 describe("cluster: one of three servers killed again and again with held locks (issue 29 item 3)", () => {
   it(
     `${sized(2, 20)} SIGKILLs of one of three servers, each restarted: no held lock lost, every held descriptor stays with its first holder`,
     async () => {
       const kills = sized(2, 20);
-      const run = await runRepeatedCrash({ seed, kills, leaderLeaseMs: 1_500, leaseMs: 8_000, shards: 64, namespaces: 12, loadNamespaces: 6, quietMs: SOAK ? 3_000 : 1_500 });
+      const run = (main = await runRepeatedCrash({ seed, kills, leaderLeaseMs: 1_500, leaseMs: 8_000, shards: 64, namespaces: 12, loadNamespaces: 6, quietMs: SOAK ? 3_000 : 1_500 }));
       const summary = {
         seed,
         kills: run.cycles.length,
@@ -60,7 +70,7 @@ describe("cluster: one of three servers killed again and again with held locks (
   it.runIf(SOAK || process.env.LEASEHOLD_CONTROLS === "1")(
     "negative control (LEASEHOLD_TEST_BREAK=balance-to-silent-member,hand-over-stale-ack): shards are handed to the dead server and held locks are lost",
     async () => {
-      const run = await runRepeatedCrash({
+      const run = (control = await runRepeatedCrash({
         seed: seed + 1,
         kills: 5,
         leaderLeaseMs: 1_500,
@@ -70,7 +80,7 @@ describe("cluster: one of three servers killed again and again with held locks (
         loadNamespaces: 6,
         quietMs: 1_500,
         testBreak: "balance-to-silent-member,hand-over-stale-ack",
-      });
+      }));
       const summary = { handedToDead: run.cycles.map((c) => c.handedToDead), locksLost: run.noLockLost.losses, heldThroughout: run.heldThroughout };
       console.log(`repeated crash, negative control: ${JSON.stringify(summary)}`);
       expect(run.cycles.reduce((n, c) => n + c.handedToDead, 0)).toBeGreaterThan(0);

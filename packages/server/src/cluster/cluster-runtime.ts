@@ -405,7 +405,8 @@ export class ClusterRuntime {
   private observe(leases: ShardLease[], readSentAt: number): void {
     this.leases = leases;
     this.leasesReadAt = readSentAt;
-    let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.heldEpochs(leases.length));
+    const keepSynced = this.options.breaks?.has("release-synced-orphan") !== true;
+    let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.heldEpochs(leases.length), keepSynced);
     // Rows handed over to this standby are adopted with its replica; the rest are released.
     if (this.promoter !== null && !this.stopping) orphans = this.promoter.adoptOrAnswer(orphans, leases, (row, carried) => this.adopt(row, carried));
     if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);

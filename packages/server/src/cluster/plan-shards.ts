@@ -13,14 +13,29 @@ export interface Seen {
  * acquisitions whose answer was lost, never served, which it should release rather than wait for
  * them to expire. A row of the same server id but another incarnation is another process's (a
  * predecessor, or a duplicate still serving it): never released here, it expires or is released
- * by its own process.
+ * by its own process. Nor is a row that names an in-sync standby (`keepSynced`, default true):
+ * it is a term this process served and lost (its gate closed while its renewals were slow), whose
+ * standby holds every grant answered; releasing it would clear the standby and start the shard
+ * empty under a new `leaderId` (every lock lost, seen in issue 29's repeated crash when one
+ * server's statements stalled for a second), while left to expire it is taken over with its
+ * table. An acquisition clears the standby columns, so a lost acquisition's row is still released.
+ * `keepSynced: false` is the TEST ONLY break `release-synced-orphan`.
  */
-export function observeRows(seen: (Seen | null)[], leases: readonly ShardLease[], now: number, self: MemberIdentity, heldEpochs: readonly (number | undefined)[]): HeldTerm[] {
+export function observeRows(
+  seen: (Seen | null)[],
+  leases: readonly ShardLease[],
+  now: number,
+  self: MemberIdentity,
+  heldEpochs: readonly (number | undefined)[],
+  keepSynced = true,
+): HeldTerm[] {
   const orphans: HeldTerm[] = [];
   for (const row of leases) {
     const since = seen[row.shard];
     if (since === null || since === undefined || since.version !== row.version) seen[row.shard] = { version: row.version, at: now };
-    if (row.holder === self.serverId && row.incarnation === self.incarnation && heldEpochs[row.shard] !== row.epoch) orphans.push({ shard: row.shard, epoch: row.epoch });
+    if (row.holder !== self.serverId || row.incarnation !== self.incarnation || heldEpochs[row.shard] === row.epoch) continue;
+    if (keepSynced && row.inSync && row.standbyId !== null) continue;
+    orphans.push({ shard: row.shard, epoch: row.epoch });
   }
   return orphans;
 }

@@ -14,7 +14,8 @@ export type TestBreak =
   | "release-handing-over"
   | "hand-over-stale-ack"
   | "balance-to-silent-member"
-  | "balance-abandon-release";
+  | "balance-abandon-release"
+  | "release-synced-orphan";
 
 const KNOWN: readonly TestBreak[] = [
   "gate",
@@ -30,6 +31,7 @@ const KNOWN: readonly TestBreak[] = [
   "hand-over-stale-ack",
   "balance-to-silent-member",
   "balance-abandon-release",
+  "release-synced-orphan",
 ];
 
 /** The command-line flag a server must be started with before it reads any test knob. */
@@ -92,7 +94,9 @@ function integerKnob(name: string, range: IntegerRange, field: string, what: str
  * hand-over entry, `balance-to-silent-member`: a member that does not answer (no probe answered
  * within a leader lease, or its own terms lapsing) still counts in the shares and is a balance
  * target while its heartbeat row is fresh, `balance-abandon-release`: a balance hand-over whose
- * taker does not acknowledge releases the shard, table and all, instead of reopening its gate)
+ * taker does not acknowledge releases the shard, table and all, instead of reopening its gate,
+ * `release-synced-orphan`: a pass releases a row of this process's that it no longer leads even
+ * when the row names an in-sync standby, table and all, instead of leaving it to the standby)
  * are switched off, so the cluster fault suite (packages/reliability, section 5) can
  * show that its checks fire without them. Read only when `enabled` ({@link TEST_KNOBS_FLAG}) and at
  * `--log-level debug`; when it acts, it says so at `warn`. Throws a RangeError on an unknown rule.

@@ -189,4 +189,16 @@ describe("observeRows", () => {
     expect(orphans).toEqual([{ shard: 0, epoch: 1 }]);
     expect(seen).toEqual(leases.map((l) => ({ version: l.version, at: 5 })));
   });
+
+  it("leaves a row it lost that names an in-sync standby to that standby (it takes the shard over with the table), rather than releasing it empty", () => {
+    // Row 0: a term of this process whose gate closed (its renewals stalled); its standby b is in sync.
+    const leases = [row(0, "a", { standbyId: "b", standbyIncarnation: "b-incarnation", inSync: true }), row(1, "a", { standbyId: "b", standbyIncarnation: "b-incarnation", inSync: false })];
+    const self = { serverId: "a", incarnation: "a-incarnation" };
+    expect(observeRows([null, null], leases, 5, self, [undefined, undefined])).toEqual([{ shard: 1, epoch: 1 }]);
+    // Negative control (release-synced-orphan): released, table and all.
+    expect(observeRows([null, null], leases, 5, self, [undefined, undefined], false)).toEqual([
+      { shard: 0, epoch: 1 },
+      { shard: 1, epoch: 1 },
+    ]);
+  });
 });
