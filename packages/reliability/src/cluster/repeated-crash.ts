@@ -68,6 +68,11 @@ export interface RepeatedCrashResult {
   readonly handOversKept: number;
   /** Log lines of a hand-over that released its shard (issue 29 item 3: every lock on it lost). */
   readonly handOversReleased: number;
+  /**
+   * Terms the servers lost because their gates closed (renewals slower than the gate allows: a
+   * stalled database or a starved process), a failure of its own on top of the kill.
+   */
+  readonly gateClosures: number;
   /** Calls the clients made: the light load's, the keepers' locks and refreshes, the probes. */
   readonly calls: number;
   readonly elapsedMs: number;
@@ -258,7 +263,6 @@ export async function runRepeatedCrash(options: RepeatedCrashOptions): Promise<R
     for (const h of keepers.holds.filter((h) => firstHolds.has(h.holder))) {
       if (violations.expect(h.end === "unlocked", HELD_THROUGHOUT_CHECK, () => `${h.key}: hold ${h.holder} ended ${h.end} at ${h.endedAt?.toFixed(0)} ms (${h.detail ?? "-"}), last refreshed at ${h.lastRefreshedAt.toFixed(0)} ms`)) heldThroughout++;
     }
-    if (process.env.RC_DUMP !== undefined) { const fs = await import("node:fs"); for (const m of members) fs.writeFileSync(`${process.env.RC_DUMP}/m${m.index}.jsonl`, m.lines().map((l) => JSON.stringify(l)).join("\n")); }
     const lines = members.flatMap((m) => m.lines()).filter((l) => typeof l.msg === "string" && l.msg.startsWith("hand-over"));
     return {
       options,
@@ -269,6 +273,7 @@ export async function runRepeatedCrash(options: RepeatedCrashOptions): Promise<R
       heldThroughout,
       probes: probers.calls.probes,
       secondHolders: probers.calls.granted,
+      gateClosures: members.flatMap((m) => m.lines()).filter((l) => l.msg === "shard lost" && l.reason === "serving gate closed").length,
       handOversKept: lines.filter((l) => (l.msg as string).includes("keeping the shard")).length,
       handOversReleased: lines.filter((l) => (l.msg as string).includes("releasing the shard")).length,
       calls: workload.tally.calls + keepers.calls.locks + keepers.calls.refreshes + probers.calls.probes,

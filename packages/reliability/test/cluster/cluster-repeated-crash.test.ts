@@ -44,6 +44,7 @@ describe("cluster: one of three servers killed again and again with held locks (
         heldThroughout: run.heldThroughout,
         probes: run.probes,
         secondHolders: run.secondHolders,
+        gateClosures: run.gateClosures,
         handOversKept: run.handOversKept,
         handOversReleased: run.handOversReleased,
         seconds: Math.round(run.elapsedMs / 1000),

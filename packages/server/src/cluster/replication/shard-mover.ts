@@ -61,11 +61,12 @@ export interface ShardMoverHost {
 
 /**
  * Gives shards up on purpose, with their tables where it can (DESIGN.md "Hand-over with state"):
- * at stop every led shard, and for balance one surplus shard at a time. A shard with an in-sync
- * standby is handed to it (gate closed, final acknowledgement, the row moved in one statement
- * fenced by the epoch, NOTIFY); one without first gets one, within a deadline, while it keeps
- * serving; failing that a stop releases it as without replication, a balance move keeps it. Counts each outcome
- * (`leasehold_cluster_hand_overs_total`).
+ * at stop every led shard, and for balance one surplus shard at a time, to a member that answers.
+ * A shard with an in-sync standby is handed to it (gate closed, the standby's acknowledgement of
+ * the hand-over entry, the row moved in one statement fenced by the epoch, NOTIFY); one without
+ * first gets one, within a deadline, while it keeps serving; failing that a stop releases it as
+ * without replication. A balance move never releases a replicated shard: it keeps it whenever the
+ * move fails (balance-hand-over.ts). Counts each outcome (`leasehold_cluster_hand_overs_total`).
  */
 export class ShardMover {
   /** The balance move in flight, `null` when none (one at a time; a stop waits for it). */
@@ -111,7 +112,8 @@ export class ShardMover {
    * Give one surplus shard up for balance, in the background (one move at a time): to the taker
    * {@link chooseTaker} names, made its in-sync standby first (within {@link BALANCE_SYNC_LEASES}
    * leader leases, serving meanwhile), then handed over; kept (a later pass tries again) when
-   * the taker does not come in sync in time; released only when the shard is not replicated.
+   * the taker does not come in sync in time or does not acknowledge the hand-over, or when no
+   * member that answers is short of its share; released only when the shard is not replicated.
    */
   balance(surplus: number, share: number): void {
     if (this.moving !== null) return;
