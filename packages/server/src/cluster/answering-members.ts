@@ -27,7 +27,7 @@ interface Heard {
  * shares balanced shards to it (issue 29). A member answers while its last health probe answered,
  * sent less than a leader lease ago, and none of its own lease rows (of its incarnation) has
  * expired: a member that heartbeats but whose terms lapse is sick, not ready. Probes are started
- * by {@link observe} (each heartbeat, a third of a leader lease), one in flight per member: a
+ * by {@link observe} (each heartbeat, a third of a leader lease), one in flight per ready member: a
  * killed process refuses the next one at once.
  */
 export class AnsweringMembers {
@@ -38,12 +38,16 @@ export class AnsweringMembers {
     this.clock = options.clock ?? (() => performance.now());
   }
 
-  /** Probe every listed member but this one (not already being probed); forget those no longer listed. */
+  /**
+   * Probe every listed ready member but this one (not already being probed); forget those no
+   * longer listed. A member in its join wait takes no shard and counts in no share, so it is not
+   * probed until it says it is ready.
+   */
   observe(members: readonly LiveMember[]): void {
     const listed = new Set(members.map((m) => m.serverId));
     for (const id of this.heard.keys()) if (!listed.has(id)) this.heard.delete(id);
     for (const member of members) {
-      if (member.serverId === this.options.serverId || member.url === undefined) continue;
+      if (member.serverId === this.options.serverId || member.url === undefined || !member.ready) continue;
       let heard = this.heard.get(member.serverId);
       if (heard === undefined) this.heard.set(member.serverId, (heard = { goodAt: -Infinity, badAt: -Infinity, inFlight: false }));
       if (heard.inFlight) continue;

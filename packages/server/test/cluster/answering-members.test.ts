@@ -59,6 +59,12 @@ describe("AnsweringMembers: a listed member is a balance target only while it an
     expect(s.members.answering(s.b, [{ holder: "b", incarnation: "b-0", expired: true }])).toBe(true);
   });
 
+  it("a member in its join wait is not probed (it takes no shard and counts in no share)", () => {
+    const s = setup();
+    s.members.observe([{ ...s.b, ready: false }]);
+    expect(s.pending).toHaveLength(0);
+  });
+
   it("this server, and a member of a list without URLs, always answer", () => {
     const s = setup();
     expect(s.members.answering({ serverId: "a", ready: true, url: "http://a" }, [])).toBe(true);
