@@ -48,6 +48,9 @@ const UNTIMED_IN_SERIAL_DIRS = new Set([
   "packages/server/test/cluster/replication/sync-rule.test.ts",
   "packages/server/test/cluster/replication/term-replicator.test.ts",
   "packages/server/test/cluster/replication/shard-mover-stop-order.test.ts",
+  "packages/server/test/cluster/replication/shard-mover-balance.test.ts",
+  "packages/server/test/cluster/replication/hand-over-ack.test.ts",
+  "packages/server/test/cluster/answering-members.test.ts",
   "packages/server/test/cluster/replication/echo-replication-transport.test.ts",
 ]);
 

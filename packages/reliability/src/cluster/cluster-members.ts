@@ -155,3 +155,21 @@ export class ClusterMember {
     await this.proxy.close();
   }
 }
+
+/**
+ * Start members 0…`count − 1` over `schema` at once, member i with `--server-id <prefix><i>` on
+ * every incarnation (restarted in place, as an operator does), every one with `LEASEHOLD_TEST_BREAK`
+ * set to `testBreak` when given (a negative control).
+ */
+export function startFixedIdMembers(
+  count: number,
+  seed: number,
+  schema: RunSchema,
+  settings: Pick<MemberSettings, "leaderLeaseMs" | "shards" | "leaseMs">,
+  prefix: string,
+  testBreak?: string,
+): Promise<ClusterMember[]> {
+  const env = testBreak === undefined ? undefined : { LEASEHOLD_TEST_BREAK: testBreak };
+  const all: MemberSettings = { leaderLeaseMs: settings.leaderLeaseMs, shards: settings.shards, leaseMs: settings.leaseMs, env, serverIdPrefix: prefix, keepServerId: true };
+  return Promise.all(Array.from({ length: count }, (_, i) => ClusterMember.start(i, seed, schema, all)));
+}

@@ -29,6 +29,11 @@ export interface ClusterWorkloadOptions {
   /** Longest time a holder keeps a lock (drawn uniformly from 10 ms to this). */
   readonly holdMaxMs: number;
   readonly seed: number;
+  /**
+   * Pause after each call of every loop (ms). Default 0: as fast as the servers answer (a load
+   * test). A light load (issue 29's repeated crash) paces its calls instead.
+   */
+  readonly paceMs?: number | undefined;
 }
 
 /** What the clients did, for the checks and the report. */
@@ -70,6 +75,7 @@ export function startClusterWorkload(options: ClusterWorkloadOptions, violations
   const clients: LockClient[] = [];
   let stopping = false;
   let holders = 0;
+  const pace = options.paceMs ?? 0;
 
   const watch = async <T>(what: string, call: Promise<T>): Promise<T | undefined> => {
     tally.calls++;
@@ -114,6 +120,7 @@ export function startClusterWorkload(options: ClusterWorkloadOptions, violations
       if (read.accepted) counter.write(access, read.value + 1);
       recorder.release(holder);
       client.tryUnlock([answer.token]);
+      if (pace > 0) await sleep(pace);
     }
   };
 
@@ -133,7 +140,8 @@ export function startClusterWorkload(options: ClusterWorkloadOptions, violations
           client.tryUnlock([txn.token]);
         }
       }
-      if (timestamps.length % 8 === 0) await sleep(rng.int(1, 10));
+      if (pace > 0) await sleep(pace);
+      else if (timestamps.length % 8 === 0) await sleep(rng.int(1, 10));
     }
   };
 

@@ -5,7 +5,7 @@ import { Violations } from "../violations.js";
 import { checkNoLockLost, type NoLockLostFigures } from "./check-no-lock-lost.js";
 import { checkServeIntervals, serveIntervals } from "./check-serve-intervals.js";
 import { checkTimestampOrder } from "./check-timestamp-order.js";
-import { ClusterMember } from "./cluster-members.js";
+import { startFixedIdMembers, type ClusterMember } from "./cluster-members.js";
 import { startClusterWorkload, type ClusterWorkloadTally } from "./cluster-workload.js";
 import { sleep } from "./control-cluster.js";
 import { FailureLog, type FailurePhase } from "./failure-log.js";
@@ -61,7 +61,7 @@ const HAND_LINES = /^(shard lost|shard acquired|shard handed over|standby promot
  * (lost, acquired, handed over, promoted, a hand-over abandoned or failed, a standby recorded not
  * in sync) between `from` and `to` (the ledger's clock), with their reasons.
  */
-function shardEvents(members: readonly ClusterMember[], shards: number): (key: string, from: number, to: number) => string {
+export function shardEvents(members: readonly ClusterMember[], shards: number): (key: string, from: number, to: number) => string {
   return (key, from, to) => {
     const shard = shardOf(key.split("/")[0]!, shards);
     const events = members.flatMap((m) =>
@@ -93,10 +93,8 @@ export async function runStandbyScenario(options: StandbyScenarioOptions): Promi
   const members: ClusterMember[] = [];
   // Set once the loads run: a cycle that throws must not leave them calling dead servers.
   let stopLoads: (() => Promise<unknown>) | undefined;
-  const env = options.testBreak === undefined ? undefined : { LEASEHOLD_TEST_BREAK: options.testBreak };
-  const settings = { leaderLeaseMs: options.leaderLeaseMs, shards: options.shards, leaseMs: options.leaseMs, env, serverIdPrefix: "sb-s", keepServerId: true };
   try {
-    members.push(...(await Promise.all([0, 1, 2].map((i) => ClusterMember.start(i, options.seed, schema, settings)))));
+    members.push(...(await startFixedIdMembers(3, options.seed, schema, options, "sb-s", options.testBreak)));
     await waitWhole(schema, members.map((m) => m.serverId!), options.leaderLeaseMs, WHOLE_TIMEOUT_MS);
     const namespaces = namespacesCovering(options.shards);
     const baseUrls = members.map((m) => m.url);

@@ -1,4 +1,5 @@
 import type { SectionResult } from "./section-result.js";
+import { TEST_BREAKS_MARKDOWN } from "./test-breaks-table.js";
 
 const INTRO = [
   "# Reliability report",
@@ -45,5 +46,6 @@ export function renderReport(sections: readonly SectionResult[]): string {
   for (const s of sorted) {
     lines.push(`## ${s.title}`, "", `Source: \`${s.source}\` (${s.mode} mode, ${s.seconds.toFixed(1)} s).`, "", s.markdown.trimEnd(), "");
   }
+  lines.push(...TEST_BREAKS_MARKDOWN);
   return lines.join("\n");
 }

@@ -28,7 +28,7 @@ export class ClusterMetrics {
   );
   readonly handOvers = new Counter<"reason" | "state">(
     "leasehold_cluster_hand_overs_total",
-    "Shards this server gave up on purpose, by reason (sigterm: its stop; balance) and state: carried (handed over with the lock table to an in-sync standby) or released (without it: the next leader starts empty after the lease-wait).",
+    "Shards this server gave up on purpose, by reason (sigterm: its stop; balance) and state: carried (handed over with the lock table to an in-sync standby), released (without it: the next leader starts empty after the lease-wait) or kept (balance only: the taker did not acknowledge the hand-over, so this server serves on with the table and tries again later).",
     ["reason", "state"],
   );
   readonly gateClosures = new Counter("leasehold_cluster_gate_closures_total", "Times a serving gate closed before a renewal reopened it (the shard was then given up).");

@@ -1,7 +1,9 @@
 import { unavailable } from "./cluster-errors.js";
 import type { LossReason } from "./cluster-metrics.js";
 import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
+import { AnsweringMembers } from "./answering-members.js";
 import type { LiveMember, ShardLease } from "./coordinator.js";
+import { HealthProber } from "./health-prober.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { LeaseRenewer } from "./lease-renewer.js";
 import { nextPassDelay, observeRows, planShards, type Seen } from "./plan-shards.js";
@@ -62,6 +64,9 @@ export class ClusterRuntime {
   private readonly starter: TermStarter;
   /** Gives shards up on purpose (stop, balance): handed over with their tables where it can. */
   private readonly mover: ShardMover;
+  /** Which listed members answer: only they count in the shares and take shards by balance. */
+  private readonly answering: AnsweringMembers;
+  private readonly prober: HealthProber;
   private readonly wallClock: () => number;
   private readonly margin: number;
   private timer: NodeJS.Timeout | null = null;
@@ -134,6 +139,14 @@ export class ClusterRuntime {
       reread: () => void this.pass(),
       warn: (err, msg) => this.warn(err, msg),
     });
+    // A probe longer than a third of the leader lease would be late for the next one anyway.
+    this.prober = new HealthProber({ timeoutMs: Math.max(100, Math.min(1_000, Math.floor(options.leaderLeaseMs / 3))) });
+    this.answering = new AnsweringMembers({
+      serverId: options.serverId,
+      probe: (serverId, url) => this.prober.probe(serverId, url),
+      freshMs: options.leaderLeaseMs,
+      clock: this.clock,
+    });
     this.mover = new ShardMover({
       options,
       incarnation: this.identity.incarnation,
@@ -141,6 +154,7 @@ export class ClusterRuntime {
       terms: () => this.terms.filter((t): t is ShardTerm => t !== null),
       leases: () => this.leases,
       members: () => this.members,
+      answering: (member) => this.answering.answering(member, this.leases),
       lose: (term, kind, reason, handingOver) => this.lose(term, kind, reason, handingOver),
       handedOver: (term, done) => this.noteHandedOver(term, done),
       stopping: () => this.stopping,
@@ -252,6 +266,7 @@ export class ClusterRuntime {
     this.joining?.cancel();
     if (this.shards === null) {
       await this.renewer.stop();
+      await this.prober.close();
       return;
     }
     // Not waiting for a pass in flight: stopping serving and handing over must not wait on a slow
@@ -270,6 +285,7 @@ export class ClusterRuntime {
     await this.mover.stopAll(this.terms.filter((t): t is ShardTerm => t !== null), left);
     await this.renewer.stop();
     await this.running?.catch(() => undefined);
+    await this.prober.close();
   }
 
   /** A term failed on its own (gate closed, fenced extension matched nothing): give the shard up. */
@@ -283,6 +299,7 @@ export class ClusterRuntime {
   private heardMembers(members: LiveMember[], sentAt: number): void {
     this.members = members;
     this.membersSentAt = sentAt;
+    if (!this.stopping) this.answering.observe(members);
     // Another live process took this server id over (this one was paused): lead nothing.
     if (this.identity.observe(members, sentAt) === "lost") {
       for (const term of this.terms) if (term !== null) this.lose(term, "duplicate", `another live process runs with --server-id ${this.options.serverId}`);
@@ -391,15 +408,17 @@ export class ClusterRuntime {
   private observe(leases: ShardLease[], readSentAt: number): void {
     this.leases = leases;
     this.leasesReadAt = readSentAt;
-    let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.heldEpochs(leases.length));
+    const keepSynced = this.options.breaks?.has("release-synced-orphan") !== true;
+    let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.heldEpochs(leases.length), keepSynced);
     // Rows handed over to this standby are adopted with its replica; the rest are released.
     if (this.promoter !== null && !this.stopping) orphans = this.promoter.adoptOrAnswer(orphans, leases, (row, candidate) => this.adopt(row, candidate));
     if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);
   }
 
   /**
-   * The epoch of each shard's row this process still owns: a term it leads, or one whose
-   * hand-over is running (TEST ONLY: not the latter with `release-handing-over`).
+   * The epoch of each shard's row this process still owns: a term it leads (a balance hand-over's
+   * too, its gate shut while the taker acknowledges and the row moves), or one whose stop
+   * hand-over is running (TEST ONLY: neither hand-over's with `release-handing-over`).
    */
   private heldEpochs(shards: number): (number | undefined)[] {
     const keepHandOvers = this.options.breaks?.has("release-handing-over") !== true;
@@ -409,7 +428,8 @@ export class ClusterRuntime {
       // A finished hand-over's term is forgotten here, so its table is not kept alive.
       if (giving !== null && !giving.handingOver) this.handing[shard] = null;
       const handingEpoch = keepHandOvers && giving?.handingOver === true ? giving.epoch : undefined;
-      epochs.push(this.terms[shard]?.epoch ?? handingEpoch);
+      const led = this.terms[shard] ?? null;
+      epochs.push(led !== null && (keepHandOvers || !led.pausedForHandOver) ? led.epoch : handingEpoch);
     }
     return epochs;
   }
@@ -429,6 +449,7 @@ export class ClusterRuntime {
       incarnation: this.identity.incarnation,
       members: this.members.map((m) => m.serverId),
       joining: this.members.filter((m) => !m.ready).map((m) => m.serverId),
+      silent: this.silentMembers(),
       led: this.terms.map((t) => t !== null),
     });
     // A few at a time: more would queue for the statement pool, and one that waits there past the
@@ -443,6 +464,15 @@ export class ClusterRuntime {
     // only by a member list heard since this server last took a shard.
     // The move runs in the background (its taker may need a snapshot first): passes go on meanwhile.
     if (plan.release !== null && this.membersSentAt > this.tookAt) this.mover.balance(plan.release, plan.share);
+  }
+
+  /**
+   * Ready listed members that do not answer (answering-members.ts); none, TEST ONLY, with
+   * `balance-to-silent-member` (the shares then count every member whose heartbeat row is fresh).
+   */
+  private silentMembers(): string[] {
+    if (this.options.breaks?.has("balance-to-silent-member") === true) return [];
+    return this.members.filter((m) => m.ready && !this.answering.answering(m, this.leases)).map((m) => m.serverId);
   }
 
   private acquire(shard: number): Promise<void> {

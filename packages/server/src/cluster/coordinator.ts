@@ -186,6 +186,12 @@ export interface LiveMember {
    * standby restarted and holds none of the log, even on a shard that sends nothing.
    */
   readonly incarnation?: string | null | undefined;
+  /**
+   * Its advertised URL, where its health is probed (a member is a balance target only while it
+   * answers). Default unknown (`undefined`: a list not read from the database); such a member is
+   * not probed and counts as answering.
+   */
+  readonly url?: string | undefined;
 }
 
 /** A member row as {@link Coordinator.readMembers} answers it. */

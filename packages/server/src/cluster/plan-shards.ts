@@ -13,14 +13,29 @@ export interface Seen {
  * acquisitions whose answer was lost, never served, which it should release rather than wait for
  * them to expire. A row of the same server id but another incarnation is another process's (a
  * predecessor, or a duplicate still serving it): never released here, it expires or is released
- * by its own process.
+ * by its own process. Nor is a row that names an in-sync standby (`keepSynced`, default true):
+ * it is a term this process served and lost (its gate closed while its renewals were slow), whose
+ * standby holds every grant answered; releasing it would clear the standby and start the shard
+ * empty under a new `leaderId` (every lock lost, seen in issue 29's repeated crash when one
+ * server's statements stalled for a second), while left to expire it is taken over with its
+ * table. An acquisition clears the standby columns, so a lost acquisition's row is still released.
+ * `keepSynced: false` is the TEST ONLY break `release-synced-orphan`.
  */
-export function observeRows(seen: (Seen | null)[], leases: readonly ShardLease[], now: number, self: MemberIdentity, heldEpochs: readonly (number | undefined)[]): HeldTerm[] {
+export function observeRows(
+  seen: (Seen | null)[],
+  leases: readonly ShardLease[],
+  now: number,
+  self: MemberIdentity,
+  heldEpochs: readonly (number | undefined)[],
+  keepSynced = true,
+): HeldTerm[] {
   const orphans: HeldTerm[] = [];
   for (const row of leases) {
     const since = seen[row.shard];
     if (since === null || since === undefined || since.version !== row.version) seen[row.shard] = { version: row.version, at: now };
-    if (row.holder === self.serverId && row.incarnation === self.incarnation && heldEpochs[row.shard] !== row.epoch) orphans.push({ shard: row.shard, epoch: row.epoch });
+    if (row.holder !== self.serverId || row.incarnation !== self.incarnation || heldEpochs[row.shard] === row.epoch) continue;
+    if (keepSynced && row.inSync && row.standbyId !== null) continue;
+    orphans.push({ shard: row.shard, epoch: row.epoch });
   }
   return orphans;
 }
@@ -48,6 +63,13 @@ export interface PlanInput {
    * server is never treated as joining (the runtime plans only past its own join wait).
    */
   readonly joining?: readonly string[] | undefined;
+  /**
+   * Live members (by their heartbeat rows) that do not answer: no health probe answered within a
+   * leader lease, or their own terms lapse (answering-members.ts). Default none. Like joiners they
+   * count in nobody's share and are never short of one, so no shard is balanced to them: a member
+   * killed moments ago keeps a fresh heartbeat row for two leader leases (issue 29).
+   */
+  readonly silent?: readonly string[] | undefined;
   /** Which shards this server leads now. */
   readonly led: readonly boolean[];
 }
@@ -67,7 +89,7 @@ export interface Plan {
  * whose row was seen unchanged for a whole leader lease is taken whatever the shares say
  * (availability first; balance moves it later). A released or never-led shard is taken only while
  * this server leads less than its share (`⌊S/n⌋`, plus one for the first `S mod n` members in id
- * order, where the members are the live ones past their join wait), so servers do not grab each
+ * order, where the members are the live ones past their join wait that answer), so servers do not grab each
  * other's hand-overs, and a joiner (which takes nothing yet) never makes them decline one; one
  * still free after a whole leader lease is taken whatever the shares say, like an expired one.
  * An expired row that names an in-sync standby waits one more leader lease for every server but
@@ -86,7 +108,7 @@ export interface Plan {
  */
 export function planShards(input: PlanInput): Plan {
   const { leases, seen, now, leaderLeaseMs, serverId, incarnation, led } = input;
-  const joining = new Set(input.joining ?? []);
+  const joining = new Set([...(input.joining ?? []), ...(input.silent ?? [])]);
   joining.delete(serverId);
   const members = input.members.filter((m) => !joining.has(m));
   if (!members.includes(serverId)) members.push(serverId);

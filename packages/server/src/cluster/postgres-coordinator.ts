@@ -151,20 +151,20 @@ export function createPostgresCoordinator(options: PostgresCoordinatorOptions): 
       // version's) or from one whose heartbeat lapsed: a second live process with the same server
       // id writes nothing and is missing from the answer (the ON CONFLICT row lock orders two
       // processes starting together: the second sees the first's fresh row).
-      const rows = await run<{ server_id: string; ready: boolean; incarnation: string | null }>(
+      const rows = await run<{ server_id: string; ready: boolean; incarnation: string | null; url: string }>(
         "heartbeat",
         `WITH hb AS (
            INSERT INTO members (server_id, url, heartbeat_at, ready, incarnation) VALUES ($1, $2, clock_timestamp(), $4, $5)
            ON CONFLICT (server_id) DO UPDATE SET url = EXCLUDED.url, heartbeat_at = EXCLUDED.heartbeat_at, ready = EXCLUDED.ready, incarnation = EXCLUDED.incarnation
            WHERE members.incarnation IS NULL OR members.incarnation = EXCLUDED.incarnation
               OR members.heartbeat_at <= clock_timestamp() - make_interval(secs => $3::float8 / 1000)
-           RETURNING server_id, ready, incarnation)
-         SELECT server_id, ready, incarnation FROM members WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $3::float8 / 1000) AND server_id <> $1
-         UNION ALL SELECT server_id, ready, incarnation FROM hb`,
+           RETURNING server_id, ready, incarnation, url)
+         SELECT server_id, ready, incarnation, url FROM members WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $3::float8 / 1000) AND server_id <> $1
+         UNION ALL SELECT server_id, ready, incarnation, url FROM hb`,
         [member.serverId, member.url, withinMs, member.ready, member.incarnation],
         leasePool,
       );
-      return rows.map((r): LiveMember => ({ serverId: r.server_id, ready: r.ready, incarnation: r.incarnation })).sort((x, y) => (x.serverId < y.serverId ? -1 : x.serverId > y.serverId ? 1 : 0));
+      return rows.map((r): LiveMember => ({ serverId: r.server_id, ready: r.ready, incarnation: r.incarnation, url: r.url })).sort((x, y) => (x.serverId < y.serverId ? -1 : x.serverId > y.serverId ? 1 : 0));
     },
 
     async leave(member) {

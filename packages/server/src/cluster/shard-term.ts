@@ -134,6 +134,13 @@ export class ShardTerm implements ServingGate {
    * or a timeout ahead of it) has nobody to answer a refusal to.
    */
   private loadingCarried = 0;
+  /**
+   * True while a balance hand-over waits for its taker's acknowledgement of the hand-over entry
+   * and for the row to move ({@link pauseForHandOver}): the engine's gate is shut, as while
+   * carried bounds load, so nothing is served, granted, timed out or lapsed meanwhile, and the
+   * table stays exactly what the taker acknowledged; unlike {@link end}, it can reopen.
+   */
+  private paused = false;
   /** Held-back locks and waits, a first-in-first-out line per namespace. */
   private readonly lines: HeldBackLines;
   private readonly recorded = new Map<string, number>();
@@ -212,7 +219,7 @@ export class ShardTerm implements ServingGate {
    * the wall clock alone misses a wall clock stepped back. Each covers the other's fault.
    */
   isOpen(now: number): boolean {
-    if (this.ended !== null || this.loadingCarried > 0 || (this.options.gateless !== true && this.pastDeadline(now))) return false;
+    if (this.ended !== null || this.loadingCarried > 0 || this.paused || (this.options.gateless !== true && this.pastDeadline(now))) return false;
     if (this.firstServedAt < 0) this.firstServedAt = now;
     this.lastServedAt = now;
     return true;
@@ -222,6 +229,9 @@ export class ShardTerm implements ServingGate {
     if (this.ended !== null) return this.ended;
     if (this.loadingCarried > 0 && !this.pastDeadline(this.options.clock())) {
       return unavailable(`shard ${this.shard} was just taken over with its table; its timestamp bounds are loading, retry shortly`, TAKING_OVER_RETRY_AFTER_MS, { shard: this.shard });
+    }
+    if (this.paused && !this.pastDeadline(this.options.clock())) {
+      return unavailable(`shard ${this.shard} is being handed over with its table; retry shortly`, TAKING_OVER_RETRY_AFTER_MS, { shard: this.shard });
     }
     // Closed by time before its timer fired (a pause): end the term now, from outside this call.
     queueMicrotask(() => this.options.onFailed(this, "serving gate closed"));
@@ -352,6 +362,28 @@ export class ShardTerm implements ServingGate {
   markRecorded(records: readonly ImmutableRecord[], stored: readonly string[]): void {
     const ok = new Set(stored);
     for (const r of records) if (ok.has(r.namespace)) this.recorded.set(r.namespace, r.immutable);
+  }
+
+  /**
+   * Shut the gate for a balance hand-over, reversibly: nothing is served until
+   * {@link resumeAfterHandOver} or {@link end}. Renewals go on (the term is still led), so the
+   * row stays this term's while the taker acknowledges. Answers what the table holds, for the
+   * hand-over's log line.
+   */
+  pauseForHandOver(): HandedOverTable {
+    this.paused = true;
+    const { heldTokens, waitingRequests } = this.service.metrics();
+    return { locks: heldTokens, waiters: waitingRequests };
+  }
+
+  /** True while a balance hand-over has the gate shut ({@link pauseForHandOver}). */
+  get pausedForHandOver(): boolean {
+    return this.paused && this.ended === null;
+  }
+
+  /** Reopen the gate a balance hand-over shut: the taker did not acknowledge, the row did not move. */
+  resumeAfterHandOver(): void {
+    this.paused = false;
   }
 
   /** True once {@link end} ran. */

@@ -22,6 +22,10 @@ export const TEST_BREAKS = {
   "short-carried-lease": "a promoted table restarts its carried leases at the taker's own --lease-ms only, however long an earlier leader's validForMs",
   "drop-replica-on-unknown": "a takeover or adoption whose statement failed (outcome unknown) drops the replica, so a row it did commit is released as an orphan",
   "stop-renewing-handing-over": "a term being handed over is no longer renewed, so its row may expire before it moved",
+  "hand-over-stale-ack": "a hand-over completes on the standby's acknowledgement of the log as it stood, an earlier cumulative one, instead of a fresh one of the hand-over entry",
+  "balance-to-silent-member": "a member that does not answer (no probe answered within a leader lease, or its own terms lapsing) still counts in the shares and is a balance target while its heartbeat row is fresh",
+  "balance-abandon-release": "a balance hand-over whose taker does not acknowledge releases the shard, table and all, instead of reopening its gate",
+  "release-synced-orphan": "a pass releases a row of this process's that it no longer leads even when the row names an in-sync standby, table and all, instead of leaving it to the standby",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 

@@ -17,22 +17,22 @@ describe("PostgresCoordinator: incarnations (two processes with one server id)",
     const first = coordinator();
     const second = coordinator();
     await first.start(2);
-    expect(await first.heartbeat(member("one"), 300)).toEqual([{ serverId: "dup", incarnation: "one", ready: true }]);
+    expect(await first.heartbeat(member("one"), 300)).toEqual([{ serverId: "dup", incarnation: "one", ready: true, url: "http://one" }]);
     // The second process with the same id: its row is not written, and it is not in the answer.
     expect(await second.heartbeat(member("two"), 300)).toEqual([]);
     expect(await bed.schema.query("SELECT server_id, incarnation, url FROM members")).toEqual([{ server_id: "dup", incarnation: "one", url: "http://one" }]);
     // The first keeps its row; a third server sees one member "dup".
-    expect(await first.heartbeat(member("one"), 300)).toEqual([{ serverId: "dup", incarnation: "one", ready: true }]);
+    expect(await first.heartbeat(member("one"), 300)).toEqual([{ serverId: "dup", incarnation: "one", ready: true, url: "http://one" }]);
     expect(await second.heartbeat(member("other", "b"), 300)).toEqual([
-      { serverId: "b", incarnation: "other", ready: true },
-      { serverId: "dup", incarnation: "one", ready: true },
+      { serverId: "b", incarnation: "other", ready: true, url: "http://other" },
+      { serverId: "dup", incarnation: "one", ready: true, url: "http://one" },
     ]);
     // Its leave deletes nothing of the first's.
     await second.leave({ serverId: "dup", incarnation: "two" });
     expect(await bed.schema.query("SELECT incarnation FROM members WHERE server_id = 'dup'")).toEqual([{ incarnation: "one" }]);
     // Once the first's heartbeat is older than the lapse, the newcomer takes the row over.
     await new Promise((r) => setTimeout(r, 350));
-    expect(await second.heartbeat(member("two"), 300)).toEqual([{ serverId: "dup", incarnation: "two", ready: true }]);
+    expect(await second.heartbeat(member("two"), 300)).toEqual([{ serverId: "dup", incarnation: "two", ready: true, url: "http://two" }]);
     // Now the first is the one left out (it must stop leading), and its leave deletes nothing.
     expect(await first.heartbeat(member("one"), 300)).toEqual([]);
     await first.leave({ serverId: "dup", incarnation: "one" });
@@ -65,6 +65,6 @@ describe("PostgresCoordinator: incarnations (two processes with one server id)",
       ["dup", null, 1],
     ]);
     // A row written by the older version (no incarnation) is taken over by the first heartbeat.
-    expect(await a.heartbeat(member("two"), 5_000)).toEqual([{ serverId: "dup", incarnation: "two", ready: true }]);
+    expect(await a.heartbeat(member("two"), 5_000)).toEqual([{ serverId: "dup", incarnation: "two", ready: true, url: "http://two" }]);
   });
 });

@@ -33,6 +33,16 @@ const input = (leases: ShardLease[], over: Partial<PlanInput> = {}): PlanInput =
 });
 
 describe("planShards", () => {
+  it("a member that does not answer counts in nobody's share and is never a balance target (issue 29: a crash was followed by a balance to the dead server)", () => {
+    // 64 shards, three members; b was killed: its shards were taken over by a (now 32) and c (32),
+    // and its heartbeat row is still fresh. Counted, b is short of its 21 and a gives a shard up.
+    const leases = Array.from({ length: 64 }, (_, s) => row(s, s % 2 === 0 ? "a" : "c"));
+    const members = ["a", "b", "c"];
+    expect(planShards(input(leases, { members }))).toMatchObject({ release: 62, share: 22 });
+    // Silent (no probe answered within a leader lease): a's share is half, nobody is short.
+    expect(planShards(input(leases, { members, silent: ["b"] }))).toMatchObject({ release: null, share: 32 });
+  });
+
   it("leaves an expired row naming an in-sync standby to that very process for one more leader lease", () => {
     // c died; its row names b (this incarnation) as its in-sync standby.
     const leases = [row(0, "c", { expired: true, standbyId: "b", standbyIncarnation: "b-incarnation", inSync: true })];
@@ -178,5 +188,17 @@ describe("observeRows", () => {
     // process's term under it while it still serves (issue 20's duplicate --server-id).
     expect(orphans).toEqual([{ shard: 0, epoch: 1 }]);
     expect(seen).toEqual(leases.map((l) => ({ version: l.version, at: 5 })));
+  });
+
+  it("leaves a row it lost that names an in-sync standby to that standby (it takes the shard over with the table), rather than releasing it empty", () => {
+    // Row 0: a term of this process whose gate closed (its renewals stalled); its standby b is in sync.
+    const leases = [row(0, "a", { standbyId: "b", standbyIncarnation: "b-incarnation", inSync: true }), row(1, "a", { standbyId: "b", standbyIncarnation: "b-incarnation", inSync: false })];
+    const self = { serverId: "a", incarnation: "a-incarnation" };
+    expect(observeRows([null, null], leases, 5, self, [undefined, undefined])).toEqual([{ shard: 1, epoch: 1 }]);
+    // Negative control (release-synced-orphan): released, table and all.
+    expect(observeRows([null, null], leases, 5, self, [undefined, undefined], false)).toEqual([
+      { shard: 0, epoch: 1 },
+      { shard: 1, epoch: 1 },
+    ]);
   });
 });

@@ -56,7 +56,7 @@ describe("PostgresCoordinator", () => {
       const limited = createPostgresCoordinator({ connectionString: url.toString() });
       open.push(limited);
       expect(await limited.start(4)).toBe(4);
-      expect(await limited.heartbeat({ serverId: "dml", incarnation: "dml-incarnation", url: "http://dml", ready: true }, 5_000)).toEqual([{ serverId: "dml", incarnation: "dml-incarnation", ready: true }]);
+      expect(await limited.heartbeat({ serverId: "dml", incarnation: "dml-incarnation", url: "http://dml", ready: true }, 5_000)).toEqual([{ serverId: "dml", incarnation: "dml-incarnation", ready: true, url: "http://dml" }]);
       // The role really has no DDL rights: on a schema missing a column it is refused.
       await bed.schema.query("ALTER TABLE members DROP COLUMN ready");
       const again = createPostgresCoordinator({ connectionString: url.toString() });
@@ -205,22 +205,22 @@ describe("PostgresCoordinator", () => {
     await heard;
     expect(released).toEqual([1]);
     expect((await a.readLeases())[1]!.holder).toBeNull();
-    expect(await a.heartbeat({ serverId: "a", incarnation: "a-incarnation", url: "http://a", ready: true }, 5_000)).toEqual([{ serverId: "a", incarnation: "a-incarnation", ready: true }]);
+    expect(await a.heartbeat({ serverId: "a", incarnation: "a-incarnation", url: "http://a", ready: true }, 5_000)).toEqual([{ serverId: "a", incarnation: "a-incarnation", ready: true, url: "http://a" }]);
     // A joiner's heartbeat says it does not take shards yet; the others see that.
     expect(await b.heartbeat({ serverId: "b", incarnation: "b-incarnation", url: "http://b", ready: false }, 5_000)).toEqual([
-      { serverId: "a", incarnation: "a-incarnation", ready: true },
-      { serverId: "b", incarnation: "b-incarnation", ready: false },
+      { serverId: "a", incarnation: "a-incarnation", ready: true, url: "http://a" },
+      { serverId: "b", incarnation: "b-incarnation", ready: false, url: "http://b" },
     ]);
     expect(await a.heartbeat({ serverId: "a", incarnation: "a-incarnation", url: "http://a", ready: true }, 5_000)).toEqual([
-      { serverId: "a", incarnation: "a-incarnation", ready: true },
-      { serverId: "b", incarnation: "b-incarnation", ready: false },
+      { serverId: "a", incarnation: "a-incarnation", ready: true, url: "http://a" },
+      { serverId: "b", incarnation: "b-incarnation", ready: false, url: "http://b" },
     ]);
     expect(await b.heartbeat({ serverId: "b", incarnation: "b-incarnation", url: "http://b", ready: true }, 5_000)).toEqual([
-      { serverId: "a", incarnation: "a-incarnation", ready: true },
-      { serverId: "b", incarnation: "b-incarnation", ready: true },
+      { serverId: "a", incarnation: "a-incarnation", ready: true, url: "http://a" },
+      { serverId: "b", incarnation: "b-incarnation", ready: true, url: "http://b" },
     ]);
     await a.leave({ serverId: "a", incarnation: "a-incarnation" });
-    expect(await b.heartbeat({ serverId: "b", incarnation: "b-incarnation", url: "http://b", ready: true }, 5_000)).toEqual([{ serverId: "b", incarnation: "b-incarnation", ready: true }]);
+    expect(await b.heartbeat({ serverId: "b", incarnation: "b-incarnation", url: "http://b", ready: true }, 5_000)).toEqual([{ serverId: "b", incarnation: "b-incarnation", ready: true, url: "http://b" }]);
   });
 
   it("imports a bound without ever lowering one, and refuses while the shard has a live leader", async () => {

@@ -3,6 +3,8 @@ import { unavailable } from "../cluster-errors.js";
 import type { HandOverReason } from "../cluster-metrics.js";
 import type { Coordinator, HandedOverTerm, MemberIdentity } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
+import { HAND_OVER_ENTRY } from "./replicated-tables.js";
+import type { ShardReplication } from "./shard-replication.js";
 
 /** What {@link handOverTerm} needs of the runtime. */
 export interface HandOverContext {
@@ -16,6 +18,8 @@ export interface HandOverContext {
   readonly reason: HandOverReason;
   /** TEST ONLY: ms to wait between the final acknowledgement and the row move. Default 0. */
   readonly pauseMs?: number | undefined;
+  /** TEST ONLY: see {@link HandOverAckContext.staleAck}. Default false. */
+  readonly staleAck?: boolean | undefined;
 }
 
 /** A hand-over that moved the row: the new term's row values, and the standby that holds it now. */
@@ -30,34 +34,65 @@ export function canHandOver(term: ShardTerm): boolean {
   return replication !== undefined && replication.standby !== null && replication.rule.state === "in-sync";
 }
 
+/** What {@link awaitHandOverAck} needs. */
+export interface HandOverAckContext {
+  /** Bounds the wait (the rule records not-in-sync on its own after a third of one). */
+  readonly leaderLeaseMs: number;
+  readonly logger: Logger;
+  /** Fields every log line of this hand-over carries. */
+  readonly where: Readonly<Record<string, unknown>>;
+  /**
+   * TEST ONLY (`hand-over-stale-ack`): wait for the log as it stands, as before issue 29, instead
+   * of appending the hand-over entry: an earlier cumulative acknowledgement then counts, even from
+   * a standby that died since. Default false.
+   */
+  readonly staleAck?: boolean | undefined;
+}
+
+/**
+ * Append the hand-over entry ({@link HAND_OVER_ENTRY}) to a term whose gate is closed or shut
+ * (nothing else is appended any more) and wait for the standby's acknowledgement of it: a fresh
+ * round trip, sent after the gate closed, so it proves the standby is alive and holds the whole
+ * table now. Answers `"acked"`, or why not: `"late"` (no acknowledgement within a leader lease),
+ * `"unreplicated"` (the rule recorded the standby not in sync first), `"failed"` (deposed, closed).
+ */
+export async function awaitHandOverAck(replication: ShardReplication, context: HandOverAckContext): Promise<"acked" | "late" | "unreplicated" | "failed"> {
+  const { leaderLeaseMs, logger, where } = context;
+  const seq = context.staleAck === true ? replication.log.lastSeq : replication.append(HAND_OVER_ENTRY, true);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), leaderLeaseMs);
+    timer.unref();
+  });
+  const waitFrom = performance.now();
+  try {
+    const outcome = await Promise.race([replication.whenAcked(seq).catch(() => "failed" as const), late]);
+    // Test mode (--log-level debug): how long the final acknowledgement took.
+    logger.debug({ ...where, standby: replication.standby?.serverId, outcome, seq, waitedMs: Math.round(performance.now() - waitFrom) }, "hand-over: final log wait over");
+    return outcome;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Hand a term whose gate already closed (`ShardTerm.end(error, true)`: nothing more is granted or
- * appended, its replication still open) to its in-sync standby: wait until the standby
- * acknowledged the whole log (the waiters included; bounded by a leader lease, and the rule
- * records not-in-sync on its own after a third of one), then move the row to it in one statement
- * fenced by the epoch, which NOTIFYs; the standby serves at once with the table. Answers the new
- * row and its holder when the row moved; `null` when it could not (the caller then releases the
- * shard as without a standby).
+ * appended, its replication still open) to its in-sync standby: append the hand-over entry and
+ * wait for the standby's acknowledgement of it ({@link awaitHandOverAck}), then move the row to it
+ * in one statement fenced by the epoch, which NOTIFYs; the standby serves at once with the table.
+ * Answers the new row and its holder when the row moved; `null` when it could not (the caller then
+ * releases the shard as without a standby: a stop's last resort).
  */
 export async function handOverTerm(term: ShardTerm, context: HandOverContext): Promise<HandOverDone | null> {
   const { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason } = context;
   const where = { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, reason };
   const replication = term.replicator?.replication;
   const standby = replication?.standby ?? null;
-  let timer: NodeJS.Timeout | undefined;
   try {
     if (replication === undefined || standby === null) return null;
-    const lastSeq = replication.log.lastSeq;
-    const late = new Promise<"late">((resolve) => {
-      timer = setTimeout(() => resolve("late"), leaderLeaseMs);
-      timer.unref();
-    });
-    const waitFrom = performance.now();
-    const outcome = await Promise.race([replication.whenAcked(lastSeq), late]);
-    // Test mode (--log-level debug): how long the final acknowledgement took.
-    logger.debug({ ...where, standby: standby.serverId, outcome, lastSeq, waitedMs: Math.round(performance.now() - waitFrom) }, "hand-over: final log wait over");
+    const outcome = await awaitHandOverAck(replication, { leaderLeaseMs, logger, where, staleAck: context.staleAck });
     if (outcome !== "acked") {
-      logger.warn({ ...where, standby: standby.serverId, outcome }, "hand-over abandoned: the standby did not acknowledge the final log; releasing the shard");
+      logger.warn({ ...where, standby: standby.serverId, outcome }, "hand-over abandoned: the standby did not acknowledge the hand-over entry; releasing the shard");
       return null;
     }
     if (context.pauseMs !== undefined && context.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, context.pauseMs));
@@ -67,13 +102,12 @@ export async function handOverTerm(term: ShardTerm, context: HandOverContext): P
       return null;
     }
     const carried = { locksCarried: term.handedOver?.locks ?? 0, waitersCarried: term.handedOver?.waiters ?? 0 };
-    logger.info({ ...where, standby: standby.serverId, newEpoch: moved.epoch, entries: lastSeq, ...carried }, "shard handed over");
+    logger.info({ ...where, standby: standby.serverId, newEpoch: moved.epoch, entries: replication.log.lastSeq, ...carried }, "shard handed over");
     return { moved, standby: { serverId: standby.serverId, incarnation: standby.incarnation } };
   } catch (err) {
     logger.warn({ ...where, err }, "hand-over failed; releasing the shard");
     return null;
   } finally {
-    clearTimeout(timer);
     term.finishHandOver(unavailable(`this server handed shard ${term.shard} over; re-send to its new leader`, 100, { shard: term.shard }));
   }
 }

@@ -43,6 +43,19 @@ export interface ShardEntry {
   readonly entry: unknown;
 }
 
+/**
+ * The hand-over entry (DESIGN.md "Hand-over with state"): appended by a leader handing a shard
+ * over, after its gate closed, so the standby's acknowledgement of it is a fresh round trip that
+ * proves the standby holds the whole table now (an earlier cumulative acknowledgement proves
+ * nothing of a standby that died since). It changes nothing in the replica.
+ */
+export const HAND_OVER_ENTRY = { handOver: true } as const;
+
+/** True for {@link HAND_OVER_ENTRY} (as it arrives, parsed from JSON). */
+export function isHandOverEntry(entry: unknown): boolean {
+  return isObject(entry) && entry.handOver === true && !("ns" in entry);
+}
+
 /** A shard's snapshot: every namespace's image. */
 export interface ShardSnapshot {
   readonly namespaces: Readonly<Record<string, unknown>>;
@@ -71,6 +84,7 @@ export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
   }
 
   apply(entry: unknown): void {
+    if (isHandOverEntry(entry)) return;
     if (!isObject(entry) || typeof entry.ns !== "string" || !("entry" in entry)) throw new Error("a shard entry must be { ns: <namespace>, entry: <entry> }");
     this.table.applyEntry(entry.ns, entry.entry as never);
   }

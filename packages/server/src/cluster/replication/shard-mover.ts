@@ -4,6 +4,7 @@ import type { HeldTerm, LiveMember, ShardLease } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
 import { chooseStandbys } from "./choose-standbys.js";
 import { chooseTaker } from "./choose-taker.js";
+import { balanceHandOver } from "./balance-hand-over.js";
 import { canHandOver, handOverTerm, type HandOverDone } from "./hand-over.js";
 import type { StandbyTarget } from "./shard-replication.js";
 import { syncStandby } from "./sync-standby.js";
@@ -26,8 +27,11 @@ export const BALANCE_SYNC_LEASES = 3;
 export interface ShardMoverHost {
   /**
    * The runtime's settings; of its `breaks` (TEST ONLY), `balance-by-release` and
-   * `stop-release-unsynced` switch these hand-overs off, and `move-row-before-gate` makes a balance
-   * hand-over move the row before it ends the term.
+   * `stop-release-unsynced` switch these hand-overs off, `move-row-before-gate` makes a balance
+   * hand-over move the row before it ends the term, `hand-over-stale-ack` lets a hand-over complete
+   * on an earlier cumulative acknowledgement, `balance-abandon-release` releases a balance move's
+   * shard when its taker does not acknowledge, and `balance-to-silent-member` lets a member that
+   * does not answer be chosen as a taker.
    */
   readonly options: Pick<ClusterRuntimeOptions, "coordinator" | "serverId" | "leaderLeaseMs" | "logger" | "metrics" | "breaks" | "handOverPauseMs">;
   /** This process's incarnation (the leader's, in every fenced write). */
@@ -38,6 +42,11 @@ export interface ShardMoverHost {
   readonly terms: () => readonly ShardTerm[];
   readonly leases: () => readonly ShardLease[];
   readonly members: () => readonly LiveMember[];
+  /**
+   * True while the member answers (its health probe answered within a leader lease, and its own
+   * terms renew on time): only such a member is a balance target (DESIGN.md "Hand-over with state").
+   */
+  readonly answering: (member: LiveMember) => boolean;
   /** End `term` (gate closed); `handingOver` keeps its replication open for the hand-over. */
   readonly lose: (term: ShardTerm, kind: LossReason, reason: string, handingOver: boolean) => void;
   /**
@@ -52,11 +61,12 @@ export interface ShardMoverHost {
 
 /**
  * Gives shards up on purpose, with their tables where it can (DESIGN.md "Hand-over with state"):
- * at stop every led shard, and for balance one surplus shard at a time. A shard with an in-sync
- * standby is handed to it (gate closed, final acknowledgement, the row moved in one statement
- * fenced by the epoch, NOTIFY); one without first gets one, within a deadline, while it keeps
- * serving; failing that a stop releases it as without replication, a balance move keeps it. Counts each outcome
- * (`leasehold_cluster_hand_overs_total`).
+ * at stop every led shard, and for balance one surplus shard at a time, to a member that answers.
+ * A shard with an in-sync standby is handed to it (gate closed, the standby's acknowledgement of
+ * the hand-over entry, the row moved in one statement fenced by the epoch, NOTIFY); one without
+ * first gets one, within a deadline, while it keeps serving; failing that a stop releases it as
+ * without replication. A balance move never releases a replicated shard: it keeps it whenever the
+ * move fails (balance-hand-over.ts). Counts each outcome (`leasehold_cluster_hand_overs_total`).
  */
 export class ShardMover {
   /** The balance move in flight, `null` when none (one at a time; a stop waits for it). */
@@ -102,14 +112,15 @@ export class ShardMover {
    * Give one surplus shard up for balance, in the background (one move at a time): to the taker
    * {@link chooseTaker} names, made its in-sync standby first (within {@link BALANCE_SYNC_LEASES}
    * leader leases, serving meanwhile), then handed over; kept (a later pass tries again) when
-   * the taker does not come in sync in time; released only when the shard is not replicated.
+   * the taker does not come in sync in time or does not acknowledge the hand-over, or when no
+   * member that answers is short of its share; released only when the shard is not replicated.
    */
   balance(surplus: number, share: number): void {
     if (this.moving !== null) return;
     const inSyncStandby = (t: ShardTerm): string | null => (canHandOver(t) ? (t.replicator?.replication.standby?.serverId ?? null) : null);
     const choice = chooseTaker({
       serverId: this.host.options.serverId,
-      members: this.host.members(),
+      members: this.targets(),
       leases: this.host.leases(),
       led: this.host.terms().map((t) => ({ shard: t.shard, inSyncStandby: inSyncStandby(t) })),
       surplus,
@@ -121,19 +132,30 @@ export class ShardMover {
       .finally(() => (this.moving = null));
   }
 
+  /** The members a balance move may hand a shard to: those listed that answer (all listed, TEST ONLY, with `balance-to-silent-member`). */
+  private targets(): readonly LiveMember[] {
+    const members = this.host.members();
+    if (this.host.options.breaks?.has("balance-to-silent-member") === true) return members;
+    return members.filter((m) => m.serverId === this.host.options.serverId || this.host.answering(m));
+  }
+
   private async move(term: ShardTerm, taker: string | null, reason: string): Promise<void> {
     const { host } = this;
     const serving = (): boolean => host.led(term.shard) === term && !host.stopping();
+    const byRelease = term.replicator === null || host.options.breaks?.has("balance-by-release") === true;
+    // A replicated shard is never released for balance: without a taker (the rows moved since the
+    // plan) it stays, and a later pass tries again.
+    if (taker === null && !byRelease) return;
     let target: StandbyTarget | null = null;
-    if (taker !== null && term.replicator !== null && host.options.breaks?.has("balance-by-release") !== true) {
+    if (taker !== null && !byRelease) {
       // Where the taker listens and which process it is. Not found (the read failed, or the taker
-      // is not ready by its member row yet): no move now; a later pass tries again.
+      // is not ready by its member row yet), or it no longer answers: no move now; a later pass tries again.
       const members = await host.options.coordinator.readStandbyCandidates(2 * host.options.leaderLeaseMs);
       const member = members.find((m) => m.serverId === taker && m.ready);
-      if (member === undefined) return;
+      if (member === undefined || !this.targets().some((m) => m.serverId === taker)) return;
       target = { serverId: member.serverId, incarnation: member.incarnation, url: member.url };
     }
-    // Not replicated (or no taker: the rows moved since the plan): released as before.
+    // Not replicated: released as before (the next leader starts empty after the lease-wait).
     if (target === null) {
       if (!serving()) return;
       host.lose(term, "balance", reason, false);
@@ -184,8 +206,42 @@ export class ShardMover {
       return;
     }
     if (why === "balance" && host.options.breaks?.has("move-row-before-gate") === true) return this.moveRowBeforeGate(term, standby);
+    if (why === "balance") return this.handOverForBalance(term, standby, reason);
     host.lose(term, kind, reason, true);
     await this.handOver(term, why);
+  }
+
+  /**
+   * The balance hand-over proper (balance-hand-over.ts): gate shut reversibly, the taker's fresh
+   * acknowledgement of the hand-over entry, the row moved; the term ends only once the row moved
+   * (or the statement's outcome is unknown), else it serves on with its table.
+   */
+  private async handOverForBalance(term: ShardTerm, taker: StandbyTarget, reason: string): Promise<void> {
+    const { host } = this;
+    const { coordinator, serverId, leaderLeaseMs, logger, handOverPauseMs, breaks, metrics } = host.options;
+    const context = { coordinator, serverId, incarnation: host.incarnation, leaderLeaseMs, logger, pauseMs: handOverPauseMs, staleAck: breaks?.has("hand-over-stale-ack") === true };
+    const outcome = await balanceHandOver(term, taker, context, breaks?.has("balance-abandon-release") === true);
+    switch (outcome.kind) {
+      case "moved":
+        host.lose(term, "balance", reason, false);
+        metrics.handOvers.inc({ reason: "balance", state: "carried" });
+        host.handedOver(term, { moved: outcome.moved, standby: { serverId: taker.serverId, incarnation: taker.incarnation } });
+        return;
+      case "kept":
+        metrics.handOvers.inc({ reason: "balance", state: "kept" });
+        return;
+      case "unknown":
+        host.lose(term, "balance", reason, false);
+        return;
+      case "no-ack":
+        // TEST ONLY (balance-abandon-release): the shard released with its locks, as before issue 29.
+        logger.warn({ shard: term.shard, epoch: term.epoch, taker: taker.serverId }, "TEST ONLY (balance-abandon-release): hand-over abandoned: the taker did not acknowledge; releasing the shard");
+        host.lose(term, "balance", reason, false);
+        await this.release([term], "balance");
+        return;
+      case "ended":
+        return;
+    }
   }
 
   /**

@@ -39,7 +39,7 @@ describe("cluster CLI with --replicas 1: a pass of the leader during a hand-over
       held.set(shard, { ns, token: locked.token });
     }
     const b = await start(undefined, "pass-b");
-    // The pause begins right after this line (hand-over.ts); a NOTIFY on the cluster's channel
+    // The pause begins right after this line (balance-hand-over.ts); a NOTIFY on the cluster's channel
     // makes a run a pass inside it.
     const isWaited = (l: Record<string, unknown>): boolean => l.msg === "hand-over: final log wait over" && l.outcome === "acked";
     await waitFor(() => a.lines.some(isWaited), "a's final acknowledgement", 20_000);
@@ -63,8 +63,11 @@ describe("cluster CLI with --replicas 1: a pass of the leader during a hand-over
     expect(a.lines.some((l) => l.msg === "shard handed over")).toBe(true);
   }, 45_000);
 
-  it("negative control (LEASEHOLD_TEST_BREAK=release-handing-over on a): the pass releases the shard under the hand-over, and its lock is lost", async () => {
-    const { a, refreshed, heard, acquired } = await passDuringHandOver("release-handing-over");
+  // Two rules keep that row now: the pass counts a term being handed over as its own, and never
+  // releases a row of its own that names an in-sync standby (the taker, during a hand-over); each
+  // alone is enough, so the control removes both (the second alone: plan-shards.test.ts).
+  it("negative control (LEASEHOLD_TEST_BREAK=release-handing-over,release-synced-orphan on a): the pass releases the shard under the hand-over, and its lock is lost", async () => {
+    const { a, refreshed, heard, acquired } = await passDuringHandOver("release-handing-over,release-synced-orphan");
     expect(heard, "a heard the NOTIFY inside the pause").toBe(true);
     expect(refreshed).toEqual([]);
     expect(acquired).toMatchObject({ reason: "released" });

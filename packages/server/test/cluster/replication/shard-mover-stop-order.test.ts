@@ -11,6 +11,8 @@ function inSyncTerm(shard: number): ShardTerm {
     standby: { serverId: "s", incarnation: "s-1", url: "http://s" },
     rule: { state: "in-sync" },
     log: { lastSeq: 3 },
+    // The hand-over entry, acknowledged at once (this test is about the order of statements).
+    append: () => 4,
     whenAcked: () => Promise.resolve("acked" as const),
   };
   return { shard, epoch: 7, leaderId: "L", replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined } as unknown as ShardTerm;
@@ -36,6 +38,7 @@ describe("ShardMover.stopAll: a stopping server hands its shards over only once 
       terms: () => terms,
       leases: () => [],
       members: () => [],
+      answering: () => true,
       lose: (term) => events.push(`lose ${term.shard}`),
       handedOver: (term) => events.push(`handedOver ${term.shard}`),
       stopping: () => true,

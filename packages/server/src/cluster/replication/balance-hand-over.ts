@@ -1,0 +1,85 @@
+import type { Logger } from "pino";
+import type { Coordinator, HandedOverTerm } from "../coordinator.js";
+import type { ShardTerm } from "../shard-term.js";
+import { awaitHandOverAck } from "./hand-over.js";
+import type { StandbyTarget } from "./shard-replication.js";
+
+/** What {@link balanceHandOver} needs. */
+export interface BalanceHandOverContext {
+  readonly coordinator: Pick<Coordinator, "handOver">;
+  readonly serverId: string;
+  readonly incarnation: string;
+  /** Bounds the wait for the taker's acknowledgement, and is the taker's first expiry. */
+  readonly leaderLeaseMs: number;
+  readonly logger: Logger;
+  /** TEST ONLY: ms to wait between the acknowledgement and the row move. Default 0. */
+  readonly pauseMs?: number | undefined;
+  /** TEST ONLY (`hand-over-stale-ack`): see `HandOverAckContext.staleAck`. Default false. */
+  readonly staleAck?: boolean | undefined;
+}
+
+/**
+ * How a balance hand-over ended:
+ * - `moved`: the row names the taker (its new epoch in `moved`); the caller ends the term.
+ * - `kept`: it did not move and the term serves again (its gate reopened): nothing was lost, a
+ *   later pass tries again. `why` says what failed.
+ * - `unknown`: the row-move statement failed, so whether it moved is not known: the term must not
+ *   serve again (the statement may still commit) and must not be released either (the taker, the
+ *   row's in-sync standby, takes the shard over with its table if the row did not move). The
+ *   caller ends the term.
+ * - `ended`: the term ended meanwhile on its own (its gate closed by time, a renewal matched nothing).
+ * - `no-ack`: TEST ONLY (`balance-abandon-release`): the taker did not acknowledge; the caller
+ *   releases the shard, table and all, as before issue 29.
+ */
+export type BalanceHandOverOutcome =
+  | { readonly kind: "moved"; readonly moved: HandedOverTerm; readonly locks: number; readonly waiters: number }
+  | { readonly kind: "kept"; readonly why: string }
+  | { readonly kind: "unknown" }
+  | { readonly kind: "ended" }
+  | { readonly kind: "no-ack" };
+
+/**
+ * Hand `term` to `taker`, its in-sync standby, for balance (DESIGN.md "Hand-over with state": a
+ * balance move never releases a shard). The term's gate is shut, reversibly
+ * (`ShardTerm.pauseForHandOver`: nothing served, granted, timed out or lapsed; renewals go on, so
+ * the row stays its own); the hand-over entry is appended and its acknowledgement awaited (a fresh
+ * round trip, never an earlier cumulative acknowledgement); only then is the row moved, in one
+ * statement fenced by the epoch and by the taker being the row's in-sync standby. When the
+ * acknowledgement does not come, or the statement matched nothing (the row is still this term's:
+ * only its holder moves a row that has not expired), the gate reopens and the term serves on with
+ * its table. `abandonRelease` (TEST ONLY, `balance-abandon-release`) answers `no-ack` instead of
+ * reopening.
+ */
+export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, context: BalanceHandOverContext, abandonRelease = false): Promise<BalanceHandOverOutcome> {
+  const { coordinator, serverId, incarnation, leaderLeaseMs, logger } = context;
+  const where = { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, reason: "balance", taker: taker.serverId };
+  const replication = term.replicator?.replication;
+  if (replication === undefined || term.isEnded) return { kind: "kept", why: "not replicated" };
+  const table = term.pauseForHandOver();
+  const keep = (why: string): BalanceHandOverOutcome => {
+    if (term.isEnded) return { kind: "ended" };
+    term.resumeAfterHandOver();
+    logger.warn({ ...where, why }, "hand-over abandoned: keeping the shard with its table (its gate reopened); balance tries again later");
+    return { kind: "kept", why };
+  };
+  const outcome = await awaitHandOverAck(replication, { leaderLeaseMs, logger, where, staleAck: context.staleAck });
+  if (term.isEnded) return { kind: "ended" };
+  if (outcome !== "acked") {
+    if (abandonRelease) return { kind: "no-ack" };
+    return keep(`the taker did not acknowledge the hand-over entry (${outcome})`);
+  }
+  if (context.pauseMs !== undefined && context.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, context.pauseMs));
+  let moved: HandedOverTerm | null;
+  try {
+    moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation }, taker, leaderLeaseMs);
+  } catch (err) {
+    logger.warn({ ...where, err }, "the hand-over statement failed, its outcome unknown: the term ends without releasing the shard (the taker holds the table as its in-sync standby)");
+    return { kind: "unknown" };
+  }
+  if (moved === null) {
+    logger.warn({ ...where }, "hand-over matched nothing (the row is no longer this term's, or the taker not its in-sync standby)");
+    return keep("the hand-over statement matched nothing");
+  }
+  logger.info({ ...where, standby: taker.serverId, newEpoch: moved.epoch, entries: replication.log.lastSeq, locksCarried: table.locks, waitersCarried: table.waiters }, "shard handed over");
+  return { kind: "moved", moved, locks: table.locks, waiters: table.waiters };
+}

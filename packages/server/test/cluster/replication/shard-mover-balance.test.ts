@@ -1,0 +1,148 @@
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { ClusterMetrics } from "../../../src/cluster/cluster-metrics.js";
+import type { Coordinator, LiveMember, ShardLease } from "../../../src/cluster/coordinator.js";
+import { ShardMover, type ShardMoverHost } from "../../../src/cluster/replication/shard-mover.js";
+import type { TestBreak } from "../../../src/cluster/test-breaks.js";
+import type { ShardTerm } from "../../../src/cluster/shard-term.js";
+import { settle } from "./fake-replication-clock.js";
+import { LATE_MS, setup } from "./shard-replication-fixture.js";
+
+const lease = (shard: number, holder: string): ShardLease =>
+  ({ shard, holder, expired: false, incarnation: `${holder}-inc`, epoch: 4, version: 1, standbyId: null, standbyIncarnation: null, inSync: false }) as unknown as ShardLease;
+
+/**
+ * A leader ("leader") leading both shards of a two-shard cluster, shard 1 replicated (the real
+ * ShardReplication of the fixture, over a fake clock) in sync to the standby member "standby",
+ * which leads nothing and is short of its share: balance moves shard 1 to it.
+ */
+async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; standbyDead?: boolean; statement?: "moves" | "matches nothing" | "fails" }) {
+  const s = setup();
+  await s.replication.attach(s.standby().target);
+  await settle();
+  expect(s.replication.rule.state).toBe("in-sync");
+  if (options.standbyDead === true) s.standby().paused = true;
+  const events: string[] = [];
+  const term = {
+    shard: 1,
+    epoch: 4,
+    leaderId: "L4",
+    replicator: { replication: s.replication },
+    isEnded: false,
+    paused: false,
+    pauses: 0,
+    handedOver: null,
+    pauseForHandOver() {
+      this.paused = true;
+      this.pauses++;
+      events.push("gate shut");
+      return { locks: 1, waiters: 0 };
+    },
+    resumeAfterHandOver() {
+      this.paused = false;
+      events.push("gate reopened");
+    },
+    finishHandOver: () => undefined,
+  };
+  let led = true;
+  const standby: LiveMember = { serverId: "standby", ready: true, incarnation: "standby-1", url: "http://standby.invalid" };
+  const coordinator = {
+    readStandbyCandidates: async () => [{ ...standby, url: standby.url! }],
+    handOver: async (_: unknown, to: { serverId: string }) => {
+      events.push(`row moved to ${to.serverId}?`);
+      if (options.statement === "fails") throw new Error("Query read timeout");
+      return options.statement === "matches nothing" ? null : { shard: 1, epoch: 5, url: standby.url };
+    },
+    release: async () => {
+      events.push("released");
+    },
+  } as unknown as Coordinator;
+  const metrics = new ClusterMetrics(() => 0, () => true);
+  const host: ShardMoverHost = {
+    options: { coordinator, serverId: "leader", leaderLeaseMs: 60_000, logger: pino({ level: "silent" }), metrics, breaks: new Set(options.breaks ?? []) },
+    incarnation: "leader-inc",
+    led: (shard) => (shard === 1 && led ? (term as unknown as ShardTerm) : null),
+    terms: () => (led ? [term as unknown as ShardTerm] : []),
+    leases: () => [lease(0, "leader"), lease(1, "leader")],
+    members: () => [{ serverId: "leader", ready: true }, standby],
+    answering: (m) => m.serverId !== "standby" || options.answering !== false,
+    lose: (_, kind) => {
+      led = false;
+      events.push(`term ended (${kind})`);
+    },
+    handedOver: () => events.push("handed over"),
+    stopping: () => false,
+    warn: () => undefined,
+  };
+  const mover = new ShardMover(host);
+  /** Run the fake clock (turns, then time) until `done` or 100 steps. */
+  const drive = async (done: () => boolean): Promise<void> => {
+    for (let i = 0; i < 100 && !done(); i++) {
+      await settle();
+      await s.clock.endTurn();
+      if (i > 5) await s.clock.advance(LATE_MS / 10);
+    }
+  };
+  return { s, term, events, mover, drive };
+}
+
+describe("ShardMover: a balance move never releases a shard, and hands it only to a member that answers (issue 29 item 3)", () => {
+  it("a live taker acknowledges the hand-over entry: the row moves, then the term ends", async () => {
+    const b = await balanceBed({});
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("handed over"));
+    expect(b.events).toEqual(["gate shut", "row moved to standby?", "term ended (balance)", "handed over"]);
+  });
+
+  it("a taker that died after acknowledging the whole log: no acknowledgement of the hand-over entry, the gate reopens, the term serves on, nothing is released", async () => {
+    const b = await balanceBed({ standbyDead: true });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("gate reopened") || b.events.includes("released"));
+    await b.drive(() => false);
+    expect(b.events).toEqual(["gate shut", "gate reopened"]);
+    expect(b.term.paused).toBe(false);
+  });
+
+  it("negative control (balance-abandon-release): without its acknowledgement the hand-over releases the shard, table and all", async () => {
+    const b = await balanceBed({ standbyDead: true, breaks: ["balance-abandon-release"] });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("released"));
+    expect(b.events).toEqual(["gate shut", "term ended (balance)", "released"]);
+  });
+
+  it("negative control (hand-over-stale-ack): the earlier cumulative acknowledgement counts, and the row moves to the dead taker", async () => {
+    const b = await balanceBed({ standbyDead: true, breaks: ["hand-over-stale-ack"] });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("handed over"));
+    expect(b.events).toEqual(["gate shut", "row moved to standby?", "term ended (balance)", "handed over"]);
+  });
+
+  it("the row-move statement matches nothing: the gate reopens, nothing is released", async () => {
+    const b = await balanceBed({ statement: "matches nothing" });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("gate reopened"));
+    expect(b.events).toEqual(["gate shut", "row moved to standby?", "gate reopened"]);
+  });
+
+  it("the row-move statement fails (outcome unknown): the term ends without serving again, and the shard is not released", async () => {
+    const b = await balanceBed({ statement: "fails" });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("term ended (balance)"));
+    await b.drive(() => false);
+    expect(b.events).toEqual(["gate shut", "row moved to standby?", "term ended (balance)"]);
+  });
+
+  it("a member that does not answer is no taker: no move is tried, nothing is released", async () => {
+    const b = await balanceBed({ answering: false, standbyDead: true });
+    b.mover.balance(1, 1);
+    await b.drive(() => false);
+    expect(b.events).toEqual([]);
+  });
+
+  it("negative control (balance-to-silent-member): a member whose heartbeat row is fresh but that does not answer is chosen as the taker", async () => {
+    const b = await balanceBed({ answering: false, standbyDead: true, breaks: ["balance-to-silent-member"] });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("gate reopened"));
+    expect(b.events).toEqual(["gate shut", "gate reopened"]);
+  });
+});
