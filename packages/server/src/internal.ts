@@ -14,3 +14,12 @@ export type { ReplicationTransport } from "./cluster/replication/replication-sen
 export type { ReplicationAck, ReplicationMessage } from "./cluster/replication/replication-wire.js";
 export { ReplicationRefusal } from "./cluster/replication/replication-wire.js";
 export type { ReplicaStore } from "./cluster/replication/replica-store.js";
+export { createClusterMember } from "./cluster/create-cluster-service.js";
+export type { ClusterMember, ClusterOptions, ClusterHostSettings } from "./cluster/create-cluster-service.js";
+export type { ClusterPorts } from "./cluster/cluster-ports.js";
+export type { ClusterLockService } from "./cluster/cluster-lock-service.js";
+export { TEST_BREAKS } from "./cluster/test-breaks.js";
+export type { TestBreak } from "./cluster/test-breaks.js";
+export type { ProbeResult } from "./cluster/health-prober.js";
+export type { StandbyTarget } from "./cluster/replication/shard-replication.js";
+export { WaitingLockHandle } from "./service/waiting-lock-handle.js";

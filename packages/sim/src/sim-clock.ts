@@ -46,27 +46,26 @@ export class SimProcess implements ProcessClock, EventOwner {
     this.held.push(fire);
   }
 
-  now(): number {
-    return this.anchorMono + (this.paused ? 0 : (this.scheduler.now - this.anchorReal) * this.rate);
-  }
-
-  wall(): number {
-    return this.scheduler.now + this.wallOffset;
-  }
-
-  setTimer(fn: () => void, ms: number): () => void {
-    const timer: Timer = { deadline: this.now() + Math.max(0, ms), fn, cancel: () => undefined };
+  /** Bound: the port's methods may be passed on detached. */
+  readonly setTimer = (fn: () => void, ms: number): (() => void) => {
+    // As Node's setTimeout: a delay under 1 ms is 1 ms (a timer re-armed for a deadline already
+    // past polls every millisecond, as it does in production, instead of spinning at one instant).
+    const timer: Timer = { deadline: this.now() + Math.max(1, ms), fn, cancel: () => undefined };
     this.timers.add(timer);
     this.arm(timer);
     return () => {
       timer.cancel();
       this.timers.delete(timer);
     };
-  }
+  };
 
-  defer(fn: () => void): void {
+  readonly defer = (fn: () => void): void => {
     this.scheduler.at(this.scheduler.now, this.name, "defer", fn);
-  }
+  };
+
+  readonly now = (): number => this.anchorMono + (this.paused ? 0 : (this.scheduler.now - this.anchorReal) * this.rate);
+
+  readonly wall = (): number => this.scheduler.now + this.wallOffset;
 
   /** Run `fn` as an event of this process at the current time (an incoming message, a statement's answer). */
   deliver(label: string, fn: () => void): void {

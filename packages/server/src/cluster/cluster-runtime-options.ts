@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import type { ClusterMetrics } from "./cluster-metrics.js";
 import type { Coordinator } from "./coordinator.js";
+import type { ProbeResult } from "./health-prober.js";
+import type { ProcessClock } from "./process-clock.js";
 import type { TestBreak } from "./test-breaks.js";
 
 /** What the runtime is made with (see `ClusterOptions` for the defaults and their reasons). */
@@ -19,10 +21,21 @@ export interface ClusterRuntimeOptions {
   readonly reserveBlock: number;
   readonly logger: Logger;
   readonly metrics: ClusterMetrics;
-  /** Monotonic clock (ms). Default `performance.now()`. */
+  /**
+   * The process's clocks and timers: every decision of the runtime and its terms reads time and
+   * sets timers through it (DESIGN.md "Proving cluster mode"). Default: Node's
+   * (`realProcessClock`); the deterministic simulator passes each simulated process its own.
+   */
+  readonly time?: ProcessClock | undefined;
+  /**
+   * One probe of a member's health route (whether it answers, for balance). Default: the runtime's
+   * own `HealthProber` over HTTP; the simulator passes one over its network.
+   */
+  readonly probe?: ((serverId: string, url: string) => Promise<ProbeResult>) | undefined;
+  /** Monotonic clock (ms). Default: {@link time}'s (`performance.now()`); tests may read another. */
   readonly clock?: (() => number) | undefined;
   /**
-   * Wall clock (ms since the epoch). Default `Date.now()`. The serving gate closes when either
+   * Wall clock (ms since the epoch). Default: {@link time}'s (`Date.now()`). The serving gate closes when either
    * clock passes its deadline: a paused VM's monotonic clock stands still while the guest is
    * stopped (tests inject both to play the pause).
    */

@@ -16,6 +16,7 @@ import { logServeInterval } from "./serve-interval.js";
 import { TermStarter } from "./term-starter.js";
 import { recordImmutables } from "./record-immutables.js";
 import { ShardTerm } from "./shard-term.js";
+import { realProcessClock, type ProcessClock } from "./process-clock.js";
 
 export type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
 
@@ -69,7 +70,9 @@ export class ClusterRuntime {
   private readonly prober: HealthProber;
   private readonly wallClock: () => number;
   private readonly margin: number;
-  private timer: NodeJS.Timeout | null = null;
+  private cancelTimer: (() => void) | null = null;
+  /** The process's clocks and timers (ClusterRuntimeOptions.time). */
+  private readonly time: ProcessClock;
   private running: Promise<void> | null = null;
   private again = false;
   private stopping = false;
@@ -95,8 +98,10 @@ export class ClusterRuntime {
     this.members = [{ serverId: options.serverId, ready: false }];
     this.identity = new MemberIdentityWatch(options.serverId, options.logger);
     this.url = options.url;
-    this.clock = options.clock ?? (() => performance.now());
-    this.wallClock = options.wallClock ?? (() => Date.now());
+    const time = options.time ?? realProcessClock;
+    this.time = time;
+    this.clock = options.clock ?? (() => time.now());
+    this.wallClock = options.wallClock ?? (() => time.wall());
     // The gate closes this long before a taker could act: it absorbs clock-rate differences (10% of
     // the lease) and the time between reading the clock and sending the renewal.
     this.margin = gateMargin(options.leaderLeaseMs);
@@ -107,6 +112,7 @@ export class ClusterRuntime {
       margin: this.margin,
       clock: this.clock,
       wallClock: this.wallClock,
+      setTimer: (fn, ms) => time.setTimer(fn, ms),
       held: () => this.terms.filter((t): t is ShardTerm => t !== null),
       handingOver: () => this.handing.filter((t): t is ShardTerm => t !== null && t !== undefined),
       unsafeStopRenewingHandingOver: options.breaks?.has("stop-renewing-handing-over") === true,
@@ -121,6 +127,7 @@ export class ClusterRuntime {
     this.starter = new TermStarter({
       options,
       clock: this.clock,
+      setTimer: (fn, ms) => time.setTimer(fn, ms),
       wallClock: this.wallClock,
       margin: this.margin,
       incarnation: this.identity.incarnation,
@@ -143,7 +150,7 @@ export class ClusterRuntime {
     this.prober = new HealthProber({ timeoutMs: Math.max(100, Math.min(1_000, Math.floor(options.leaderLeaseMs / 3))) });
     this.answering = new AnsweringMembers({
       serverId: options.serverId,
-      probe: (serverId, url) => this.prober.probe(serverId, url),
+      probe: options.probe ?? ((serverId, url) => this.prober.probe(serverId, url)),
       freshMs: options.leaderLeaseMs,
       clock: this.clock,
     });
@@ -198,6 +205,7 @@ export class ClusterRuntime {
       maxDelayMs: this.options.leaderLeaseMs,
       logger: this.options.logger,
       stopped: () => this.stopping,
+      clock: this.time,
       onJoined: (shards) => this.joined(shards),
       onDown: (reason) => (this.coordinatorDown = reason),
     });
@@ -262,7 +270,7 @@ export class ClusterRuntime {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.cancelTimer?.();
     this.joining?.cancel();
     if (this.shards === null) {
       await this.renewer.stop();
@@ -339,10 +347,9 @@ export class ClusterRuntime {
     const claimedAt = this.identity.claimedAt;
     const joinWaitEnds = this.startedAt !== null && claimedAt !== null && !this.ready ? claimedAt + this.options.leaderLeaseMs : null;
     const delay = nextPassDelay({ leases: this.leases, seen: this.seen, now: this.clock(), leaderLeaseMs: this.options.leaderLeaseMs, joinWaitEnds, own: (row) => this.identity.isOwn(row) });
-    this.timer = setTimeout(() => {
+    this.cancelTimer = this.time.setTimer(() => {
       void this.pass().finally(() => this.schedule());
     }, Math.ceil(delay));
-    this.timer.unref();
   }
 
   private async listen(): Promise<void> {
@@ -350,7 +357,7 @@ export class ClusterRuntime {
     const rewatch = (err: Error): void => {
       if (this.stopping) return;
       this.warn(err, "the LISTEN connection to PostgreSQL broke; reconnecting");
-      setTimeout(() => void this.listen(), this.retryAfterMs).unref();
+      this.time.setTimer(() => void this.listen(), this.retryAfterMs);
     };
     try {
       await coordinator.watch((shard) => {

@@ -4,6 +4,7 @@ import { ClusterLockService } from "./cluster-lock-service.js";
 import { ClusterMembersView } from "./cluster-members-view.js";
 import { ClusterMetrics } from "./cluster-metrics.js";
 import { ClusterRuntime } from "./cluster-runtime.js";
+import type { ClusterPorts } from "./cluster-ports.js";
 import type { Coordinator } from "./coordinator.js";
 import { HealthProber } from "./health-prober.js";
 import { createPostgresCoordinator } from "./postgres-coordinator.js";
@@ -12,7 +13,7 @@ import { ReplicationMetrics, type ShardReplicationView } from "./replication/rep
 import { createStandbySide, type StandbySide } from "./replication/standby-side.js";
 import { LeaderSide } from "./replication/leader-side.js";
 import { ReplicaPromoter } from "./replication/promote-replica.js";
-import { testBreaks, testEchoStandbyPort, testHandOverPauseMs, testReplicationWindow, testReserveBlock } from "./test-breaks.js";
+import { testBreaks, type TestBreak, testEchoStandbyPort, testHandOverPauseMs, testReplicationWindow, testReserveBlock } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
 export interface ClusterOptions {
@@ -74,6 +75,14 @@ export interface ClusterOptions {
   readonly replicas?: 0 | 1 | undefined;
   /** A coordinator to use instead of PostgreSQL (tests, other stores). Default: PostgreSQL. */
   readonly coordinator?: Coordinator | undefined;
+  /**
+   * TEST ONLY (with {@link unsafeTestKnobs}): the safety rules to switch off, given directly rather
+   * than by `LEASEHOLD_TEST_BREAK` (the simulator runs several servers in one process). Default:
+   * whatever `LEASEHOLD_TEST_BREAK` says (test-breaks.ts), normally nothing.
+   */
+  readonly unsafeTestBreaks?: ReadonlySet<TestBreak> | undefined;
+  /** Time, replication connections and member probes (cluster-ports.ts). Default: production's. */
+  readonly ports?: ClusterPorts | undefined;
 }
 
 /** A cluster member's service and what its host needs to run it. */
@@ -119,7 +128,8 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
   const reserveBlock = options.reserveBlock ?? testReserveBlock(host.logger, knobs) ?? 1_000_000;
   if (!Number.isSafeInteger(reserveBlock) || reserveBlock < 2) throw new RangeError(`reserveBlock must be an integer of at least 2 (got ${reserveBlock})`);
   const serverId = options.serverId ?? `${hostname()}-${globalThis.crypto.randomUUID().slice(0, 8)}`;
-  const breaks = testBreaks(host.logger, knobs);
+  if (options.unsafeTestBreaks !== undefined && !knobs) throw new RangeError("unsafeTestBreaks act only with unsafeTestKnobs: true");
+  const breaks = options.unsafeTestBreaks ?? testBreaks(host.logger, knobs);
   let metrics: ClusterMetrics | null = null;
   const key = new ClusterKeyHolder();
   const coordinator = loadingClusterKey(
@@ -157,6 +167,8 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     metrics,
     breaks,
     handOverPauseMs: testHandOverPauseMs(host.logger, knobs),
+    time: options.ports?.time,
+    probe: options.ports?.probe,
   });
   try {
     await runtime.join(Math.max(2_000, leaderLeaseMs));
@@ -182,6 +194,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     leaseMs: host.leaseMs ?? 10_000,
     validForMs: host.validForMs,
     maxWaitingPerNamespace: host.maxWaitingPerNamespace,
+    time: options.ports?.time,
   });
   if ((options.replicas ?? 1) === 1) {
     const unsafeAnswerFirst = breaks.has("answer-before-ack");
@@ -189,7 +202,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     const unsafeSnapshotAfterPosition = breaks.has("snapshot-after-position");
     const maxInFlight = testReplicationWindow(host.logger, knobs);
     const echoStandbyPort = testEchoStandbyPort(host.logger, knobs);
-    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, unsafeSnapshotAfterPosition, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort, unprobedStandbys: breaks.has("no-standby-probe") });
+    leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, unsafeSnapshotAfterPosition, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort, unprobedStandbys: breaks.has("no-standby-probe"), clock: options.ports?.time, connect: options.ports?.connect });
     const dropReplicaOnUnknown = breaks.has("drop-replica-on-unknown");
     r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica, dropReplicaOnUnknown });
     leader.start();

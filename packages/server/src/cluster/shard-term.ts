@@ -8,6 +8,7 @@ import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { coordinatorUnavailable, TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
 import type { Coordinator, HeldTerm, ImmutableRecord, LoadedBound } from "./coordinator.js";
 import { HeldBackLines } from "./held-back-lines.js";
+import { realProcessClock, type ProcessClock } from "./process-clock.js";
 import { RevealedAnswers, type RevealedAnswersOptions } from "./replication/revealed-answers.js";
 import type { TermReplicator } from "./replication/term-replicator.js";
 import { ShardReserver } from "./shard-reserver.js";
@@ -27,6 +28,11 @@ export interface ShardTermOptions {
    * does not advance while the guest is stopped, its wall clock is set forward on resume.
    */
   readonly wallClock: () => number;
+  /**
+   * Sets a timer on {@link clock}'s time (the gate, the lease-wait, the engine's deadlines, bound
+   * retries). Default: Node's `setTimeout`, unref'd; the simulator passes its process's.
+   */
+  readonly setTimer?: ProcessClock["setTimer"] | undefined;
   /** When the gate first closes: `t_sent + leaderLease − margin` of the acquisition, on both clocks. */
   readonly gateUntil: GateDeadline;
   /** Monotonic time from which locks may be granted (the previous leaders' leases have run out). */
@@ -124,9 +130,10 @@ export class ShardTerm implements ServingGate {
   firstServedAt = -1;
   lastServedAt = -1;
   private gateUntil: GateDeadline;
-  private gateTimer: NodeJS.Timeout | null = null;
+  private cancelGateTimer: (() => void) | null = null;
   private waitOver: boolean;
-  private waitTimer: NodeJS.Timeout | null = null;
+  private cancelWaitTimer: (() => void) | null = null;
+  private readonly setTimer: ProcessClock["setTimer"];
   /**
    * Carried namespaces whose timestamp bound is still loading. Until none is, the engine's gate
    * stays shut (nothing is served, no waiter is granted or timed out): a grant hands out a
@@ -149,6 +156,7 @@ export class ShardTerm implements ServingGate {
   constructor(private readonly options: ShardTermOptions) {
     const { term, clock } = options;
     this.answers = new RevealedAnswers(options.revealed);
+    this.setTimer = options.setTimer ?? realProcessClock.setTimer;
     this.shard = term.shard;
     this.epoch = term.epoch;
     this.leaderId = options.leaderId;
@@ -162,6 +170,7 @@ export class ShardTerm implements ServingGate {
     });
     this.lines = new HeldBackLines({
       clock,
+      setTimer: this.setTimer,
       waiting: () => this.waiting,
       reserver: this.reserver,
       mayStart: (namespace) => this.ended === null && this.waitOver && this.reserver.isPrepared(namespace),
@@ -176,6 +185,7 @@ export class ShardTerm implements ServingGate {
       ...(options.watchTtlMs === undefined ? {} : { watchTtlMs: options.watchTtlMs }),
       logger: options.logger,
       clock,
+      setTimer: this.setTimer,
       timestampReserver: this.reserver,
       servingGate: this,
       replica: options.carried !== undefined,
@@ -192,8 +202,7 @@ export class ShardTerm implements ServingGate {
     const wait = options.grantsFrom - clock();
     this.waitOver = wait <= 0;
     if (!this.waitOver) {
-      this.waitTimer = setTimeout(() => this.finishWait(), Math.ceil(wait) + 1);
-      this.waitTimer.unref();
+      this.cancelWaitTimer = this.setTimer(() => this.finishWait(), Math.ceil(wait) + 1);
     }
     this.armGate();
   }
@@ -258,7 +267,7 @@ export class ShardTerm implements ServingGate {
     const retry = (namespace: string) => (err: unknown) => {
       if (this.ended !== null) return;
       this.options.logger.warn({ shard: this.shard, epoch: this.epoch, namespace, err }, "loading a carried namespace's timestamp bound failed; retrying");
-      setTimeout(() => this.reserver.prepare(namespace).then(done, retry(namespace)), this.options.retryAfterMs).unref();
+      this.setTimer(() => void this.reserver.prepare(namespace).then(done, retry(namespace)), this.options.retryAfterMs);
     };
     this.reserver.prepareAll(namespaces).forEach((loading, i) => loading.then(done, retry(namespaces[i] as string)));
   }
@@ -405,8 +414,8 @@ export class ShardTerm implements ServingGate {
       const { heldTokens, waitingRequests } = this.service.metrics();
       this.handedOver = { locks: heldTokens, waiters: waitingRequests };
     }
-    if (this.gateTimer !== null) clearTimeout(this.gateTimer);
-    if (this.waitTimer !== null) clearTimeout(this.waitTimer);
+    this.cancelGateTimer?.();
+    this.cancelWaitTimer?.();
     this.reserver.end();
     // Feeding stops before the table closes: its waiters stay in the standby's copy for a hand-over.
     this.replicator?.stop();
@@ -426,21 +435,20 @@ export class ShardTerm implements ServingGate {
 
   private armGate(): void {
     if (this.options.gateless === true) return;
-    if (this.gateTimer !== null) clearTimeout(this.gateTimer);
+    this.cancelGateTimer?.();
     // Node's timers run on the monotonic clock: after a pause this fires late, so isOpen checks
     // both clocks on every operation as well.
     const left = Math.min(this.gateUntil.monotonic - this.options.clock(), this.gateUntil.wall - this.options.wallClock());
-    this.gateTimer = setTimeout(() => {
+    this.cancelGateTimer = this.setTimer(() => {
       if (this.pastDeadline(this.options.clock())) this.options.onFailed(this, "serving gate closed");
       else this.armGate();
     }, Math.max(0, Math.ceil(left)) + 1);
-    this.gateTimer.unref();
   }
 
   private finishWait(): void {
     if (this.waitOver) return;
     this.waitOver = true;
-    if (this.waitTimer !== null) clearTimeout(this.waitTimer);
+    this.cancelWaitTimer?.();
     this.lines.drainAll();
     this.settleLeaseWait();
   }

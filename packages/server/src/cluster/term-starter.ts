@@ -5,12 +5,15 @@ import type { AcquiredTerm, AdoptedTerm, LeaseClaim, LoadedBound, ShardLease } f
 import { carriedLeaseMs, leaseWaitEnd } from "./margins.js";
 import type { CarriedTable, ClaimOutcome, PromotionCandidate, ReplicaPromoter } from "./replication/promote-replica.js";
 import { ShardTerm } from "./shard-term.js";
+import type { ProcessClock } from "./process-clock.js";
 
 /** What a {@link TermStarter} reads of, and reports to, its runtime. */
 export interface TermStarterHost {
   readonly options: ClusterRuntimeOptions;
   /** Monotonic clock (ms). */
   readonly clock: () => number;
+  /** Sets a timer on the same clock (each term's gate, lease-wait and engine deadlines). Default: Node's. */
+  readonly setTimer?: ProcessClock["setTimer"] | undefined;
   /** Wall clock (ms since the epoch). */
   readonly wallClock: () => number;
   /** How long before a taker could act the gate closes (`gateMargin`). */
@@ -172,6 +175,7 @@ export class TermStarter {
       logger,
       clock: host.clock,
       wallClock: host.wallClock,
+      setTimer: host.setTimer,
       gateUntil: { monotonic: sentAt + leaderLeaseMs - host.margin, wall: sentWall + leaderLeaseMs - host.margin },
       grantsFrom: host.clock() + leaseWaitMs,
       lockDelayMs: carried !== null ? validForMs : got.lockDelayMs,

@@ -120,9 +120,9 @@ export class MemoryStore {
     const live: LiveMember[] = [];
     for (const m of this.members.values()) {
       if (m.serverId === member.serverId) continue;
-      if (this.fresh(m, withinMs)) live.push({ serverId: m.serverId, ready: m.ready, incarnation: m.incarnation });
+      if (this.fresh(m, withinMs)) live.push({ serverId: m.serverId, ready: m.ready, incarnation: m.incarnation, url: m.url });
     }
-    if (wrote) live.push({ serverId: member.serverId, ready: member.ready, incarnation: member.incarnation });
+    if (wrote) live.push({ serverId: member.serverId, ready: member.ready, incarnation: member.incarnation, url: member.url });
     return live.sort((x, y) => (x.serverId < y.serverId ? -1 : x.serverId > y.serverId ? 1 : 0));
   }
 

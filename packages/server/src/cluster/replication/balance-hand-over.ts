@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Coordinator, HandedOverTerm } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
-import { awaitHandOverAck } from "./hand-over.js";
+import { awaitHandOverAck, pauseBeforeMove } from "./hand-over.js";
 import type { StandbyTarget } from "./shard-replication.js";
 
 /** What {@link balanceHandOver} needs. */
@@ -68,7 +68,7 @@ export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, con
     if (abandonRelease) return { kind: "no-ack" };
     return keep(`the taker did not acknowledge the hand-over entry (${outcome})`);
   }
-  if (context.pauseMs !== undefined && context.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, context.pauseMs));
+  await pauseBeforeMove(replication, context.pauseMs);
   let moved: HandedOverTerm | null;
   try {
     moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation }, taker, leaderLeaseMs);

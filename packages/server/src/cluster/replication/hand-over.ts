@@ -59,20 +59,27 @@ export interface HandOverAckContext {
 export async function awaitHandOverAck(replication: ShardReplication, context: HandOverAckContext): Promise<"acked" | "late" | "unreplicated" | "failed"> {
   const { leaderLeaseMs, logger, where } = context;
   const seq = context.staleAck === true ? replication.log.lastSeq : replication.append(HAND_OVER_ENTRY, true);
-  let timer: NodeJS.Timeout | undefined;
+  let cancel = (): void => undefined;
   const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), leaderLeaseMs);
-    timer.unref();
+    cancel = replication.clock.setTimer(() => resolve("late"), leaderLeaseMs);
   });
-  const waitFrom = performance.now();
+  const waitFrom = replication.clock.now();
   try {
     const outcome = await Promise.race([replication.whenAcked(seq).catch(() => "failed" as const), late]);
     // Test mode (--log-level debug): how long the final acknowledgement took.
-    logger.debug({ ...where, standby: replication.standby?.serverId, outcome, seq, waitedMs: Math.round(performance.now() - waitFrom) }, "hand-over: final log wait over");
+    logger.debug({ ...where, standby: replication.standby?.serverId, outcome, seq, waitedMs: Math.round(replication.clock.now() - waitFrom) }, "hand-over: final log wait over");
     return outcome;
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
+}
+
+/**
+ * TEST ONLY (`LEASEHOLD_TEST_HAND_OVER_PAUSE_MS`): wait `pauseMs` on the replication's clock between
+ * the final acknowledgement and the row move (nothing when undefined or 0).
+ */
+export async function pauseBeforeMove(replication: ShardReplication, pauseMs: number | undefined): Promise<void> {
+  if (pauseMs !== undefined && pauseMs > 0) await new Promise<void>((resolve) => replication.clock.setTimer(resolve, pauseMs));
 }
 
 /**
@@ -95,7 +102,7 @@ export async function handOverTerm(term: ShardTerm, context: HandOverContext): P
       logger.warn({ ...where, standby: standby.serverId, outcome }, "hand-over abandoned: the standby did not acknowledge the hand-over entry; releasing the shard");
       return null;
     }
-    if (context.pauseMs !== undefined && context.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, context.pauseMs));
+    await pauseBeforeMove(replication, context.pauseMs);
     const moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation }, standby, leaderLeaseMs);
     if (moved === null) {
       logger.warn({ ...where, standby: standby.serverId }, "hand-over matched nothing (the row is no longer this term's, or its standby not in sync); releasing the shard");

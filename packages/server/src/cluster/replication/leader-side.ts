@@ -6,8 +6,9 @@ import { chooseStandbys } from "./choose-standbys.js";
 import type { ClusterKeyHolder } from "./cluster-key-holder.js";
 import { snapshotShard } from "./replicated-tables.js";
 import { realReplicationClock, type ReplicationClock } from "./replication-clock.js";
+import type { ReplicationTransport } from "./replication-sender.js";
 import type { ReplicationMetrics, ShardReplicationView } from "./replication-metrics.js";
-import { ShardReplication } from "./shard-replication.js";
+import { ShardReplication, type StandbyTarget } from "./shard-replication.js";
 import type { StandbySide } from "./standby-side.js";
 import { createEchoReplicationTransport } from "./echo-replication-transport.js";
 import { createStreamReplicationTransport } from "./stream-replication-transport.js";
@@ -37,6 +38,11 @@ export interface LeaderSideOptions {
   readonly standby: StandbySide;
   /** Default: the real clock. */
   readonly clock?: ReplicationClock | undefined;
+  /**
+   * A replication connection to a standby of `shard`. Default: the replication stream
+   * (stream-replication-transport.ts); the deterministic simulator passes one over its network.
+   */
+  readonly connect?: ((target: StandbyTarget, shard: number) => ReplicationTransport) | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=promote-any-replica`): replicas of superseded terms are kept (see `ReplicaPromoter`). Default false. */
   readonly keepStaleReplicas?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=answer-before-ack`): see `SyncRuleOptions.unsafeAnswerFirst`. Default false. */
@@ -151,6 +157,7 @@ export class LeaderSide {
       leaderId: term.leaderId,
       coordinator,
       connect: (target) => {
+        if (this.options.connect !== undefined) return this.options.connect(target, term.shard);
         const echo = this.options.echoStandbyPort;
         if (echo !== undefined) return createEchoReplicationTransport({ port: echo });
         return createStreamReplicationTransport({ url: target.url, shard: term.shard, key: key.key!, timeoutMs: leaderLeaseMs });

@@ -1,6 +1,7 @@
 import type { HandOverReason, LossReason } from "../cluster-metrics.js";
 import type { ClusterRuntimeOptions } from "../cluster-runtime-options.js";
 import type { HeldTerm, LiveMember, ShardLease } from "../coordinator.js";
+import { realProcessClock } from "../process-clock.js";
 import type { ShardTerm } from "../shard-term.js";
 import { chooseStandbys } from "./choose-standbys.js";
 import { chooseTaker } from "./choose-taker.js";
@@ -185,6 +186,7 @@ export class ShardMover {
         pollMs: Math.max(5, Math.floor(host.options.leaderLeaseMs / 60)),
         retryMs: Math.max(10, Math.floor(host.options.leaderLeaseMs / 6)),
         alive,
+        clock: replication.clock,
       });
     }
     // Lost meanwhile (its gate closed, a renewal matched nothing): the runtime ended it. A stopping
@@ -261,10 +263,10 @@ export class ShardMover {
   private async moveRowBeforeGate(term: ShardTerm, standby: StandbyTarget): Promise<void> {
     const { coordinator, serverId, leaderLeaseMs, logger } = this.host.options;
     const replication = term.replicator?.replication;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), leaderLeaseMs)));
+    let cancel = (): void => undefined;
+    const late = new Promise<"late">((resolve) => (cancel = (replication?.clock ?? realProcessClock).setTimer(() => resolve("late"), leaderLeaseMs)));
     if (replication !== undefined) await Promise.race([replication.whenAcked(replication.log.lastSeq), late]);
-    clearTimeout(timer);
+    cancel();
     this.movedEarly.add(term);
     const moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation: this.host.incarnation }, standby, leaderLeaseMs).catch(() => null);
     if (moved === null) {

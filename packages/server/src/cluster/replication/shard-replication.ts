@@ -69,8 +69,12 @@ export class ShardReplication {
   private closed = false;
   private attachStartedAt = -Infinity;
 
+  /** The leader process's clock and timers (its hand-over waits run on them too). */
+  readonly clock: ReplicationClock;
+
   constructor(private readonly options: ShardReplicationOptions) {
     const { term, coordinator, clock, logger, metrics } = options;
+    this.clock = clock;
     this.log = new ReplicationLog(clock);
     const where = { shard: term.shard, epoch: term.epoch };
     this.rule = new SyncRule({

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { InMemoryLockService } from "../../service/in-memory-lock-service.js";
+import type { ProcessClock } from "../process-clock.js";
 import type { ShardLease } from "../coordinator.js";
 import type { ClusterKeyHolder } from "./cluster-key-holder.js";
 import { ReplicaStore } from "./replica-store.js";
@@ -25,6 +26,8 @@ export interface StandbySideOptions {
   readonly leaseMs: number;
   readonly validForMs?: number | undefined;
   readonly maxWaitingPerNamespace?: number | undefined;
+  /** The process's clocks and timers, for the replica tables (their lease clocks). Default: Node's. */
+  readonly time?: ProcessClock | undefined;
 }
 
 /** A member's standby side: its replicas and the route leaders stream to. */
@@ -58,6 +61,7 @@ export function createStandbySide(options: StandbySideOptions): StandbySide {
           ...(options.validForMs === undefined ? {} : { validForMs: options.validForMs }),
           ...(options.maxWaitingPerNamespace === undefined ? {} : { maxWaitingPerNamespace: options.maxWaitingPerNamespace }),
           logger,
+          ...(options.time === undefined ? {} : { clock: () => options.time!.now(), setTimer: (fn: () => void, ms: number) => options.time!.setTimer(fn, ms) }),
         }),
       ),
   });

@@ -1,4 +1,5 @@
-import { realProcessClock, type ProcessClock } from "../process-clock.js";
+import { realProcessClock } from "../process-clock.js";
+import type { ReplicationClock } from "./replication-clock.js";
 import type { ShardReplication, StandbyTarget } from "./shard-replication.js";
 
 /** What {@link syncStandby} is given. */
@@ -21,8 +22,8 @@ export interface SyncStandbyOptions {
   readonly retryMs: number;
   /** False once the term no longer serves (it was lost, or the caller gave up): stop trying. */
   readonly alive: () => boolean;
-  /** The process's clock and timers. Default: Node's ({@link realProcessClock}). */
-  readonly clock?: ProcessClock | undefined;
+  /** The process's clock and timers (the replication's). Default: Node's ({@link realProcessClock}). */
+  readonly clock?: Pick<ReplicationClock, "now" | "setTimer"> | undefined;
 }
 
 const same = (a: StandbyTarget, b: StandbyTarget): boolean => a.serverId === b.serverId && a.incarnation === b.incarnation;

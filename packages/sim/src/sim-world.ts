@@ -1,0 +1,271 @@
+import { LeaseholdError } from "@leasehold/protocol";
+import {
+  createClusterMember,
+  createMemoryCoordinator,
+  MemoryStore,
+  WaitingLockHandle,
+  type ClusterMember,
+  type ProbeResult,
+  type ReplicaStore,
+  type TestBreak,
+} from "@leasehold/server/internal";
+import pino from "pino";
+import { SimClient, type SimServers, type SimService } from "./sim-client.js";
+import { SimProcess } from "./sim-clock.js";
+import { SimHistory } from "./sim-history.js";
+import { SimNetwork } from "./sim-network.js";
+import type { SimRandom } from "./sim-random.js";
+import { Scheduler } from "./scheduler.js";
+
+/** The shape of one simulated cluster. */
+export interface WorldSettings {
+  readonly servers: number;
+  readonly shards: number;
+  readonly leaderLeaseMs: number;
+  /** Each server's `--lease-ms` (members may differ). */
+  readonly leaseMs: readonly number[];
+  readonly breaks: ReadonlySet<TestBreak>;
+}
+
+/** One server slot: its id and URL are fixed (a restart keeps `--server-id`); its process changes. */
+interface Slot {
+  readonly id: string;
+  readonly url: string;
+  readonly leaseMs: number;
+  generation: number;
+  process: SimProcess | null;
+  member: ClusterMember | null;
+  /** True once its runtime started (it answers calls). */
+  listening: boolean;
+  /** Calls in flight to it: failed when it crashes. */
+  readonly inFlight: Set<(err: Error) => void>;
+}
+
+
+/** A connection error, as a client sees a refused or reset connection. */
+function connectionError(what: string): Error {
+  return new Error(`simulated connection ${what}`);
+}
+
+/**
+ * One seeded world: the in-memory database, the network, the server processes (the real cluster
+ * code and engine, each on its own {@link SimProcess}), the clients and their history.
+ */
+export class SimWorld implements SimServers {
+  readonly scheduler: Scheduler;
+  readonly history = new SimHistory();
+  readonly store: MemoryStore;
+  readonly network: SimNetwork;
+  private readonly slots: Slot[] = [];
+  /** The servers' logger: silent, or at `LEASEHOLD_SIM_LOG` (a pino level) on stderr with the simulated time, to debug a seed. */
+  private readonly logger = pino({ level: process.env.LEASEHOLD_SIM_LOG ?? "silent", base: null, timestamp: () => `,"t":${(this.scheduler?.now ?? 0).toFixed(1)}` }, pino.destination(2));
+
+  constructor(
+    private readonly random: SimRandom,
+    readonly settings: WorldSettings,
+    onStep?: (at: number, owner: string, label: string) => void,
+  ) {
+    this.scheduler = new Scheduler(onStep);
+    this.store = new MemoryStore({ now: () => this.scheduler.now, key: Buffer.alloc(32, 7) });
+    this.network = new SimNetwork(random.fork("network"), { answerLost: 0.01, notifyTwice: 0.05, notifyLost: 0.05 });
+    for (let i = 0; i < settings.servers; i++) {
+      this.slots.push({ id: `s${i}`, url: `http://s${i}.sim`, leaseMs: settings.leaseMs[i % settings.leaseMs.length]!, generation: 0, process: null, member: null, listening: false, inFlight: new Set() });
+    }
+  }
+
+  urls(): readonly string[] {
+    return this.slots.map((s) => s.url);
+  }
+
+  /** The slots' ids. */
+  ids(): readonly string[] {
+    return this.slots.map((s) => s.id);
+  }
+
+  private slot(idOrUrl: string): Slot {
+    const slot = this.slots.find((s) => s.id === idOrUrl || s.url === idOrUrl);
+    if (slot === undefined) throw new Error(`no simulated server ${idOrUrl}`);
+    return slot;
+  }
+
+  /** True while server `id` runs (not crashed, not stopped). */
+  running(id: string): boolean {
+    const s = this.slot(id);
+    return s.process !== null && s.process.alive;
+  }
+
+  /** Server `id`'s process while it runs. */
+  processOf(id: string): SimProcess | null {
+    const s = this.slot(id);
+    return s.process !== null && s.process.alive ? s.process : null;
+  }
+
+  /** Start server `id` (a new process with the same `--server-id`). */
+  start(id: string): void {
+    const slot = this.slot(id);
+    if (this.running(id)) return;
+    slot.generation++;
+    const rnd = this.random.fork(`${id}#${slot.generation}`);
+    // Each process's clocks start anywhere; wall clocks agree within a few ms (NTP).
+    const process = new SimProcess(`${id}#${slot.generation}`, this.scheduler, { monoStart: rnd.int(1_000, 1_000_000), wallEpoch: 1_800_000_000_000 + rnd.int(-5, 5) });
+    slot.process = process;
+    slot.member = null;
+    slot.listening = false;
+    const { leaderLeaseMs, shards, breaks } = this.settings;
+    const coordinator = createMemoryCoordinator({ store: this.store, link: this.network.statementLink(process, Math.max(250, Math.floor(leaderLeaseMs / 3))), unfencedBoundExtensions: breaks.has("epoch-fence") });
+    process.deliver("start", () => {
+      void createClusterMember(
+        {
+          connectionString: "postgres://sim/sim",
+          serverId: id,
+          advertiseUrl: slot.url,
+          leaderLeaseMs,
+          shards,
+          replicas: 1,
+          reserveBlock: 1_000,
+          coordinator,
+          unsafeTestKnobs: breaks.size > 0,
+          unsafeTestBreaks: breaks.size > 0 ? breaks : undefined,
+          ports: {
+            time: process,
+            connect: (target) => this.network.replicationTransport(process, this.processFor(target.url), () => this.replicaStore(target.url), leaderLeaseMs),
+            probe: (_serverId, url) => this.probe(process, url),
+          },
+        },
+        { leaseMs: slot.leaseMs, logger: this.logger.child({ server: process.name }), version: "sim", url: slot.url },
+      ).then(
+        (member) => {
+          if (slot.process !== process || !process.alive) return;
+          slot.member = member;
+          member.runtime.url = slot.url;
+          slot.listening = true;
+          void member.runtime.start().catch(() => undefined);
+        },
+        (err: unknown) => this.history.violated({ invariant: "liveness", detail: `server ${id} could not start: ${String(err)}` }),
+      );
+    });
+  }
+
+  /** SIGKILL: the process and everything it held in memory are gone at once. */
+  crash(id: string): void {
+    const slot = this.slot(id);
+    slot.process?.kill();
+    slot.listening = false;
+    slot.member = null;
+    for (const fail of slot.inFlight) fail(connectionError("reset (server crashed)"));
+    slot.inFlight.clear();
+  }
+
+  /** SIGTERM: the server stops as start-server.ts stops it (hand-overs first), then its process ends. */
+  terminate(id: string): Promise<void> {
+    const slot = this.slot(id);
+    const member = slot.member;
+    const process = slot.process;
+    if (member === null || process === null || !process.alive) return Promise.resolve();
+    slot.listening = false;
+    return new Promise<void>((resolve) =>
+      process.deliver("sigterm", () => {
+        void member.service
+          .close()
+          .then(() => {
+            member.leader?.stop();
+          })
+          .finally(() => {
+            this.crash(id);
+            resolve();
+          });
+      }),
+    );
+  }
+
+  /** Pause server `id` (SIGSTOP, or a VM stopped); {@link resume} lets it go on. */
+  pause(id: string): void {
+    this.processOf(id)?.pause();
+  }
+
+  resume(id: string): void {
+    this.slot(id).process?.resume();
+  }
+
+  private processFor(url: string): SimProcess {
+    const slot = this.slot(url);
+    // A dead process's messages are dropped by the scheduler (its owner is gone).
+    return slot.process ?? new SimProcess(`${slot.id}#none`, this.scheduler);
+  }
+
+  private replicaStore(url: string): ReplicaStore | null {
+    const slot = this.slot(url);
+    return slot.member?.standby.store ?? null;
+  }
+
+  private probe(from: SimProcess, url: string): Promise<ProbeResult> {
+    const slot = this.slot(url);
+    return new Promise<ProbeResult>((resolve) => {
+      const cancel = from.setTimer(() => resolve({ answering: false, problem: "no answer in time" }), 1_000);
+      this.scheduler.after(1, "network", `probe ${slot.id}`, () => {
+        const answering = slot.listening && slot.process !== null && slot.process.alive;
+        if (!answering) return;
+        slot.process!.deliver("probe", () =>
+          this.scheduler.after(1, "network", "probe answer", () =>
+            from.deliver("probe answer", () => {
+              cancel();
+              resolve({ answering: true });
+            }),
+          ),
+        );
+      });
+    });
+  }
+
+  call<T>(client: string, url: string, label: string, call: (service: SimService) => T | Promise<T> | { readonly answer: Promise<T> }): Promise<T> {
+    const slot = this.slot(url);
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      const finish = (fn: () => void): void => {
+        if (done) return;
+        done = true;
+        slot.inFlight.delete(fail);
+        fn();
+      };
+      const fail = (err: Error): void => {
+        this.scheduler.after(0.5, "network", `reset ${client}`, () => finish(() => reject(err)));
+      };
+      this.scheduler.after(0.3, "network", `${client} ${label} -> ${slot.id}`, () => {
+        const process = slot.process;
+        const member = slot.member;
+        if (!slot.listening || member === null || process === null || !process.alive) return fail(connectionError("refused"));
+        slot.inFlight.add(fail);
+        process.deliver(label, () => {
+          let settled: Promise<T>;
+          try {
+            const begun = call(member.service as unknown as SimService);
+            settled = begun instanceof WaitingLockHandle ? (begun.answer as Promise<T>) : Promise.resolve(begun as T | Promise<T>);
+          } catch (err) {
+            settled = Promise.reject(err);
+          }
+          settled.then(
+            (value) => this.scheduler.after(0.3, "network", `answer ${label} -> ${client}`, () => finish(() => resolve(value))),
+            (err: unknown) => this.scheduler.after(0.3, "network", `error ${label} -> ${client}`, () => finish(() => reject(err instanceof LeaseholdError ? err : connectionError(String(err))))),
+          );
+        });
+      });
+    });
+  }
+
+  /** Start `count` clients working until `until`. */
+  startClients(count: number, namespaces: readonly string[], descriptors: readonly string[], until: number): void {
+    for (let i = 0; i < count; i++) {
+      new SimClient(`c${i}`, this.scheduler, this, this.random.fork(`c${i}`), this.history, { namespaces, descriptors, until }).start();
+    }
+  }
+
+  /** True when every shard has a live leader whose row names an in-sync standby (the database's view). */
+  protectedNow(): boolean {
+    return this.store.readLeases().every((r) => !r.expired && r.inSync && r.standbyId !== null);
+  }
+
+  /** True when every shard has a live leader. */
+  ledNow(): boolean {
+    return this.store.readLeases().every((r) => !r.expired);
+  }
+}
