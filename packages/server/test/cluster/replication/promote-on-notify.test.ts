@@ -2,24 +2,9 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import type { ShardLease } from "../../../src/cluster/coordinator.js";
 import { ReplicaPromoter } from "../../../src/cluster/replication/promote-replica.js";
-import { ReplicaStore, type ReplicaSink } from "../../../src/cluster/replication/replica-store.js";
+import { ReplicaStore } from "../../../src/cluster/replication/replica-store.js";
 import type { StreamIdentity } from "../../../src/cluster/replication/replication-wire.js";
-
-/** A sink whose snapshot is the images it was restored with. */
-class ImageSink implements ReplicaSink {
-  images: Record<string, unknown> = {};
-  disposed = false;
-  restore(snapshot: unknown): void {
-    this.images = { ...(snapshot as Record<string, unknown>) };
-  }
-  apply(): void {}
-  snapshot(): unknown {
-    return { namespaces: this.images };
-  }
-  dispose(): void {
-    this.disposed = true;
-  }
-}
+import { ImageSink } from "./promotion-fixture.js";
 
 const stream: StreamIdentity = { shard: 2, epoch: 5, leaderId: "L5", leaderIncarnation: "leader-a", standbyIncarnation: "standby-1", streamId: "s1" };
 
