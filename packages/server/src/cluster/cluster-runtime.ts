@@ -6,7 +6,7 @@ import type { LiveMember, ShardLease } from "./coordinator.js";
 import { HealthProber } from "./health-prober.js";
 import { joinWithRetry, type JoinRetry } from "./join-retry.js";
 import { LeaseRenewer } from "./lease-renewer.js";
-import { nextPassDelay, observeRows, planShards, type Seen } from "./plan-shards.js";
+import { namesSyncedStandby, nextPassDelay, observeRows, planShards, type Seen } from "./plan-shards.js";
 import { gateMargin } from "./margins.js";
 import { MemberIdentityWatch } from "./member-identity.js";
 import type { PromotionCandidate, ReplicaPromoter } from "./replication/promote-replica.js";
@@ -166,6 +166,7 @@ export class ClusterRuntime {
       handedOver: (term, done) => this.noteHandedOver(term, done),
       stopping: () => this.stopping,
       warn: (err, msg) => this.warn(err, msg),
+      promoter: () => this.promoter,
     });
   }
 
@@ -336,8 +337,9 @@ export class ClusterRuntime {
   private noteHandedOver(term: ShardTerm, done: HandOverDone): void {
     const row = this.leases[term.shard];
     if (row === undefined || row.epoch >= done.moved.epoch) return;
-    const { standby, moved } = done;
-    this.leases[term.shard] = { ...row, holder: standby.serverId, incarnation: standby.incarnation, url: moved.url, leaderId: term.leaderId, epoch: moved.epoch, expired: false, standbyId: null, standbyIncarnation: null, inSync: false };
+    const { standby, moved, former } = done;
+    const named = { standbyId: former?.serverId ?? null, standbyIncarnation: former?.incarnation ?? null, inSync: former !== undefined };
+    this.leases[term.shard] = { ...row, holder: standby.serverId, incarnation: standby.incarnation, url: moved.url, leaderId: term.leaderId, epoch: moved.epoch, expired: false, ...named };
   }
 
   private schedule(): void {
@@ -416,9 +418,12 @@ export class ClusterRuntime {
     this.leases = leases;
     this.leasesReadAt = readSentAt;
     const keepSynced = this.options.breaks?.has("release-synced-orphan") !== true;
-    let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.heldEpochs(leases.length), keepSynced);
-    // Rows handed over to this standby are adopted with its replica; the rest are released.
+    let orphans = observeRows(this.seen, leases, this.clock(), this.identity, this.heldEpochs(leases.length), false);
+    // Rows handed over to this standby are adopted with its replica (a balance move's row names
+    // its former leader as in-sync standby until then); the rest are released, except those that
+    // name an in-sync standby, left to it (see observeRows).
     if (this.promoter !== null && !this.stopping) orphans = this.promoter.adoptOrAnswer(orphans, leases, (row, candidate) => this.adopt(row, candidate));
+    if (keepSynced) orphans = orphans.filter((o) => !namesSyncedStandby(leases[o.shard]));
     if (orphans.length > 0) void this.options.coordinator.release(this.options.serverId, orphans).catch(() => undefined);
   }
 

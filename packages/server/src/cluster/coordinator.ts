@@ -121,17 +121,22 @@ export interface Coordinator {
   /**
    * Hand `term`'s shard to its in-sync standby in one statement fenced by the epoch: holder, URL
    * (from the standby's member row) and incarnation become the standby's, epoch + 1, a fresh expiry
-   * of `leaderLeaseMs`, `leader_id` unchanged (the table moves with it), the standby fields
-   * cleared; then NOTIFY as a release does. Only while the row names `standby` (id and incarnation)
-   * in sync. Answers the new term, or `null` when it matched nothing.
+   * of `leaderLeaseMs`, `leader_id` unchanged (the table moves with it); then NOTIFY as a release
+   * does. Only while the row names `standby` (id and incarnation) in sync. With `formerAsStandby`
+   * (a balance move: the former leader keeps its table as a replica of the new epoch) the row names
+   * the former leader (`term`'s holder and incarnation) as the new epoch's in-sync standby, so a
+   * taker that never adopts leaves the shard to it with the table, not to an empty takeover; else
+   * the standby fields are cleared (a stopping leader keeps nothing). Answers the new term, or
+   * `null` when it matched nothing.
    */
-  handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number): Promise<HandedOverTerm | null>;
+  handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number, formerAsStandby?: boolean): Promise<HandedOverTerm | null>;
   /**
    * The standby a shard was handed to starts its term: one statement fenced by the handed-over
    * row (shard, `epoch`, holder and incarnation the claim's, `leader_id` the claim's) sets a fresh
-   * expiry of `claim.leaderLeaseMs` (the serving gate counts from when it was sent) and records
-   * the lease-wait as an acquisition does (`validForMs`, complete up to this epoch) before the
-   * term serves. With `bounds`, the same statement loads those namespaces' bounds for the term as
+   * expiry of `claim.leaderLeaseMs` (the serving gate counts from when it was sent), clears the
+   * standby fields (a former leader named by {@link handOver} holds the table as it was handed
+   * over, which the adopted term's first grant makes stale) and records the lease-wait as an
+   * acquisition does (`validForMs`, complete up to this epoch) before the term serves. With `bounds`, the same statement loads those namespaces' bounds for the term as
    * {@link loadBounds} does, fenced by the adoption itself (nothing is loaded unless it matched):
    * a taker that carries them serves a round trip sooner. Answers the term with the bounds loaded
    * (none without `bounds`), or `null` when it matched nothing.

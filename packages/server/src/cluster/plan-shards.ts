@@ -34,10 +34,15 @@ export function observeRows(
     const since = seen[row.shard];
     if (since === null || since === undefined || since.version !== row.version) seen[row.shard] = { version: row.version, at: now };
     if (row.holder !== self.serverId || row.incarnation !== self.incarnation || heldEpochs[row.shard] === row.epoch) continue;
-    if (keepSynced && row.inSync && row.standbyId !== null) continue;
+    if (keepSynced && namesSyncedStandby(row)) continue;
     orphans.push({ shard: row.shard, epoch: row.epoch });
   }
   return orphans;
+}
+
+/** True when `row` names a standby recorded in sync: its orphan is left to that standby, never released (see {@link observeRows}). */
+export function namesSyncedStandby(row: ShardLease | undefined): boolean {
+  return row !== undefined && row.inSync && row.standbyId !== null;
 }
 
 /** What one pass of the leadership loop knows. */

@@ -26,6 +26,7 @@ export const TEST_BREAKS = {
   "balance-to-silent-member": "a member that does not answer (no probe answered within a leader lease, or its own terms lapsing) still counts in the shares and is a balance target while its heartbeat row is fresh",
   "balance-abandon-release": "a balance hand-over whose taker does not acknowledge releases the shard, table and all, instead of reopening its gate",
   "release-synced-orphan": "a pass releases a row of this process's that it no longer leads even when the row names an in-sync standby, table and all, instead of leaving it to the standby",
+  "handed-over-without-former": "a balance hand-over clears the row's standby instead of naming the former leader, which keeps the table, its in-sync standby until the taker adopts it: a taker that never adopts leaves the row to expire and be taken empty",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 

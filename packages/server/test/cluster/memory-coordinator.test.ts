@@ -73,9 +73,9 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     name: `set-in-sync ${JSON.stringify(a)}`,
     run: (c: Coordinator) => c.setInSync(termOf(a.s, a.sh, a.e), `${a.of}-inc`, a.inSync, a.round),
   })),
-  fc.record({ s: server, sh: shard, e: epoch, to: server, ms: leaseMs }).map((a) => ({
+  fc.record({ s: server, sh: shard, e: epoch, to: server, ms: leaseMs, former: fc.boolean() }).map((a) => ({
     name: `hand-over ${JSON.stringify(a)}`,
-    run: (c: Coordinator) => c.handOver(termOf(a.s, a.sh, a.e), { serverId: a.to, incarnation: `${a.to}-inc` }, a.ms),
+    run: (c: Coordinator) => c.handOver(termOf(a.s, a.sh, a.e), { serverId: a.to, incarnation: `${a.to}-inc` }, a.ms, a.former),
   })),
   fc.record({ s: server, sh: shard, e: epoch, ms: leaseMs, lock: small, valid: small, ns: fc.array(namespace, { maxLength: 2 }) }).map((a) => ({
     name: `adopt ${JSON.stringify(a)}`,
@@ -113,4 +113,36 @@ describe("the in-memory store answers every coordinator statement as PostgreSQL 
       { numRuns: 12 },
     );
   }, 120_000);
+});
+
+describe("a balance hand-over, step by step, on both", () => {
+  it("names the former leader the new epoch's in-sync standby until the taker adopts, which clears it", async () => {
+    const schema = await createTestSchema();
+    const pg = createPostgresCoordinator({ connectionString: schema.connectionString });
+    const memory = createMemoryCoordinator({ store: new MemoryStore({ now: () => Date.now() }) });
+    const rows: unknown[][] = [[], []];
+    try {
+      for (const [i, c] of [pg, memory].entries()) {
+        await c.start(SHARDS);
+        for (const s of ["s0", "s1"]) await c.heartbeat({ serverId: s, incarnation: `${s}-inc`, url: `http://${s}.invalid`, ready: true }, 60_000);
+        const got = await c.acquire(0, (await c.readLeases())[0]!.version, claimOf("s0", 60_000, 1_000, 1_000));
+        expect(got?.epoch).toBe(1);
+        expect(await c.nameStandby(termOf("s0", 0, 1), { serverId: "s1", incarnation: "s1-inc" }, 1)).toBe(true);
+        expect(await c.setInSync(termOf("s0", 0, 1), "s1-inc", true, 2)).toBe(true);
+        expect(await c.handOver(termOf("s0", 0, 1), { serverId: "s1", incarnation: "s1-inc" }, 60_000, true)).toEqual({ shard: 0, epoch: 2, url: "http://s1.invalid" });
+        const moved = (await c.readLeases())[0]!;
+        expect(moved).toMatchObject({ holder: "s1", incarnation: "s1-inc", leaderId: "s0-term", epoch: 2, standbyId: "s0", standbyIncarnation: "s0-inc", inSync: true });
+        rows[i]!.push(moved);
+        expect(await c.adoptHandOver(0, 2, claimOf("s1", 60_000, 1_000, 1_000, "s0-term"))).not.toBeNull();
+        const adopted = (await c.readLeases())[0]!;
+        expect(adopted).toMatchObject({ holder: "s1", epoch: 2, standbyId: null, standbyIncarnation: null, inSync: false });
+        rows[i]!.push(adopted);
+      }
+      const strip = (r: unknown): unknown => ({ ...(r as Record<string, unknown>), version: undefined });
+      expect(rows[1]!.map(strip)).toEqual(rows[0]!.map(strip));
+    } finally {
+      await pg.close();
+      await schema.drop();
+    }
+  });
 });

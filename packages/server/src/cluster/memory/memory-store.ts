@@ -328,12 +328,17 @@ export class MemoryStore {
     return true;
   }
 
-  handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number): HandedOverTerm | null {
+  handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number, formerAsStandby = false): HandedOverTerm | null {
     const r = this.leaderRow(term);
     if (r === null || r.standbyId !== standby.serverId || r.standbyIncarnation !== standby.incarnation || !r.inSync) return null;
     const m = this.members.get(standby.serverId);
     if (m === undefined || m.incarnation !== standby.incarnation) return null;
     this.nextTerm(r, standby.serverId, m.url, standby.incarnation, leaderLeaseMs);
+    if (formerAsStandby) {
+      r.standbyId = term.serverId;
+      r.standbyIncarnation = term.incarnation;
+      r.inSync = true;
+    }
     this.notify(term.shard);
     return { shard: term.shard, epoch: r.epoch, url: m.url };
   }
@@ -347,6 +352,7 @@ export class MemoryStore {
     r.lockLeaseMs = Math.max(r.lockLeaseMs, Math.ceil(claim.lockLeaseMs));
     r.validForMs = Math.max(waitMs, Math.ceil(claim.validForMs));
     r.validForEpoch = r.epoch;
+    this.clearStandby(r);
     return { shard, epoch: r.epoch, lockDelayMs: waitMs, bounds: this.loadFenced(epoch, bounds?.namespaces ?? [], bounds?.block ?? 1) };
   }
 }

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Coordinator, HandedOverTerm } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
 import { awaitHandOverAck, pauseBeforeMove } from "./hand-over.js";
+import { snapshotShard } from "./replicated-tables.js";
 import type { StandbyTarget } from "./shard-replication.js";
 
 /** What {@link balanceHandOver} needs. */
@@ -16,6 +17,19 @@ export interface BalanceHandOverContext {
   readonly pauseMs?: number | undefined;
   /** TEST ONLY (`hand-over-stale-ack`): see `HandOverAckContext.staleAck`. Default false. */
   readonly staleAck?: boolean | undefined;
+  /**
+   * The row move names this leader as the new epoch's in-sync standby, and the outcome carries the
+   * table (`former`) for it to keep as its replica of that epoch: a taker that acknowledged but
+   * never adopts (cut off from the database) leaves the shard to this member with every lock, not
+   * to an empty takeover. Default true; false only under the test break `handed-over-without-former`.
+   */
+  readonly formerAsStandby?: boolean | undefined;
+}
+
+/** The table a balance hand-over's former leader keeps, as a replica of the new epoch (see {@link BalanceHandOverContext.formerAsStandby}). */
+export interface FormerTable {
+  /** The shard's snapshot, taken once the taker acknowledged (the table is frozen from then on). */
+  readonly snapshot: unknown;
 }
 
 /**
@@ -32,9 +46,9 @@ export interface BalanceHandOverContext {
  *   releases the shard, table and all, as before issue 29.
  */
 export type BalanceHandOverOutcome =
-  | { readonly kind: "moved"; readonly moved: HandedOverTerm; readonly locks: number; readonly waiters: number }
+  | { readonly kind: "moved"; readonly moved: HandedOverTerm; readonly locks: number; readonly waiters: number; readonly former: FormerTable | null }
   | { readonly kind: "kept"; readonly why: string }
-  | { readonly kind: "unknown" }
+  | { readonly kind: "unknown"; readonly former: FormerTable | null }
   | { readonly kind: "ended" }
   | { readonly kind: "no-ack" };
 
@@ -47,8 +61,10 @@ export type BalanceHandOverOutcome =
  * statement fenced by the epoch and by the taker being the row's in-sync standby. When the
  * acknowledgement does not come, or the statement matched nothing (the row is still this term's:
  * only its holder moves a row that has not expired), the gate reopens and the term serves on with
- * its table. `abandonRelease` (TEST ONLY, `balance-abandon-release`) answers `no-ack` instead of
- * reopening.
+ * its table. Once the row moved, the row names this leader the new epoch's in-sync standby until
+ * the taker adopts (which clears it), and the outcome carries the table for this member's replica
+ * store: a taker that never adopts leaves the shard to its former leader's takeover with state.
+ * `abandonRelease` (TEST ONLY, `balance-abandon-release`) answers `no-ack` instead of reopening.
  */
 export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, context: BalanceHandOverContext, abandonRelease = false): Promise<BalanceHandOverOutcome> {
   const { coordinator, serverId, incarnation, leaderLeaseMs, logger } = context;
@@ -68,18 +84,31 @@ export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, con
     if (abandonRelease) return { kind: "no-ack" };
     return keep(`the taker did not acknowledge the hand-over entry (${outcome})`);
   }
+  // The gate has been shut since before the acknowledged entry: this is the very table the taker holds.
+  const former = context.formerAsStandby === false ? null : formerTable(term, logger, where);
+  const formerAsStandby = former !== null;
   await pauseBeforeMove(replication, context.pauseMs);
   let moved: HandedOverTerm | null;
   try {
-    moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation }, taker, leaderLeaseMs);
+    moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation }, taker, leaderLeaseMs, formerAsStandby);
   } catch (err) {
-    logger.warn({ ...where, err }, "the hand-over statement failed, its outcome unknown: the term ends without releasing the shard (the taker holds the table as its in-sync standby)");
-    return { kind: "unknown" };
+    logger.warn({ ...where, err }, "the hand-over statement failed, its outcome unknown: the term ends without releasing the shard (the taker holds the table as its in-sync standby, and so does this member)");
+    return { kind: "unknown", former };
   }
   if (moved === null) {
     logger.warn({ ...where }, "hand-over matched nothing (the row is no longer this term's, or the taker not its in-sync standby)");
     return keep("the hand-over statement matched nothing");
   }
   logger.info({ ...where, standby: taker.serverId, newEpoch: moved.epoch, entries: replication.log.lastSeq, locksCarried: table.locks, waitersCarried: table.waiters }, "shard handed over");
-  return { kind: "moved", moved, locks: table.locks, waiters: table.waiters };
+  return { kind: "moved", moved, locks: table.locks, waiters: table.waiters, former };
+}
+
+/** The frozen table of `term` to keep as the former leader's replica, or `null` when it cannot be exported (the term ended meanwhile: no table to keep). */
+function formerTable(term: ShardTerm, logger: Logger, where: Readonly<Record<string, unknown>>): FormerTable | null {
+  try {
+    return { snapshot: snapshotShard(term.service) };
+  } catch (err) {
+    logger.warn({ ...where, err }, "the table handed over could not be exported: the row moves without naming this leader its standby");
+    return null;
+  }
 }

@@ -26,6 +26,12 @@ export interface HandOverContext {
 export interface HandOverDone {
   readonly moved: HandedOverTerm;
   readonly standby: MemberIdentity;
+  /**
+   * The member the moved row names as the new epoch's in-sync standby: the former leader, which
+   * keeps the table until the taker adopts (a balance move). Default none: the standby fields were
+   * cleared (a stop).
+   */
+  readonly former?: MemberIdentity | undefined;
 }
 
 /** True when `term` can be handed over with its state: its standby is in sync now. */

@@ -64,21 +64,24 @@ export function standbyStatements(
       return rows.length === 1;
     },
 
-    async handOver(term, standby, leaderLeaseMs) {
-      // SET reads the row as it was: holder and incarnation become the standby's, from the same row.
+    async handOver(term, standby, leaderLeaseMs, formerAsStandby = false) {
+      // SET reads the row as it was: holder and incarnation become the standby's, and (with $9) the
+      // standby fields the former holder's, from the same row.
       const rows = await run<{ epoch: string; url: string }>(
         "hand-over",
         `WITH h AS (
            UPDATE leases l SET holder = l.standby_id, url = m.url, incarnation = l.standby_incarnation, epoch = l.epoch + 1,
              version = l.version + 1, transitions = l.transitions + 1,
-             expires_at = clock_timestamp() + make_interval(secs => $7::float8 / 1000), ${CLEAR_STANDBY}
+             expires_at = clock_timestamp() + make_interval(secs => $7::float8 / 1000),
+             standby_id = CASE WHEN $9 THEN l.holder END, standby_incarnation = CASE WHEN $9 THEN l.incarnation END,
+             in_sync = $9, sync_round = 0
            FROM members m
            WHERE l.shard = $1 AND l.epoch = $2 AND l.holder = $3 AND l.incarnation = $4
              AND l.standby_id = $5 AND l.standby_incarnation = $6 AND l.in_sync
              AND m.server_id = l.standby_id AND m.incarnation = l.standby_incarnation
            RETURNING l.shard, l.epoch, l.url)
          SELECT h.epoch, h.url, pg_notify($8, h.shard::text) FROM h`,
-        [...termValues(term), standby.serverId, standby.incarnation, leaderLeaseMs, channel],
+        [...termValues(term), standby.serverId, standby.incarnation, leaderLeaseMs, channel, formerAsStandby],
       );
       const row = rows[0];
       return row === undefined ? null : ({ shard: term.shard, epoch: Number(row.epoch), url: row.url } satisfies HandedOverTerm);
@@ -91,7 +94,7 @@ export function standbyStatements(
       const rows = await run<{ epoch: string; wait_ms: number; bounds: unknown }>(
         "adopt-hand-over",
         `WITH a AS (
-           UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => $6::float8 / 1000), version = l.version + 1,
+           UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => $6::float8 / 1000), version = l.version + 1, ${CLEAR_STANDBY},
              lock_lease_ms = GREATEST(l.lock_lease_ms, $7), valid_for_ms = GREATEST(p.wait_ms, $8), valid_for_epoch = l.epoch
            FROM (SELECT shard, CASE WHEN valid_for_epoch = epoch - 1 THEN valid_for_ms ELSE GREATEST(valid_for_ms, lock_lease_ms) END AS wait_ms
                  FROM leases WHERE shard = $1) p

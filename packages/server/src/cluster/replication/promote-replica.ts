@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { AcquiredTerm, HeldTerm, LeaseClaim, ShardLease } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
@@ -79,6 +80,8 @@ export class ReplicaPromoter {
    * naming this process at the new epoch is adopted with the replica, else the pin is lifted.
    */
   private readonly unknown = new Set<number>();
+  /** The stream of each replica kept by {@link keepFormerTable}: never a hand-over to this member, so no NOTIFY adoption is tried with it. */
+  private readonly formerStreams = new Map<number, string>();
 
   constructor(private readonly options: ReplicaPromoterOptions) {}
 
@@ -163,7 +166,7 @@ export class ReplicaPromoter {
     // The test break promotes without the row's conditions: it keeps to the reading path.
     if (this.options.unsafeAnyReplica === true || this.adopting.has(shard)) return null;
     const replica = this.options.store.get(shard);
-    if (replica === undefined) return null;
+    if (replica === undefined || this.formerStreams.get(shard) === replica.stream.streamId) return null;
     return this.begin(shard, replica);
   }
 
@@ -195,6 +198,27 @@ export class ReplicaPromoter {
     if (replica === undefined || replica.stream.epoch !== candidate.epoch || replica.stream.leaderId !== candidate.leaderId) return null;
     const carried = this.take(shard, replica);
     return drop ? null : carried;
+  }
+
+  /**
+   * Keep the table this member just handed over for balance as its replica of the new epoch
+   * (`stream`: the taker's epoch, the shard's `leaderId`, the taker's incarnation), as if the taker
+   * had sent it: the moved row names this process as that epoch's in-sync standby until the taker
+   * adopts, so a taker that never adopts leaves the shard to this member's takeover with the table
+   * ({@link forTakeover}). At sequence 0, so the taker's own first snapshot (same epoch, same
+   * leader incarnation) replaces it; the taker's adoption clears the row's standby fields, so it is
+   * never promoted once the taker served. False (and logged) when the store refused it.
+   */
+  keepFormerTable(stream: { readonly shard: number; readonly epoch: number; readonly leaderId: string; readonly leaderIncarnation: string }, snapshot: unknown): boolean {
+    try {
+      const streamId = randomUUID();
+      this.options.store.receive({ kind: "snapshot", stream: { ...stream, standbyIncarnation: this.options.incarnation, streamId }, seq: 0, snapshot });
+      this.formerStreams.set(stream.shard, streamId);
+      return true;
+    } catch (err) {
+      this.options.logger.warn({ shard: stream.shard, epoch: stream.epoch, err }, "could not keep the table handed over as a replica: if the taker never adopts it, the shard is taken without its locks");
+      return false;
+    }
   }
 
   /** Log a promotion: shard, epoch, leaderId, what was carried; no lease-wait. */

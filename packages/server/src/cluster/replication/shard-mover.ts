@@ -5,8 +5,9 @@ import { realProcessClock } from "../process-clock.js";
 import type { ShardTerm } from "../shard-term.js";
 import { chooseStandbys } from "./choose-standbys.js";
 import { chooseTaker } from "./choose-taker.js";
-import { balanceHandOver } from "./balance-hand-over.js";
+import { balanceHandOver, type FormerTable } from "./balance-hand-over.js";
 import { canHandOver, handOverTerm, type HandOverDone } from "./hand-over.js";
+import type { ReplicaPromoter } from "./promote-replica.js";
 import type { StandbyTarget } from "./shard-replication.js";
 import { syncStandby } from "./sync-standby.js";
 
@@ -58,6 +59,8 @@ export interface ShardMoverHost {
   readonly stopping: () => boolean;
   /** Log a statement failure (rate-limited by the runtime). */
   readonly warn: (err: unknown, msg: string) => void;
+  /** The promoter of this member's replicas (a balance move's former table is kept there), `null` without replication. */
+  readonly promoter: () => ReplicaPromoter | null;
 }
 
 /**
@@ -221,18 +224,27 @@ export class ShardMover {
   private async handOverForBalance(term: ShardTerm, taker: StandbyTarget, reason: string): Promise<void> {
     const { host } = this;
     const { coordinator, serverId, leaderLeaseMs, logger, handOverPauseMs, breaks, metrics } = host.options;
-    const context = { coordinator, serverId, incarnation: host.incarnation, leaderLeaseMs, logger, pauseMs: handOverPauseMs, staleAck: breaks?.has("hand-over-stale-ack") === true };
+    const staleAck = breaks?.has("hand-over-stale-ack") === true;
+    const formerAsStandby = breaks?.has("handed-over-without-former") !== true;
+    const context = { coordinator, serverId, incarnation: host.incarnation, leaderLeaseMs, logger, pauseMs: handOverPauseMs, staleAck, formerAsStandby };
     const outcome = await balanceHandOver(term, taker, context, breaks?.has("balance-abandon-release") === true);
+    const keepFormer = (epoch: number, former: FormerTable | null): boolean =>
+      former !== null && host.promoter()?.keepFormerTable({ shard: term.shard, epoch, leaderId: term.leaderId, leaderIncarnation: taker.incarnation }, former.snapshot) === true;
     switch (outcome.kind) {
-      case "moved":
+      case "moved": {
+        const kept = keepFormer(outcome.moved.epoch, outcome.former);
         host.lose(term, "balance", reason, false);
         metrics.handOvers.inc({ reason: "balance", state: "carried" });
-        host.handedOver(term, { moved: outcome.moved, standby: { serverId: taker.serverId, incarnation: taker.incarnation } });
+        const former = kept ? { serverId, incarnation: host.incarnation } : undefined;
+        host.handedOver(term, { moved: outcome.moved, standby: { serverId: taker.serverId, incarnation: taker.incarnation }, former });
         return;
+      }
       case "kept":
         metrics.handOvers.inc({ reason: "balance", state: "kept" });
         return;
       case "unknown":
+        // The row may have moved (naming this member the new epoch's standby): keep the table for that.
+        keepFormer(term.epoch + 1, outcome.former);
         host.lose(term, "balance", reason, false);
         return;
       case "no-ack":

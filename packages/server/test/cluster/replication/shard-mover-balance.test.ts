@@ -2,6 +2,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { ClusterMetrics } from "../../../src/cluster/cluster-metrics.js";
 import type { Coordinator, LiveMember, ShardLease } from "../../../src/cluster/coordinator.js";
+import type { ReplicaPromoter } from "../../../src/cluster/replication/promote-replica.js";
 import { ShardMover, type ShardMoverHost } from "../../../src/cluster/replication/shard-mover.js";
 import type { TestBreak } from "../../../src/cluster/test-breaks.js";
 import type { ShardTerm } from "../../../src/cluster/shard-term.js";
@@ -23,6 +24,8 @@ async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; 
   expect(s.replication.rule.state).toBe("in-sync");
   if (options.standbyDead === true) s.standby().paused = true;
   const events: string[] = [];
+  const formerAsStandbyArgs: (boolean | undefined)[] = [];
+  const kept: { stream: unknown; snapshot: unknown }[] = [];
   const term = {
     shard: 1,
     epoch: 4,
@@ -32,6 +35,7 @@ async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; 
     paused: false,
     pauses: 0,
     handedOver: null,
+    service: { exportNamespaces: () => ({ ns: { image: "of the frozen table" } }) },
     pauseForHandOver() {
       this.paused = true;
       this.pauses++;
@@ -48,8 +52,9 @@ async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; 
   const standby: LiveMember = { serverId: "standby", ready: true, incarnation: "standby-1", url: "http://standby.invalid" };
   const coordinator = {
     readStandbyCandidates: async () => [{ ...standby, url: standby.url! }],
-    handOver: async (_: unknown, to: { serverId: string }) => {
+    handOver: async (_: unknown, to: { serverId: string }, _ms: number, formerAsStandby?: boolean) => {
       events.push(`row moved to ${to.serverId}?`);
+      formerAsStandbyArgs.push(formerAsStandby);
       if (options.statement === "fails") throw new Error("Query read timeout");
       return options.statement === "matches nothing" ? null : { shard: 1, epoch: 5, url: standby.url };
     },
@@ -73,6 +78,7 @@ async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; 
     handedOver: () => events.push("handed over"),
     stopping: () => false,
     warn: () => undefined,
+    promoter: () => ({ keepFormerTable: (stream: unknown, snapshot: unknown) => kept.push({ stream, snapshot }) > 0 }) as unknown as ReplicaPromoter,
   };
   const mover = new ShardMover(host);
   /** Run the fake clock (turns, then time) until `done` or 100 steps. */
@@ -83,7 +89,7 @@ async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; 
       if (i > 5) await s.clock.advance(LATE_MS / 10);
     }
   };
-  return { s, term, events, mover, drive };
+  return { s, term, events, mover, drive, formerAsStandbyArgs, kept };
 }
 
 describe("ShardMover: a balance move never releases a shard, and hands it only to a member that answers (issue 29 item 3)", () => {
@@ -92,6 +98,17 @@ describe("ShardMover: a balance move never releases a shard, and hands it only t
     b.mover.balance(1, 1);
     await b.drive(() => b.events.includes("handed over"));
     expect(b.events).toEqual(["gate shut", "row moved to standby?", "term ended (balance)", "handed over"]);
+    // The row names this leader the new epoch's in-sync standby, and it keeps the frozen table as that epoch's replica.
+    expect(b.formerAsStandbyArgs).toEqual([true]);
+    expect(b.kept).toEqual([{ stream: { shard: 1, epoch: 5, leaderId: "L4", leaderIncarnation: "standby-1" }, snapshot: { namespaces: { ns: { image: "of the frozen table" } } } }]);
+  });
+
+  it("negative control (handed-over-without-former): the row move clears the standby and the leader keeps no table", async () => {
+    const b = await balanceBed({ breaks: ["handed-over-without-former"] });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("handed over"));
+    expect(b.formerAsStandbyArgs).toEqual([false]);
+    expect(b.kept).toEqual([]);
   });
 
   it("a taker that died after acknowledging the whole log: no acknowledgement of the hand-over entry, the gate reopens, the term serves on, nothing is released", async () => {
@@ -122,6 +139,7 @@ describe("ShardMover: a balance move never releases a shard, and hands it only t
     b.mover.balance(1, 1);
     await b.drive(() => b.events.includes("gate reopened"));
     expect(b.events).toEqual(["gate shut", "row moved to standby?", "gate reopened"]);
+    expect(b.kept).toEqual([]);
   });
 
   it("the row-move statement fails (outcome unknown): the term ends without serving again, and the shard is not released", async () => {
@@ -130,6 +148,8 @@ describe("ShardMover: a balance move never releases a shard, and hands it only t
     await b.drive(() => b.events.includes("term ended (balance)"));
     await b.drive(() => false);
     expect(b.events).toEqual(["gate shut", "row moved to standby?", "term ended (balance)"]);
+    // The row may have moved, naming this leader its in-sync standby: the table is kept for that.
+    expect(b.kept).toMatchObject([{ stream: { shard: 1, epoch: 5, leaderId: "L4" } }]);
   });
 
   it("a member that does not answer is no taker: no move is tried, nothing is released", async () => {

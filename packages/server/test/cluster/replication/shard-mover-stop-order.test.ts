@@ -45,6 +45,7 @@ describe("ShardMover.stopAll: a stopping server hands its shards over only once 
       handedOver: (term) => events.push(`handedOver ${term.shard}`),
       stopping: () => true,
       warn: () => undefined,
+      promoter: () => null,
     };
     let leave!: () => void;
     const left = new Promise<void>((resolve) => (leave = resolve));
