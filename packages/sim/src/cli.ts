@@ -4,14 +4,15 @@ import { TEST_BREAKS, type TestBreak } from "@leasehold/server/internal";
 import { runSeed } from "./sim-run.js";
 
 /**
- * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K]` (DESIGN.md "Simulation CLI
- * contract"): runs seeds S..S+N-1 (default `--seed 1 --seeds 200`), prints a line starting
+ * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation]` (DESIGN.md
+ * "Simulation CLI contract"): runs seeds S..S+N-1 (default `--seed 1 --seeds 200`; with
+ * `--until-violation`, only until the first seed that finds one, which N then counts), prints a line starting
  * `seed <S>: ` per violation with its replay command and the run's faults, and last
  * `sim: <N> seeds, <V> violations, <T> s, trace <digest of every seed's digest>`. Exits 0 exactly
  * when V is 0.
  */
-function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number } {
-  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0 };
+function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean } {
+  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -23,6 +24,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
     if (flag === "--seed") out.seed = integer("--seed", 0);
     else if (flag === "--seeds") out.seeds = integer("--seeds", 1);
     else if (flag === "--trace") out.trace = integer("--trace", 0);
+    else if (flag === "--until-violation") out.untilViolation = true;
     else if (flag === "--break") {
       if (value === undefined) throw new RangeError("--break needs a name (or several, comma-separated)");
       for (const name of value.split(",").map((x) => x.trim()).filter((x) => x !== "")) {
@@ -31,7 +33,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
       }
       i++;
     } else if (flag === "--help" || flag === "-h") {
-      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K]\n");
+      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation]\n");
       process.exit(0);
     } else throw new RangeError(`unknown option ${JSON.stringify(flag)} (see --help)`);
   }
@@ -50,8 +52,10 @@ async function main(): Promise<number> {
   const digest = createHash("sha256");
   let violations = 0;
   const breakFlag = options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`;
+  let ran = 0;
   for (let seed = options.seed; seed < options.seed + options.seeds; seed++) {
     const result = await runSeed(seed, options.breaks, options.trace);
+    ran++;
     digest.update(`${seed} ${result.digest}\n`);
     for (const v of result.violations) {
       violations++;
@@ -61,10 +65,11 @@ async function main(): Promise<number> {
       process.stdout.write(`  replay: pnpm sim --seed ${seed} --seeds 1${breakFlag} --trace 200\n`);
       for (const f of result.faults) process.stdout.write(`  fault ${f}\n`);
       for (const line of result.trace) process.stdout.write(`  step ${line}\n`);
+      if (options.untilViolation) break;
     }
   }
   const seconds = (performance.now() - started) / 1000;
-  process.stdout.write(`sim: ${options.seeds} seeds, ${violations} violations, ${seconds.toFixed(1)} s, trace ${digest.digest("hex").slice(0, 16)}\n`);
+  process.stdout.write(`sim: ${ran} seeds, ${violations} violations, ${seconds.toFixed(1)} s, trace ${digest.digest("hex").slice(0, 16)}\n`);
   return violations === 0 ? 0 : 1;
 }
 

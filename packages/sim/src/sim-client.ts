@@ -114,22 +114,37 @@ export class SimClient {
     const sentAt = this.scheduler.now;
     const deadline = sentAt + acquireTimeoutMs + 2_000;
     const lock = (service: SimService) => service.beginLock(namespace, request);
-    const first = this.routed(namespace, "lock", deadline, lock);
-    const sends = [first];
+    const holdFor = this.random.int(50, 6_000);
+    // Each grant is recorded the moment it arrives (a hedged duplicate may still be in flight): the
+    // first is held and refreshed at once; a later one with another token (the same requestId
+    // granted twice) is recorded too, then let go.
+    let held: Promise<void> | null = null;
+    let token: string | null = null;
+    const onAnswer = (answer: LockResponse | null): void => {
+      if (answer === null || answer.status !== "acquired") return;
+      const granted = answer.acquired[0]!;
+      if (token === answer.token) return;
+      const hold = this.history.granted(
+        { client: this.name, namespace, descriptor, mode, token: answer.token, fencingToken: granted.fencingToken, leaderId: answer.lease.leaderId, sentAt, receivedAt: this.scheduler.now },
+        answer.lease.validForMs,
+      );
+      if (token === null) {
+        token = answer.token;
+        held = this.keep(hold, answer.lease.validForMs, this.scheduler.now + holdFor);
+      } else this.letGo(hold);
+    };
+    const sends = [this.routed(namespace, "lock", deadline, lock).then(onAnswer)];
     if (this.random.chance(this.plan.hedge ?? 0.2)) {
-      sends.push(this.wait(this.random.int(20, 80)).then(() => this.routed(namespace, "lock (hedged)", deadline, lock)));
+      sends.push(this.wait(this.random.int(20, 80)).then(() => this.routed(namespace, "lock (hedged)", deadline, lock).then(onAnswer)));
     }
-    const answers = await Promise.allSettled(sends);
-    const acquired = answers
-      .map((a) => (a.status === "fulfilled" ? a.value : null))
-      .find((a): a is Extract<LockResponse, { status: "acquired" }> => a !== null && a.status === "acquired");
-    if (acquired === undefined) return;
-    const granted = acquired.acquired[0]!;
-    const hold = this.history.granted(
-      { client: this.name, namespace, descriptor, mode, token: acquired.token, fencingToken: granted.fencingToken, leaderId: acquired.lease.leaderId, sentAt, receivedAt: this.scheduler.now },
-      acquired.lease.validForMs,
-    );
-    await this.keep(hold, acquired.lease.validForMs, this.scheduler.now + this.random.int(50, 6_000));
+    await Promise.allSettled(sends);
+    if (held !== null) await held;
+  }
+
+  /** Unlock `hold` now without waiting for the answer (the client stops using it at once). */
+  private letGo(hold: Hold): void {
+    this.history.released(hold, this.scheduler.now);
+    void this.routed(hold.namespace, "unlock", this.scheduler.now + 1_000, (s) => s.unlock(hold.namespace, { tokens: [hold.token] })).catch(() => null);
   }
 
   /** Hold until `until`, refreshing at a third of `validForMs`; then unlock without waiting for the answer. */
@@ -146,8 +161,7 @@ export class SimClient {
       if (!kept) return;
       every = Math.max(10, Math.floor(answer.lease.validForMs / 3));
     }
-    this.history.released(hold, this.scheduler.now);
-    void this.routed(hold.namespace, "unlock", this.scheduler.now + 1_000, (s) => s.unlock(hold.namespace, { tokens: [hold.token] })).catch(() => null);
+    this.letGo(hold);
   }
 
   private async stamp(): Promise<void> {

@@ -175,7 +175,7 @@ export class SimHistory {
       const during = this.failures.filter((f) => f.from < h.lostAt! && f.to > h.receivedAt);
       if (during.every((f) => f.single)) {
         const what = during.map((f) => f.what).join(", ") || "no failure";
-        out.push({ invariant: "durability", detail: `${h.namespace}/${h.descriptor}: ${h.client}'s lock (token ${h.fencingToken}, leader ${h.leaderId}) reported lost at ${h.lostAt.toFixed(1)} inside its guarantee (until ${h.guaranteeEnd.toFixed(1)}), through ${what}` });
+        out.push({ invariant: "durability", detail: `${h.namespace}/${h.descriptor}: ${h.client}'s lock (token ${h.fencingToken}, leader ${h.leaderId}) granted at ${h.receivedAt.toFixed(1)} (asked at ${h.sentAt.toFixed(1)}), reported lost at ${h.lostAt.toFixed(1)} inside its guarantee (until ${h.guaranteeEnd.toFixed(1)}), through ${what}` });
       }
     }
     return out;

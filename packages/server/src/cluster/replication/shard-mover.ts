@@ -8,7 +8,7 @@ import { chooseTaker } from "./choose-taker.js";
 import { balanceHandOver, type FormerTable } from "./balance-hand-over.js";
 import { canHandOver, handOverTerm, type HandOverDone } from "./hand-over.js";
 import type { ReplicaPromoter } from "./promote-replica.js";
-import type { StandbyTarget } from "./shard-replication.js";
+import type { ShardReplication, StandbyTarget } from "./shard-replication.js";
 import { syncStandby } from "./sync-standby.js";
 
 /**
@@ -35,7 +35,7 @@ export interface ShardMoverHost {
    * shard when its taker does not acknowledge, and `balance-to-silent-member` lets a member that
    * does not answer be chosen as a taker.
    */
-  readonly options: Pick<ClusterRuntimeOptions, "coordinator" | "serverId" | "leaderLeaseMs" | "logger" | "metrics" | "breaks" | "handOverPauseMs">;
+  readonly options: Pick<ClusterRuntimeOptions, "coordinator" | "serverId" | "leaderLeaseMs" | "logger" | "metrics" | "breaks" | "handOverPauseMs" | "time">;
   /** This process's incarnation (the leader's, in every fenced write). */
   readonly incarnation: string;
   /** The term this server leads of `shard` now, `null` when none. */
@@ -59,7 +59,11 @@ export interface ShardMoverHost {
   readonly stopping: () => boolean;
   /** Log a statement failure (rate-limited by the runtime). */
   readonly warn: (err: unknown, msg: string) => void;
-  /** The promoter of this member's replicas (a balance move's former table is kept there), `null` without replication. */
+  /**
+   * The promoter of this member's replicas (a balance move's former table is kept there), `null`
+   * without replication (`--replicas 0`): whether the cluster replicates at all, which a term just
+   * started, whose replicator the leader side attaches at its next round, does not yet say.
+   */
   readonly promoter: () => ReplicaPromoter | null;
 }
 
@@ -95,7 +99,7 @@ export class ShardMover {
     const released: ShardTerm[] = [];
     for (const term of terms) {
       if (canHandOver(term)) now.push(term);
-      else if (trySync && term.replicator !== null) later.push(term);
+      else if (trySync && this.replicated(term)) later.push(term);
       else released.push(term);
     }
     for (const term of now) this.host.lose(term, "stopping", reason, true);
@@ -146,10 +150,11 @@ export class ShardMover {
   private async move(term: ShardTerm, taker: string | null, reason: string): Promise<void> {
     const { host } = this;
     const serving = (): boolean => host.led(term.shard) === term && !host.stopping();
-    const byRelease = term.replicator === null || host.options.breaks?.has("balance-by-release") === true;
+    const byRelease = !this.replicated(term) || host.options.breaks?.has("balance-by-release") === true;
     // A replicated shard is never released for balance: without a taker (the rows moved since the
-    // plan) it stays, and a later pass tries again.
-    if (taker === null && !byRelease) return;
+    // plan), or before its replicator attached (a term just started), it stays, and a later pass
+    // tries again.
+    if ((taker === null || term.replicator === null) && !byRelease) return;
     let target: StandbyTarget | null = null;
     if (taker !== null && !byRelease) {
       // Where the taker listens and which process it is. Not found (the read failed, or the taker
@@ -178,15 +183,18 @@ export class ShardMover {
     const { host } = this;
     const kind: LossReason = why === "sigterm" ? "stopping" : "balance";
     const where = { shard: term.shard, epoch: term.epoch, reason: why };
-    const replication = term.replicator?.replication;
+    const time = host.options.time ?? realProcessClock;
+    const deadline = time.now() + leases * host.options.leaderLeaseMs;
+    const pollMs = Math.max(5, Math.floor(host.options.leaderLeaseMs / 60));
+    const replication = term.replicator?.replication ?? (await this.attached(term, deadline, pollMs, alive));
     let standby: StandbyTarget | null = null;
     if (replication !== undefined) {
       host.options.logger.info({ ...where, taker: taker?.serverId ?? null }, "getting an in-sync standby before handing the shard over");
       standby = await syncStandby(replication, {
         taker,
         choose: () => this.chooseStandby(term.shard),
-        deadlineMs: leases * host.options.leaderLeaseMs,
-        pollMs: Math.max(5, Math.floor(host.options.leaderLeaseMs / 60)),
+        deadlineMs: Math.max(0, deadline - time.now()),
+        pollMs,
         retryMs: Math.max(10, Math.floor(host.options.leaderLeaseMs / 6)),
         alive,
         clock: replication.clock,
@@ -290,6 +298,22 @@ export class ShardMover {
       { shard: term.shard, epoch: term.epoch, newEpoch: moved.epoch, standby: standby.serverId },
       "TEST ONLY (move-row-before-gate): the row moved to the standby while this term still serves; it serves on until its gate closes",
     );
+  }
+
+  /** True when `term` is replicated: its replicator is attached, or the cluster replicates and the leader side attaches it at its next round. */
+  private replicated(term: ShardTerm): boolean {
+    return term.replicator !== null || this.host.promoter() !== null;
+  }
+
+  /**
+   * The replication of `term` once the leader side attached it (a term just started gets its
+   * replicator at the side's next round), `undefined` when none came by `deadline` or the term
+   * stopped serving.
+   */
+  private async attached(term: ShardTerm, deadline: number, pollMs: number, alive: () => boolean): Promise<ShardReplication | undefined> {
+    const time = this.host.options.time ?? realProcessClock;
+    while (term.replicator === null && this.host.promoter() !== null && alive() && time.now() < deadline) await new Promise<void>((resolve) => time.setTimer(resolve, pollMs));
+    return term.replicator?.replication;
   }
 
   /** A ready live member other than this one to name standby of `shard`, spread as the leader side spreads them. */
