@@ -139,7 +139,12 @@ export class TermStarter {
     }
     const carried = candidate === null ? null : (promoter?.settle(candidate, got === null ? "unmatched" : "matched") ?? null);
     if (got === null) return "unmatched";
-    if (host.led(row.shard) !== null) return "matched";
+    const led = host.led(row.shard);
+    if (led !== null && led.epoch >= got.epoch) return "matched";
+    // A term of an earlier epoch still runs here (its gate closed, its renewal not yet answered
+    // "matched nothing"): the row moved past it, so it can never serve again. It ends now, and the
+    // claimed term starts with the table, which the claim already took from the store.
+    if (led !== null) host.onFailed(led, `superseded: this server claimed epoch ${got.epoch} of the shard`);
     if (candidate !== null && carried === null) {
       await host.options.coordinator.release(host.options.serverId, [got]).catch((err: unknown) => host.warn(err, "could not release a shard claimed without its replica"));
       return "matched";

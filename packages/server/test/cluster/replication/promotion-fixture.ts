@@ -73,6 +73,8 @@ export interface PromotionBedOptions {
   /** The coordinator's statements this bed does not answer itself (acquire, adoptHandOver, ...). */
   readonly coordinator: Partial<Coordinator>;
   readonly breaks?: readonly TestBreak[];
+  /** A term of shard 0 this process still leads from an earlier epoch (its row moved on), ended by `onFailed`. */
+  readonly staleTerm?: { readonly shard: number; readonly epoch: number; isEnded: boolean } | undefined;
 }
 
 /** The standby "b" with its replica, a starter, and the terms it started. */
@@ -89,6 +91,7 @@ export function promotionBed(images: Record<string, unknown>, options: Promotion
   const coordinator = { loadBounds, release: async () => undefined, ...options.coordinator } as unknown as Coordinator;
   const terms: ShardTerm[] = [];
   const warnings: string[] = [];
+  const failed: { epoch: number; reason: string }[] = [];
   const starter = new TermStarter({
     options: { coordinator, serverId: "b", url: "http://b", leaderLeaseMs: options.leaderLeaseMs, leaseMs: options.leaseMs, reserveBlock: 1_000, logger, metrics: new ClusterMetrics(() => terms.length), breaks },
     clock: () => now,
@@ -99,8 +102,11 @@ export function promotionBed(images: Record<string, unknown>, options: Promotion
     retryAfterMs: () => 1_000,
     stopping: () => false,
     promoter: () => promoter,
-    led: () => terms.find((t) => !t.isEnded) ?? null,
-    onFailed: () => undefined,
+    led: () => terms.find((t) => !t.isEnded) ?? (options.staleTerm?.isEnded === false ? (options.staleTerm as unknown as ShardTerm) : null),
+    onFailed: (term, reason) => {
+      failed.push({ epoch: term.epoch, reason });
+      if (term === (options.staleTerm as unknown)) options.staleTerm!.isEnded = true;
+    },
     onStarted: (term) => terms.push(term),
     renewSoon: () => undefined,
     reread: () => undefined,
@@ -113,6 +119,7 @@ export function promotionBed(images: Record<string, unknown>, options: Promotion
     starter,
     terms,
     warnings,
+    failed,
     get now(): number {
       return now;
     },
