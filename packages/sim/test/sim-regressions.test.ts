@@ -29,6 +29,15 @@ const FIXED: readonly { seed: number; finding: string; rule?: TestBreak }[] = [
     finding: "a standby's takeover term, balanced away before the leader side attached its replicator, was released as if unreplicated, with a lock granted meanwhile (no fault)",
     rule: "balance-by-release",
   },
+  {
+    seed: 322,
+    finding: "a member still running a superseded term of a shard adopted the shard handed to it, started nothing (\"led already\"), and later released the adopted row with every lock",
+  },
+  {
+    seed: 366,
+    finding: "a term acquired after an expiry was handed over for balance inside its lease-wait; the taker served at once and granted a lock the dead leader's client still held (a second holder)",
+    rule: "hand-over-during-lease-wait",
+  },
 ];
 
 describe("seeds the simulator once failed on", () => {

@@ -94,11 +94,16 @@ export class ShardMover {
   async stopAll(terms: readonly ShardTerm[], left: Promise<void>): Promise<void> {
     const reason = "this server is shutting down";
     const trySync = this.host.options.breaks?.has("stop-release-unsynced") !== true;
+    const handOverWaiting = this.host.options.breaks?.has("hand-over-during-lease-wait") === true;
     const now: ShardTerm[] = [];
     const later: ShardTerm[] = [];
     const released: ShardTerm[] = [];
     for (const term of terms) {
-      if (canHandOver(term)) now.push(term);
+      // Inside its lease-wait a term has granted nothing, and a taker of its table would serve at
+      // once, without waiting out the earlier leader's leases: it is released (its next leader
+      // waits them out, by the row's record).
+      if (term.waiting && !handOverWaiting) released.push(term);
+      else if (canHandOver(term)) now.push(term);
       else if (trySync && this.replicated(term)) later.push(term);
       else released.push(term);
     }
@@ -149,6 +154,9 @@ export class ShardMover {
 
   private async move(term: ShardTerm, taker: string | null, reason: string): Promise<void> {
     const { host } = this;
+    // Still inside its lease-wait: a taker would serve its table at once, before the earlier
+    // leader's leases ran out (found by pnpm sim, seed 366). A later pass moves it.
+    if (term.waiting && host.options.breaks?.has("hand-over-during-lease-wait") !== true) return;
     const serving = (): boolean => host.led(term.shard) === term && !host.stopping();
     const byRelease = !this.replicated(term) || host.options.breaks?.has("balance-by-release") === true;
     // A replicated shard is never released for balance: without a taker (the rows moved since the

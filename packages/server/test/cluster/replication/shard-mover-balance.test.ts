@@ -17,7 +17,7 @@ const lease = (shard: number, holder: string): ShardLease =>
  * ShardReplication of the fixture, over a fake clock) in sync to the standby member "standby",
  * which leads nothing and is short of its share: balance moves shard 1 to it.
  */
-async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; standbyDead?: boolean; statement?: "moves" | "matches nothing" | "fails"; unattached?: boolean }) {
+async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; standbyDead?: boolean; statement?: "moves" | "matches nothing" | "fails"; unattached?: boolean; waiting?: boolean }) {
   const s = setup();
   await s.replication.attach(s.standby().target);
   await settle();
@@ -32,6 +32,7 @@ async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; 
     leaderId: "L4",
     replicator: options.unattached === true ? null : { replication: s.replication },
     isEnded: false,
+    waiting: options.waiting === true,
     paused: false,
     pauses: 0,
     handedOver: null,
@@ -159,6 +160,23 @@ describe("ShardMover: a balance move never releases a shard, and hands it only t
     b.mover.balance(1, 1);
     await b.drive(() => false);
     expect(b.events).toEqual([]);
+  });
+
+  it("a term still inside its lease-wait is not moved (the taker would start without waiting out the earlier leader's leases): a later pass moves it", async () => {
+    // Found by pnpm sim (seed 366): a term acquired after its leader's row expired was balanced away
+    // during its lease-wait; the taker served its (empty) table at once and granted a lock the
+    // dead leader's client still held.
+    const b = await balanceBed({ waiting: true });
+    b.mover.balance(1, 1);
+    await b.drive(() => false);
+    expect(b.events).toEqual([]);
+  });
+
+  it("negative control (hand-over-during-lease-wait): the term inside its lease-wait is handed over", async () => {
+    const b = await balanceBed({ waiting: true, breaks: ["hand-over-during-lease-wait"] });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("handed over"));
+    expect(b.events).toEqual(["gate shut", "row moved to standby?", "term ended (balance)", "handed over"]);
   });
 
   it("a member that does not answer is no taker: no move is tried, nothing is released", async () => {

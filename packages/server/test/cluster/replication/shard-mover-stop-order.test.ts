@@ -4,9 +4,10 @@ import { ClusterMetrics } from "../../../src/cluster/cluster-metrics.js";
 import type { Coordinator } from "../../../src/cluster/coordinator.js";
 import { ShardMover, type ShardMoverHost } from "../../../src/cluster/replication/shard-mover.js";
 import type { ShardTerm } from "../../../src/cluster/shard-term.js";
+import type { TestBreak } from "../../../src/cluster/test-breaks.js";
 
 /** A term as the mover sees it: in sync with its standby `s`, its whole log acknowledged. */
-function inSyncTerm(shard: number): ShardTerm {
+function inSyncTerm(shard: number, waiting = false): ShardTerm {
   const replication = {
     standby: { serverId: "s", incarnation: "s-1", url: "http://s" },
     rule: { state: "in-sync" },
@@ -17,10 +18,44 @@ function inSyncTerm(shard: number): ShardTerm {
     // The hand-over's deadline timer: never due in this test.
     clock: { now: () => 0, setTimer: () => () => undefined, defer: (fn: () => void) => fn() },
   };
-  return { shard, epoch: 7, leaderId: "L", replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined } as unknown as ShardTerm;
+  return { shard, epoch: 7, leaderId: "L", waiting, replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined } as unknown as ShardTerm;
 }
 
 describe("ShardMover.stopAll: a stopping server hands its shards over only once it left the member list", () => {
+  it.each([
+    { breaks: [] as TestBreak[], expected: ["handOver 0", "handedOver 0", "lose 0", "lose 1", "release 1"] },
+    // Negative control: with the rule removed, the term inside its lease-wait is handed over too.
+    { breaks: ["hand-over-during-lease-wait"] as TestBreak[], expected: ["handOver 0", "handOver 1", "handedOver 0", "handedOver 1", "lose 0", "lose 1"] },
+  ])("releases, never hands over, a term still inside its lease-wait (it granted nothing; a taker would start without waiting); breaks $breaks", async ({ breaks, expected }) => {
+    const events: string[] = [];
+    const coordinator = {
+      handOver: async (term: { shard: number }) => {
+        events.push(`handOver ${term.shard}`);
+        return { epoch: 8, url: "http://s" };
+      },
+      release: async (_: string, terms: { shard: number }[]) => {
+        events.push(`release ${terms.map((t) => t.shard).join(",")}`);
+      },
+    } as unknown as Coordinator;
+    const terms = [inSyncTerm(0), inSyncTerm(1, true)];
+    const host: ShardMoverHost = {
+      options: { coordinator, serverId: "me", leaderLeaseMs: 1_000, logger: pino({ level: "silent" }), metrics: new ClusterMetrics(() => 0, () => true), breaks: new Set(breaks) },
+      incarnation: "me-1",
+      led: (shard) => terms[shard] ?? null,
+      terms: () => terms,
+      leases: () => [],
+      members: () => [],
+      answering: () => true,
+      lose: (term) => events.push(`lose ${term.shard}`),
+      handedOver: (term) => events.push(`handedOver ${term.shard}`),
+      stopping: () => true,
+      warn: () => undefined,
+      promoter: () => null,
+    };
+    await new ShardMover(host).stopAll(terms, Promise.resolve());
+    expect(events.sort()).toEqual(expected);
+  });
+
   it("sends no hand-over statement until `left` resolves, then hands every in-sync shard over", async () => {
     const events: string[] = [];
     const coordinator = {
