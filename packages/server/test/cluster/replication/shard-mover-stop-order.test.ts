@@ -21,6 +21,34 @@ function inSyncTerm(shard: number, waiting = false): ShardTerm {
   return { shard, epoch: 7, leaderId: "L", waiting, replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined } as unknown as ShardTerm;
 }
 
+/** A stopping server's mover over `terms`, its statements and host calls recorded in `events`. */
+function stoppingMover(terms: ShardTerm[], events: string[], breaks: TestBreak[] = []): ShardMover {
+  const coordinator = {
+    handOver: async (term: { shard: number }) => {
+      events.push(`handOver ${term.shard}`);
+      return { epoch: 8, url: "http://s" };
+    },
+    release: async (_: string, released: { shard: number }[]) => {
+      events.push(`release ${released.map((t) => t.shard).join(",")}`);
+    },
+  } as unknown as Coordinator;
+  const host: ShardMoverHost = {
+    options: { coordinator, serverId: "me", leaderLeaseMs: 1_000, logger: pino({ level: "silent" }), metrics: new ClusterMetrics(() => 0, () => true), breaks: new Set(breaks) },
+    incarnation: "me-1",
+    led: (shard) => terms[shard] ?? null,
+    terms: () => terms,
+    leases: () => [],
+    members: () => [],
+    answering: () => true,
+    lose: (term) => events.push(`lose ${term.shard}`),
+    handedOver: (term) => events.push(`handedOver ${term.shard}`),
+    stopping: () => true,
+    warn: () => undefined,
+    promoter: () => null,
+  };
+  return new ShardMover(host);
+}
+
 describe("ShardMover.stopAll: a stopping server hands its shards over only once it left the member list", () => {
   it.each([
     { breaks: [] as TestBreak[], expected: ["handOver 0", "handedOver 0", "lose 0", "lose 1", "release 1"] },
@@ -28,63 +56,17 @@ describe("ShardMover.stopAll: a stopping server hands its shards over only once 
     { breaks: ["hand-over-during-lease-wait"] as TestBreak[], expected: ["handOver 0", "handOver 1", "handedOver 0", "handedOver 1", "lose 0", "lose 1"] },
   ])("releases, never hands over, a term still inside its lease-wait (it granted nothing; a taker would start without waiting); breaks $breaks", async ({ breaks, expected }) => {
     const events: string[] = [];
-    const coordinator = {
-      handOver: async (term: { shard: number }) => {
-        events.push(`handOver ${term.shard}`);
-        return { epoch: 8, url: "http://s" };
-      },
-      release: async (_: string, terms: { shard: number }[]) => {
-        events.push(`release ${terms.map((t) => t.shard).join(",")}`);
-      },
-    } as unknown as Coordinator;
     const terms = [inSyncTerm(0), inSyncTerm(1, true)];
-    const host: ShardMoverHost = {
-      options: { coordinator, serverId: "me", leaderLeaseMs: 1_000, logger: pino({ level: "silent" }), metrics: new ClusterMetrics(() => 0, () => true), breaks: new Set(breaks) },
-      incarnation: "me-1",
-      led: (shard) => terms[shard] ?? null,
-      terms: () => terms,
-      leases: () => [],
-      members: () => [],
-      answering: () => true,
-      lose: (term) => events.push(`lose ${term.shard}`),
-      handedOver: (term) => events.push(`handedOver ${term.shard}`),
-      stopping: () => true,
-      warn: () => undefined,
-      promoter: () => null,
-    };
-    await new ShardMover(host).stopAll(terms, Promise.resolve());
+    await stoppingMover(terms, events, breaks).stopAll(terms, Promise.resolve());
     expect(events.sort()).toEqual(expected);
   });
 
   it("sends no hand-over statement until `left` resolves, then hands every in-sync shard over", async () => {
     const events: string[] = [];
-    const coordinator = {
-      handOver: async (term: { shard: number }) => {
-        events.push(`handOver ${term.shard}`);
-        return { epoch: 8, url: "http://s" };
-      },
-      release: async () => {
-        events.push("release");
-      },
-    } as unknown as Coordinator;
     const terms = [inSyncTerm(0), inSyncTerm(1)];
-    const host: ShardMoverHost = {
-      options: { coordinator, serverId: "me", leaderLeaseMs: 1_000, logger: pino({ level: "silent" }), metrics: new ClusterMetrics(() => 0, () => true) },
-      incarnation: "me-1",
-      led: (shard) => terms[shard] ?? null,
-      terms: () => terms,
-      leases: () => [],
-      members: () => [],
-      answering: () => true,
-      lose: (term) => events.push(`lose ${term.shard}`),
-      handedOver: (term) => events.push(`handedOver ${term.shard}`),
-      stopping: () => true,
-      warn: () => undefined,
-      promoter: () => null,
-    };
     let leave!: () => void;
     const left = new Promise<void>((resolve) => (leave = resolve));
-    const stopped = new ShardMover(host).stopAll(terms, left);
+    const stopped = stoppingMover(terms, events).stopAll(terms, left);
     // Long enough for every hand-over to run to its statement, were it not waiting.
     for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
     // The gates closed at once (nothing more is granted), but no row moved yet: a taker hearing
