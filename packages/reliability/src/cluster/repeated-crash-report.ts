@@ -30,7 +30,7 @@ export function repeatedCrashSection(main: RepeatedCrashResult, control: Repeate
     `| locks lost / lapsed | **${n(k.losses)}** / ${n(k.lapses)} |`,
     `| probes of held descriptors / granted (second holders) | ${n(main.probes)} / **${n(main.secondHolders)}** |`,
     `| balance hand-overs kept (gate reopened) / released | ${n(main.handOversKept)} / ${n(main.handOversReleased)} |`,
-    `| terms lost to a closed gate (renewals too slow: a stalled database or a starved process) | ${n(main.gateClosures)} |`,
+    `| gates closed by time (renewals too slow: a stalled database or a starved process; the term serves again if its next renewal matches) | ${n(main.gateClosures)} |`,
     `| client calls | ${n(main.calls)} |`,
     "",
     ...violations,

@@ -273,7 +273,7 @@ export async function runRepeatedCrash(options: RepeatedCrashOptions): Promise<R
       heldThroughout,
       probes: probers.calls.probes,
       secondHolders: probers.calls.granted,
-      gateClosures: members.flatMap((m) => m.lines()).filter((l) => l.msg === "shard lost" && l.reason === "serving gate closed").length,
+      gateClosures: members.flatMap((m) => m.lines()).filter((l) => typeof l.msg === "string" && l.msg.startsWith("serving gate closed")).length,
       handOversKept: lines.filter((l) => (l.msg as string).includes("keeping the shard")).length,
       handOversReleased: lines.filter((l) => (l.msg as string).includes("releasing the shard")).length,
       calls: workload.tally.calls + keepers.calls.locks + keepers.calls.refreshes + probers.calls.probes,

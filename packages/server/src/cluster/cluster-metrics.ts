@@ -23,7 +23,7 @@ export class ClusterMetrics {
   readonly transitions = new Counter<"event">("leasehold_cluster_leadership_transitions_total", "Shard leadership changes on this server: event=acquired or lost.", ["event"]);
   readonly losses = new Counter<"reason">(
     "leasehold_cluster_shards_lost_total",
-    "Shards this server stopped leading, by reason: renewal (matched nothing or failed too long), gate (serving gate closed), bound (fenced extension matched nothing), stopping, balance, duplicate (another live process took over this server id).",
+    "Shards this server stopped leading, by reason: renewal (matched nothing or failed too long), gate (serving gate closed: only under a test break; a closed gate otherwise waits for a renewal), bound (fenced extension matched nothing), stopping, balance, duplicate (another live process took over this server id).",
     ["reason"],
   );
   readonly handOvers = new Counter<"reason" | "state">(
@@ -31,7 +31,7 @@ export class ClusterMetrics {
     "Shards this server gave up on purpose, by reason (sigterm: its stop; balance) and state: carried (handed over with the lock table to an in-sync standby), released (without it: the next leader starts empty after the lease-wait) or kept (balance only: the taker did not acknowledge the hand-over, so this server serves on with the table and tries again later).",
     ["reason", "state"],
   );
-  readonly gateClosures = new Counter("leasehold_cluster_gate_closures_total", "Times a serving gate closed before a renewal reopened it (the shard was then given up).");
+  readonly gateClosures = new Counter("leasehold_cluster_gate_closures_total", "Times a serving gate closed by time, no renewal having confirmed the row in time (the term then serves nothing, keeping its table, until a renewal reopens the gate or one that matches nothing ends it).");
   readonly boundExtensions = new Counter("leasehold_cluster_bound_extensions_total", "Timestamp bound extensions stored in PostgreSQL.");
   readonly statements = new Histogram<"statement" | "outcome">(
     "leasehold_coordinator_statement_seconds",

@@ -299,6 +299,7 @@ export class ClusterRuntime {
 
   /** A term failed on its own (gate closed, fenced extension matched nothing): give the shard up. */
   readonly failTerm = (term: ShardTerm, reason: string): void => {
+    // "gate": only under the test break end-on-gate-close (a closed gate otherwise keeps the term).
     const kind: LossReason = reason.includes("gate") ? "gate" : "bound";
     if (kind === "gate" && this.terms[term.shard] === term) this.options.metrics.gateClosures.inc({});
     this.lose(term, kind, reason);

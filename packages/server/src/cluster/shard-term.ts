@@ -52,8 +52,20 @@ export interface ShardTermOptions {
   readonly reserveBlock: number;
   /** How long a client should wait before re-sending after this term ends. */
   readonly retryAfterMs: number;
-  /** Called once when the term must end on its own (gate closed, deposed): the runtime ends it. */
+  /** Called once when the term must end on its own (deposed: a fenced write matched nothing): the runtime ends it. */
   readonly onFailed: (term: ShardTerm, reason: string) => void;
+  /**
+   * Called once each time the gate closes by time (no renewal confirmed the row in time): the term
+   * serves nothing but keeps its table, and its renewals go on; a renewal that matches reopens the
+   * gate ({@link ShardTerm.extendGate}), one that matches nothing ends the term. Default: nothing.
+   */
+  readonly onGateClosed?: ((term: ShardTerm) => void) | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=end-on-gate-close`): a gate closed by time ends the term at
+   * once, table and all (`onFailed` with "serving gate closed"), as before pnpm sim's seeds 73 and
+   * 132. Default false.
+   */
+  readonly endOnGateClose?: boolean | undefined;
   readonly onBoundExtended: () => void;
   /**
    * The namespaces' images of a promoted replica (a standby taking the shard over with its state),
@@ -132,6 +144,8 @@ export class ShardTerm implements ServingGate {
   private gateUntil: GateDeadline;
   private cancelGateTimer: (() => void) | null = null;
   private waitOver: boolean;
+  /** True from the gate's closure by time until a renewal reopens it ({@link closedByTime}). */
+  private gateClosed = false;
   private cancelWaitTimer: (() => void) | null = null;
   private readonly setTimer: ProcessClock["setTimer"];
   /**
@@ -242,8 +256,8 @@ export class ShardTerm implements ServingGate {
     if (this.paused && !this.pastDeadline(this.options.clock())) {
       return unavailable(`shard ${this.shard} is being handed over with its table; retry shortly`, TAKING_OVER_RETRY_AFTER_MS, { shard: this.shard });
     }
-    // Closed by time before its timer fired (a pause): end the term now, from outside this call.
-    queueMicrotask(() => this.options.onFailed(this, "serving gate closed"));
+    // Closed by time before its timer fired (a pause): report it now, from outside this call.
+    queueMicrotask(() => this.closeByTime());
     return unavailable(`this server's leadership of shard ${this.shard} could not be confirmed in time; retry shortly`, this.options.retryAfterMs, { shard: this.shard });
   }
 
@@ -287,7 +301,29 @@ export class ShardTerm implements ServingGate {
   extendGate(until: GateDeadline): void {
     if (this.ended !== null || until.monotonic <= this.gateUntil.monotonic) return;
     this.gateUntil = until;
+    if (this.gateClosed && !this.pastDeadline(this.options.clock())) {
+      this.gateClosed = false;
+      // The row was this term's all along (the renewal is fenced by the epoch): no one else led.
+      this.options.logger.info({ shard: this.shard, epoch: this.epoch, leaderId: this.leaderId }, "serving gate reopened: a renewal confirmed the row; serving on with the table");
+    }
     this.armGate();
+  }
+
+  /** True while the gate is closed by time, the table kept, until a renewal reopens it or one that matches nothing ends the term. */
+  get closedByTime(): boolean {
+    return this.gateClosed && this.ended === null;
+  }
+
+  /**
+   * The gate's deadline passed: serve nothing, keep the table, and let the renewals decide (the
+   * runtime keeps renewing every led term). TEST ONLY `endOnGateClose`: end at once instead.
+   */
+  private closeByTime(): void {
+    if (this.ended !== null || this.gateClosed || !this.pastDeadline(this.options.clock())) return;
+    if (this.options.endOnGateClose === true) return this.options.onFailed(this, "serving gate closed");
+    this.gateClosed = true;
+    this.options.onGateClosed?.(this);
+    this.options.logger.info({ shard: this.shard, epoch: this.epoch, leaderId: this.leaderId }, "serving gate closed: no renewal confirmed the row in time; serving nothing, the table kept until a renewal tells");
   }
 
   /** True once either clock has reached the gate's deadline. */
@@ -440,7 +476,7 @@ export class ShardTerm implements ServingGate {
     // both clocks on every operation as well.
     const left = Math.min(this.gateUntil.monotonic - this.options.clock(), this.gateUntil.wall - this.options.wallClock());
     this.cancelGateTimer = this.setTimer(() => {
-      if (this.pastDeadline(this.options.clock())) this.options.onFailed(this, "serving gate closed");
+      if (this.pastDeadline(this.options.clock())) this.closeByTime();
       else this.armGate();
     }, Math.max(0, Math.ceil(left)) + 1);
   }

@@ -193,6 +193,8 @@ export class TermStarter {
       reserveBlock: options.reserveBlock,
       retryAfterMs: host.retryAfterMs(),
       onFailed: host.onFailed,
+      onGateClosed: () => metrics.gateClosures.inc({}),
+      endOnGateClose: options.breaks?.has("end-on-gate-close") === true,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
       carried: carried?.namespaces,
       // Every holder keeps its lock as long as an earlier leader told it (TEST ONLY: not with short-carried-lease).

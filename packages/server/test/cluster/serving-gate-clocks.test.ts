@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Coordinator, HeldTerm } from "../../src/cluster/coordinator.js";
 import { LeaseRenewer } from "../../src/cluster/lease-renewer.js";
 import { ShardTerm, type GateDeadline } from "../../src/cluster/shard-term.js";
+import type { TestBreak } from "../../src/cluster/test-breaks.js";
 
 // Time itself is the subject here: both clocks are injected, and a "pause" moves one of them.
 const LEADER_LEASE_MS = 1_500;
@@ -37,12 +38,14 @@ describe("serving gate: closed when either the monotonic or the wall clock passe
   afterEach(() => {
     for (const term of terms.splice(0)) term.end(new LeaseholdError("UNAVAILABLE", "test over"));
     failed.length = 0;
+    closed.length = 0;
     mono = 10_000;
     wall = WALL_START;
   });
 
   /** A term whose acquisition was sent now (on both clocks): its gate closes `LEADER_LEASE_MS − MARGIN` later. */
-  const openTerm = async (coordinator = boundsOnly()): Promise<ShardTerm> => {
+  const closed: number[] = [];
+  const openTerm = async (coordinator = boundsOnly(), breaks: readonly TestBreak[] = [], leaseMs = 1_000): Promise<ShardTerm> => {
     const term = new ShardTerm({
       term: { shard: 0, epoch: 1 },
       leaderId: "leader-1",
@@ -54,11 +57,13 @@ describe("serving gate: closed when either the monotonic or the wall clock passe
       gateUntil: { monotonic: mono + LEADER_LEASE_MS - MARGIN, wall: wall + LEADER_LEASE_MS - MARGIN },
       grantsFrom: mono,
       lockDelayMs: 0,
-      leaseMs: 1_000,
-      validForMs: 500,
+      leaseMs,
+      validForMs: leaseMs / 2,
       reserveBlock: 1_000,
       retryAfterMs: 100,
       onFailed: (_term, reason) => failed.push(reason),
+      onGateClosed: (t) => closed.push(t.epoch),
+      endOnGateClose: breaks.includes("end-on-gate-close"),
       onBoundExtended: () => undefined,
     });
     terms.push(term);
@@ -79,9 +84,85 @@ describe("serving gate: closed when either the monotonic or the wall clock passe
     );
     expect(refused).toBeInstanceOf(LeaseholdError);
     expect((refused as LeaseholdError).status).toBe(503);
-    // It also starts stepping down (the runtime then drops the shard).
+    // The gate is reported closed; the term keeps its table (it does not end) until a renewal tells.
     await Promise.resolve();
-    expect(failed).toContain("serving gate closed");
+    expect(closed).toEqual([1]);
+    expect(failed).toEqual([]);
+    expect(term.isEnded).toBe(false);
+  });
+
+  /**
+   * Found by pnpm sim (seeds 73 and 132): the renewals of a leader whose standby had just died
+   * committed but answered late (a slow database) or not at all (answers lost); its gate closed,
+   * the term ended with its table, and its next pass found the row, still its own and live, without
+   * a term and released it: every lock lost to one failure. A term whose gate closed by time keeps
+   * its table, serves nothing, and is renewed on: a renewal that matches (the row is still its
+   * own, so no one else led meanwhile) reopens the gate; one that matches nothing ends it.
+   */
+  it.each([
+    { breaks: [] as TestBreak[], reopens: true },
+    // Negative control: with the rule removed the term ends at the closure, table and all.
+    { breaks: ["end-on-gate-close"] as TestBreak[], reopens: false },
+  ])("a gate closed by time reopens, table and all, when a renewal then matches; breaks $breaks", async ({ breaks, reopens }) => {
+    const coordinator = boundsOnly({ renew: async () => [0] });
+    // Leases far longer than the closure: nothing lapses meanwhile.
+    const term = await openTerm(coordinator, breaks, 10_000);
+    const locked = term.service.beginLock("ns", { locks: [{ descriptor: "held", mode: "exclusive" }], acquireTimeoutMs: 0 });
+    expect((locked as { status: string }).status).toBe("acquired");
+    // Renewals answered nothing for a whole leader lease: the gate closes.
+    mono += LEADER_LEASE_MS;
+    wall += LEADER_LEASE_MS;
+    expect(term.isOpen(mono)).toBe(false);
+    await term.service.timestamps("ns", { count: 1 }).catch(() => null);
+    await Promise.resolve();
+    // Then a renewal is sent, and matches: the row was this term's all along.
+    const renewer = new LeaseRenewer({
+      coordinator,
+      serverId: "server-1",
+      leaderLeaseMs: LEADER_LEASE_MS,
+      margin: MARGIN,
+      clock: () => mono,
+      wallClock: () => wall,
+      held: () => (term.isEnded ? [] : [term]),
+      member: () => ({ serverId: "server-1", incarnation: "incarnation-1", url: "http://x", ready: true }),
+      onUnmatched: () => failed.push("unmatched"),
+      onMembers: () => undefined,
+      onError: () => undefined,
+    });
+    if (!reopens) {
+      // The term asked the runtime to end it at the closure (and the runtime ends it, table and all).
+      expect(failed).toContain("serving gate closed");
+      return;
+    }
+    await renewer.renew();
+    expect(term.isOpen(mono)).toBe(true);
+    // The lock is still held: a second request for it is refused at once.
+    const second = term.service.beginLock("ns", { locks: [{ descriptor: "held", mode: "exclusive" }], acquireTimeoutMs: 0 });
+    expect((second as { status: string }).status).toBe("timeout");
+    expect(failed).toEqual([]);
+  });
+
+  it("a gate closed by time ends the term once a renewal matches nothing (the row moved on)", async () => {
+    const coordinator = boundsOnly({ renew: async () => [] });
+    const term = await openTerm(coordinator);
+    mono += LEADER_LEASE_MS;
+    wall += LEADER_LEASE_MS;
+    expect(term.isOpen(mono)).toBe(false);
+    const renewer = new LeaseRenewer({
+      coordinator,
+      serverId: "server-1",
+      leaderLeaseMs: LEADER_LEASE_MS,
+      margin: MARGIN,
+      clock: () => mono,
+      wallClock: () => wall,
+      held: () => [term],
+      member: () => ({ serverId: "server-1", incarnation: "incarnation-1", url: "http://x", ready: true }),
+      onUnmatched: () => failed.push("unmatched"),
+      onMembers: () => undefined,
+      onError: () => undefined,
+    });
+    await renewer.renew();
+    expect(failed).toEqual(["unmatched"]);
   });
 
   it("either clock alone closes it at exactly its deadline, not a millisecond before", async () => {

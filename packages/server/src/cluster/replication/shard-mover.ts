@@ -157,6 +157,8 @@ export class ShardMover {
     // Still inside its lease-wait: a taker would serve its table at once, before the earlier
     // leader's leases ran out (found by pnpm sim, seed 366). A later pass moves it.
     if (term.waiting && host.options.breaks?.has("hand-over-during-lease-wait") !== true) return;
+    // Its gate closed by time: it serves nothing until a renewal confirms the row; not moved meanwhile.
+    if (term.closedByTime) return;
     const serving = (): boolean => host.led(term.shard) === term && !host.stopping();
     const byRelease = !this.replicated(term) || host.options.breaks?.has("balance-by-release") === true;
     // A replicated shard is never released for balance: without a taker (the rows moved since the
