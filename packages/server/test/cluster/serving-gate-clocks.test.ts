@@ -70,6 +70,21 @@ describe("serving gate: closed when either the monotonic or the wall clock passe
     await term.prepare("ns");
     return term;
   };
+  /** The lease loop renewing `held`, an unmatched renewal recorded in `failed`. */
+  const renewerOf = (coordinator: Coordinator, held: () => ShardTerm[]): LeaseRenewer =>
+    new LeaseRenewer({
+      coordinator,
+      serverId: "server-1",
+      leaderLeaseMs: LEADER_LEASE_MS,
+      margin: MARGIN,
+      clock: () => mono,
+      wallClock: () => wall,
+      held,
+      member: () => ({ serverId: "server-1", incarnation: "incarnation-1", url: "http://x", ready: true }),
+      onUnmatched: () => failed.push("unmatched"),
+      onMembers: () => undefined,
+      onError: () => undefined,
+    });
   const timestamp = (term: ShardTerm) => term.service.timestamps("ns", { count: 1 });
 
   it("a paused VM: the monotonic clock stood still while the wall clock ran past the deadline, so the resumed leader refuses", async () => {
@@ -116,19 +131,7 @@ describe("serving gate: closed when either the monotonic or the wall clock passe
     await term.service.timestamps("ns", { count: 1 }).catch(() => null);
     await Promise.resolve();
     // Then a renewal is sent, and matches: the row was this term's all along.
-    const renewer = new LeaseRenewer({
-      coordinator,
-      serverId: "server-1",
-      leaderLeaseMs: LEADER_LEASE_MS,
-      margin: MARGIN,
-      clock: () => mono,
-      wallClock: () => wall,
-      held: () => (term.isEnded ? [] : [term]),
-      member: () => ({ serverId: "server-1", incarnation: "incarnation-1", url: "http://x", ready: true }),
-      onUnmatched: () => failed.push("unmatched"),
-      onMembers: () => undefined,
-      onError: () => undefined,
-    });
+    const renewer = renewerOf(coordinator, () => (term.isEnded ? [] : [term]));
     if (!reopens) {
       // The term asked the runtime to end it at the closure (and the runtime ends it, table and all).
       expect(failed).toContain("serving gate closed");
@@ -148,19 +151,7 @@ describe("serving gate: closed when either the monotonic or the wall clock passe
     mono += LEADER_LEASE_MS;
     wall += LEADER_LEASE_MS;
     expect(term.isOpen(mono)).toBe(false);
-    const renewer = new LeaseRenewer({
-      coordinator,
-      serverId: "server-1",
-      leaderLeaseMs: LEADER_LEASE_MS,
-      margin: MARGIN,
-      clock: () => mono,
-      wallClock: () => wall,
-      held: () => [term],
-      member: () => ({ serverId: "server-1", incarnation: "incarnation-1", url: "http://x", ready: true }),
-      onUnmatched: () => failed.push("unmatched"),
-      onMembers: () => undefined,
-      onError: () => undefined,
-    });
+    const renewer = renewerOf(coordinator, () => [term]);
     await renewer.renew();
     expect(failed).toEqual(["unmatched"]);
   });
@@ -181,19 +172,7 @@ describe("serving gate: closed when either the monotonic or the wall clock passe
     let answer!: (shards: number[]) => void;
     const coordinator = boundsOnly({ renew: () => new Promise<number[]>((resolve) => (answer = resolve)) });
     const term = await openTerm(coordinator);
-    const renewer = new LeaseRenewer({
-      coordinator,
-      serverId: "server-1",
-      leaderLeaseMs: LEADER_LEASE_MS,
-      margin: MARGIN,
-      clock: () => mono,
-      wallClock: () => wall,
-      held: () => [term],
-      member: () => ({ serverId: "server-1", incarnation: "incarnation-1", url: "http://x", ready: true }),
-      onUnmatched: () => failed.push("unmatched"),
-      onMembers: () => undefined,
-      onError: () => undefined,
-    });
+    const renewer = renewerOf(coordinator, () => [term]);
     mono += 500;
     wall += 500;
     const sent: GateDeadline = { monotonic: mono, wall };
