@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+import { TEST_BREAKS, type TestBreak } from "@leasehold/server/internal";
+import { runSeed } from "./sim-run.js";
+
+/**
+ * `pnpm sim:breaks [--max N] [--only NAME[,NAME]]`: for every test break (each one safety rule
+ * removed), run seeds 1, 2, … until the first violation or `--max` seeds (default 1,000), and print
+ * the table of docs/reliability.md "What the simulator finds": break, invariant(s) violated, seeds
+ * until the first violation, seconds. A break not found within `--max` seeds says so: the
+ * simulation does not yet reach the interleaving its rule guards.
+ */
+function parse(argv: readonly string[]): { max: number; only: TestBreak[] } {
+  let max = 1_000;
+  let only = Object.keys(TEST_BREAKS) as TestBreak[];
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[++i];
+    if (flag === "--max" && value !== undefined && /^\d+$/.test(value) && Number(value) > 0) max = Number(value);
+    else if (flag === "--only" && value !== undefined) {
+      only = value.split(",").map((x) => x.trim()) as TestBreak[];
+      const unknown = only.filter((name) => !(name in TEST_BREAKS));
+      if (unknown.length > 0) throw new RangeError(`--only: unknown rule(s) ${unknown.join(", ")} (known: ${Object.keys(TEST_BREAKS).join(", ")})`);
+    } else throw new RangeError(`unknown option ${JSON.stringify(flag)} or bad value ${JSON.stringify(value)} (pnpm sim:breaks [--max N] [--only NAME[,NAME]])`);
+  }
+  return { max, only };
+}
+
+async function main(): Promise<number> {
+  let options: ReturnType<typeof parse>;
+  try {
+    options = parse(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
+  process.stdout.write("| break | invariant violated | seeds until the first violation | seconds |\n| --- | --- | ---: | ---: |\n");
+  for (const rule of options.only) {
+    const started = performance.now();
+    let row = `| \`${rule}\` | not found | > ${options.max} |`;
+    for (let seed = 1; seed <= options.max; seed++) {
+      const { violations } = await runSeed(seed, new Set([rule]));
+      if (violations.length === 0) continue;
+      const invariants = [...new Set(violations.map((v) => v.invariant))].join(", ");
+      row = `| \`${rule}\` | ${invariants} (seed ${seed}) | ${seed} |`;
+      break;
+    }
+    process.stdout.write(`${row} ${((performance.now() - started) / 1000).toFixed(0)} |\n`);
+  }
+  return 0;
+}
+
+process.exitCode = await main();
