@@ -42,6 +42,9 @@ interface Slot {
 }
 
 
+/** The odds that a server's answer to a client call is lost on the way (the client re-sends). */
+const CLIENT_ANSWER_LOST = 0.02;
+
 /** A connection error, as a client sees a refused or reset connection. */
 function connectionError(what: string): Error {
   return new Error(`simulated connection ${what}`);
@@ -57,6 +60,8 @@ export class SimWorld implements SimServers {
   readonly store: MemoryStore;
   readonly network: SimNetwork;
   private readonly slots: Slot[] = [];
+  /** The odds of client calls' answers (lost or not). */
+  private readonly calls: SimRandom;
   /** The servers' logger: silent, or at `LEASEHOLD_SIM_LOG` (a pino level) on stderr with the simulated time, to debug a seed. */
   private readonly logger = pino({ level: process.env.LEASEHOLD_SIM_LOG ?? "silent", base: null, timestamp: () => `,"t":${(this.scheduler?.now ?? 0).toFixed(1)}` }, pino.destination(2));
 
@@ -68,6 +73,7 @@ export class SimWorld implements SimServers {
     this.scheduler = new Scheduler(onStep);
     this.store = new MemoryStore({ now: () => this.scheduler.now, key: Buffer.alloc(32, 7) });
     this.network = new SimNetwork(random.fork("network"), { answerLost: 0.01, notifyTwice: 0.05, notifyLost: 0.05 });
+    this.calls = random.fork("calls");
     for (let i = 0; i < settings.servers; i++) {
       this.slots.push({ id: `s${i}`, url: `http://s${i}.sim`, leaseMs: settings.leaseMs[i % settings.leaseMs.length]!, generation: 0, process: null, member: null, listening: false, inFlight: new Set() });
     }
@@ -244,7 +250,15 @@ export class SimWorld implements SimServers {
             settled = Promise.reject(err);
           }
           settled.then(
-            (value) => this.scheduler.after(0.3, "network", `answer ${label} -> ${client}`, () => finish(() => resolve(value))),
+            (value) => {
+              // The answer is lost on the way (a reset connection, a proxy timing out): the client
+              // sees an error some time later and re-sends, the same requestId, maybe elsewhere.
+              if (this.calls.chance(CLIENT_ANSWER_LOST)) {
+                this.scheduler.after(this.calls.int(20, 300), "network", `lost answer ${label} -> ${client}`, () => finish(() => reject(connectionError("reset before the answer arrived"))));
+                return;
+              }
+              this.scheduler.after(0.3, "network", `answer ${label} -> ${client}`, () => finish(() => resolve(value)));
+            },
             (err: unknown) => this.scheduler.after(0.3, "network", `error ${label} -> ${client}`, () => finish(() => reject(err instanceof LeaseholdError ? err : connectionError(String(err))))),
           );
         });
