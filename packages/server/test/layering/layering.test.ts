@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { relativeImportsOf, sourceFilesUnder } from "./import-graph.js";
+import { importCycles, relativeImportsOf, sourceFilesUnder } from "./import-graph.js";
 
 /** Each import of a file under `from` that names a file under one of `folders`, as `file -> specifier`. */
 function importsInto(from: string, folders: readonly string[]): string[] {
@@ -14,6 +14,14 @@ function importsInto(from: string, folders: readonly string[]): string[] {
 describe("the server's layering", () => {
   it("nothing under cluster/ imports http/", () => {
     expect(importsInto("cluster", ["http"])).toEqual([]);
+  });
+
+  it("the files of cluster/ import one another without a cycle (import type included)", () => {
+    expect(importCycles(sourceFilesUnder("cluster")).map((cycle) => cycle.join(" -> "))).toEqual([]);
+  });
+
+  it("the coordinator's two adapters, cluster/postgres/ and cluster/memory/, do not import each other", () => {
+    expect([...importsInto("cluster/postgres", ["cluster/memory"]), ...importsInto("cluster/memory", ["cluster/postgres"])]).toEqual([]);
   });
 
   it("support/ (shared by http/ and the cluster's replication route) imports no other folder of the server", () => {
