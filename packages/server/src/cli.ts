@@ -208,7 +208,7 @@ async function importBoundCommand(argv: readonly string[]): Promise<number> {
     process.stderr.write("leasehold-server import-bound: give both --data-dir <dir> (of the stopped single server) and --cluster <postgres connection string>\n");
     return 2;
   }
-  const [{ importBound }, { createPostgresCoordinator }] = await Promise.all([import("./cluster/import-bound.js"), import("./cluster/postgres-coordinator.js")]);
+  const [{ importBound }, { createPostgresCoordinator }] = await Promise.all([import("./cluster/import-bound.js"), import("./cluster/postgres/postgres-coordinator.js")]);
   const coordinator = createPostgresCoordinator({ connectionString: cluster, statementTimeoutMs: 10_000 });
   try {
     const { namespaces, file } = await importBound(coordinator, dataDir);

@@ -28,7 +28,8 @@ export const BOUND_EXTENSIONS_FENCED = "bound extensions fenced by epoch";
 /**
  * Collect the `acquisition committed` and `bound extension committed` lines (test mode: the server
  * logs them at debug with the database time of their statement; see `onCommitted` in
- * packages/server/src/cluster/postgres-coordinator.ts) of every server, `servers[i]` being server i's lines.
+ * packages/server/src/cluster/postgres/postgres-coordinator.ts) of every server, `servers[i]`
+ * being server i's lines.
  */
 export function boundEvents(servers: readonly (readonly Record<string, unknown>[])[]): BoundEvents {
   const acquisitions: AcquisitionEvent[] = [];

@@ -10,10 +10,10 @@
  */
 export interface Coordinator {
   /**
-   * Create the tables if missing and register the shard count on first start (`shards`, or the
-   * default 64 when undefined). With an existing cluster, an undefined `shards` adopts the stored
-   * count and a different one rejects with a {@link ShardCountMismatchError}. Resolves with the
-   * cluster's shard count.
+   * Create the tables if missing and register the shard count on first start (`shards`, or
+   * {@link DEFAULT_SHARDS} when undefined). With an existing cluster, an undefined `shards` adopts
+   * the stored count and a different one rejects with a {@link ShardCountMismatchError}. Resolves
+   * with the cluster's shard count.
    */
   start(shards?: number | undefined): Promise<number>;
   /**
@@ -332,6 +332,9 @@ export interface ImmutableRecord {
   readonly term: HeldTerm;
   readonly immutable: number;
 }
+
+/** The cluster's shard count when neither `--shards` nor an existing cluster says otherwise. */
+export const DEFAULT_SHARDS = 64;
 
 /** `--shards` differs from the count the cluster was created with. */
 export class ShardCountMismatchError extends Error {

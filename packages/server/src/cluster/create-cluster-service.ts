@@ -7,7 +7,7 @@ import { ClusterRuntime } from "./cluster-runtime.js";
 import type { ClusterPorts } from "./cluster-ports.js";
 import type { Coordinator } from "./coordinator.js";
 import { HealthProber } from "./health-prober.js";
-import { createPostgresCoordinator } from "./postgres-coordinator.js";
+import { createPostgresCoordinator } from "./postgres/postgres-coordinator.js";
 import { ClusterKeyHolder, loadingClusterKey } from "./replication/cluster-key-holder.js";
 import { ReplicationMetrics, type ShardReplicationView } from "./replication/replication-metrics.js";
 import { createStandbySide, type StandbySide } from "./replication/standby-side.js";

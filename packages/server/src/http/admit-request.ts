@@ -1,9 +1,9 @@
 import type { IncomingMessage } from "node:http";
 import { LeaseholdError } from "@leasehold/protocol";
+import type { ExtraHeaders } from "../support/send-json.js";
 import type { BearerAuth } from "./bearer-auth.js";
 import type { Route } from "./match-route.js";
 import type { RateLimiter } from "./rate-limiter.js";
-import type { ExtraHeaders } from "./send-json.js";
 
 /** Why a request is answered before anything else is looked at, and the headers that go with it. */
 export interface Refusal {

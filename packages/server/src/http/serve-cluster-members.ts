@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LeaseholdError, type ClusterMembersResponse, type ClusterResponse } from "@leasehold/protocol";
+import { sendJson, type ExtraHeaders } from "../support/send-json.js";
 import { queryOf } from "./query-of.js";
-import { sendJson, type ExtraHeaders } from "./send-json.js";
 
 /**
  * The members answer of a server that is not in a cluster, built from its `GET /v1/cluster`

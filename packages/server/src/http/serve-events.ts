@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LeaseholdError } from "@leasehold/protocol";
+import { sendJson, type ExtraHeaders } from "../support/send-json.js";
 import { queryOf } from "./query-of.js";
 import type { InspectionContext } from "./serve-inspection.js";
-import { sendJson, type ExtraHeaders } from "./send-json.js";
 
 function bad(name: string, message: string): never {
   throw new LeaseholdError("INVALID_ARGUMENT", `query parameter ${name} ${message}`, { path: `query.${name}` });

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LeaseholdError, type HealthResponse } from "@leasehold/protocol";
+import { sendJson, type ExtraHeaders } from "../support/send-json.js";
 import { queryOf } from "./query-of.js";
-import { sendJson, type ExtraHeaders } from "./send-json.js";
 
 /**
  * Serve `GET /v1/health`. With `?protected` (a deploy tool's readiness check, PROTOCOL.md "Cluster

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LeaseholdError, parseNamespaceLocksQuery, parseNamespacesQuery } from "@leasehold/protocol";
 import type { EmbeddedLockService } from "../service/embedded-lock-service.js";
+import { readBody } from "../support/read-body.js";
+import { sendJson, type ExtraHeaders } from "../support/send-json.js";
 import type { BearerAuth } from "./bearer-auth.js";
 import { checkContentType } from "./check-content-type.js";
 import { decodeNamespace } from "./decode-namespace.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import { queryOf } from "./query-of.js";
-import { readBody } from "./read-body.js";
-import { sendJson, type ExtraHeaders } from "./send-json.js";
 
 /** What the inspection and revoke routes need from the server (docs/protocol.md "Inspection and revoke"). */
 export interface InspectionContext {

@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import { CompactLineWriter, type LockBatchLine } from "@leasehold/protocol";
 import type { EmbeddedLockService } from "../service/embedded-lock-service.js";
 import type { LockBatchRun } from "../service/run-lock-batch.js";
-import type { ExtraHeaders } from "./send-json.js";
+import type { ExtraHeaders } from "../support/send-json.js";
 import { undeliveredTokens } from "./undelivered-tokens.js";
 
 /** The media type of a `lock-batch` answer: one JSON object per line, each ended by `\n`. */

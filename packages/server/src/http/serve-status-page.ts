@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LeaseholdError } from "@leasehold/protocol";
-import type { ExtraHeaders } from "./send-json.js";
+import type { ExtraHeaders } from "../support/send-json.js";
 
 /**
  * The status page's files (packages/server/ui, shipped in the package) and their content types.

@@ -1,7 +1,8 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import type { Coordinator, LeaseClaim } from "../../src/cluster/coordinator.js";
-import { createPostgresCoordinator, type CoordinatorEvent } from "../../src/cluster/postgres-coordinator.js";
+import type { CoordinatorEvent } from "../../src/cluster/postgres/coordinator-event.js";
+import { createPostgresCoordinator } from "../../src/cluster/postgres/postgres-coordinator.js";
 import { sleep } from "../support/wait-for.js";
 import { schemaPerTest, type Closable } from "./pg-schema.js";
 

@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Coordinator } from "../../src/cluster/coordinator.js";
 import { createClusterMember } from "../../src/cluster/create-cluster-service.js";
-import { createPostgresCoordinator } from "../../src/cluster/postgres-coordinator.js";
+import { createPostgresCoordinator } from "../../src/cluster/postgres/postgres-coordinator.js";
 import { startServer } from "../../src/start-server.js";
 import { sleep } from "../support/wait-for.js";
 import { op, settled } from "./cluster-support.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Coordinator, MemberInfo } from "../../src/cluster/coordinator.js";
-import { createPostgresCoordinator } from "../../src/cluster/postgres-coordinator.js";
+import { createPostgresCoordinator } from "../../src/cluster/postgres/postgres-coordinator.js";
 import { schemaPerTest } from "./pg-schema.js";
 
 const member = (incarnation: string, serverId = "dup"): MemberInfo => ({ serverId, incarnation, url: `http://${incarnation}`, ready: true });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AcquiredTerm, Coordinator, LeaseClaim } from "../../src/cluster/coordinator.js";
-import { createPostgresCoordinator } from "../../src/cluster/postgres-coordinator.js";
+import { createPostgresCoordinator } from "../../src/cluster/postgres/postgres-coordinator.js";
 import { schemaPerTest } from "./pg-schema.js";
 
 // The lease-wait record of a shard's row (PROTOCOL.md "Leases across failover"): a new leader waits

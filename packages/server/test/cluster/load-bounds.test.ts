@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Coordinator, HeldTerm } from "../../src/cluster/coordinator.js";
-import { createPostgresCoordinator } from "../../src/cluster/postgres-coordinator.js";
+import { createPostgresCoordinator } from "../../src/cluster/postgres/postgres-coordinator.js";
 import { claim, member } from "./claims.js";
 import { schemaPerTest } from "./pg-schema.js";
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Coordinator, LeaseClaim, LeaderTerm } from "../../src/cluster/coordinator.js";
 import { createMemoryCoordinator } from "../../src/cluster/memory/memory-coordinator.js";
 import { MemoryStore } from "../../src/cluster/memory/memory-store.js";
-import { createPostgresCoordinator } from "../../src/cluster/postgres-coordinator.js";
+import { createPostgresCoordinator } from "../../src/cluster/postgres/postgres-coordinator.js";
 import { createTestSchema } from "./pg-schema.js";
 
 /**

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Coordinator, LeaseClaim } from "../../src/cluster/coordinator.js";
 import { ShardCountMismatchError } from "../../src/cluster/coordinator.js";
-import { createPostgresCoordinator, type CoordinatorEvent } from "../../src/cluster/postgres-coordinator.js";
-import { placeSchema, SCHEMA_COLUMNS } from "../../src/cluster/postgres-schema.js";
+import type { CoordinatorEvent } from "../../src/cluster/postgres/coordinator-event.js";
+import { createPostgresCoordinator } from "../../src/cluster/postgres/postgres-coordinator.js";
+import { placeSchema, SCHEMA_COLUMNS } from "../../src/cluster/postgres/postgres-schema.js";
 import { schemaPerTest } from "./pg-schema.js";
 
 const claim = (serverId: string, leaderLeaseMs = 60_000): LeaseClaim => ({

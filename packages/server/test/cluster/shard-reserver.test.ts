@@ -2,7 +2,7 @@ import { LeaseholdError } from "@leasehold/protocol";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import type { Coordinator, HeldTerm, StoredBound } from "../../src/cluster/coordinator.js";
-import { createPostgresCoordinator } from "../../src/cluster/postgres-coordinator.js";
+import { createPostgresCoordinator } from "../../src/cluster/postgres/postgres-coordinator.js";
 import { ShardReserver, type ShardReserverHooks } from "../../src/cluster/shard-reserver.js";
 import { schemaPerTest, type Closable } from "./pg-schema.js";
 

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readBody } from "../../src/http/read-body.js";
+import { readBody } from "../../src/support/read-body.js";
 import { startServer, type RunningServer } from "../../src/start-server.js";
 
 const CHUNK = 64 * 1024;

@@ -1,5 +1,4 @@
-import type { Coordinator } from "../coordinator.js";
-import { DEFAULT_SHARDS } from "../postgres-setup.js";
+import { DEFAULT_SHARDS, type Coordinator } from "../coordinator.js";
 import type { MemoryStore } from "./memory-store.js";
 
 /**

@@ -60,10 +60,10 @@ export interface MemoryStoreOptions {
 }
 
 /**
- * The database of a cluster, in memory: the tables of postgres-schema.ts and every statement the
- * PostgreSQL coordinator runs, each as one synchronous step with the same conditions (epoch and
- * holder fences, versions, expiry on the database's clock, the lease-wait record, the standby
- * fields). A statement is atomic here, so statements that would block on one another's row locks
+ * The database of a cluster, in memory: the tables of postgres/postgres-schema.ts and every
+ * statement the PostgreSQL coordinator runs, each as one synchronous step with the same conditions
+ * (epoch and holder fences, versions, expiry on the database's clock, the lease-wait record, the
+ * standby fields). A statement is atomic here, so statements that would block on one another's row locks
  * (`FOR UPDATE`, `FOR SHARE`) run in some serial order, as PostgreSQL's locks make them. What a
  * statement's caller learns (late, never, or an error after it committed) is the business of the
  * link between a member and the store (memory-coordinator.ts), not of the store.

@@ -1,11 +1,12 @@
 import type { Logger } from "pino";
 import { unavailable } from "../cluster-errors.js";
 import type { Coordinator, LiveMember, ShardLease } from "../coordinator.js";
+import { realProcessClock } from "../process-clock.js";
 import type { ShardTerm } from "../shard-term.js";
 import { chooseStandbys } from "./choose-standbys.js";
 import type { ClusterKeyHolder } from "./cluster-key-holder.js";
 import { snapshotShard } from "./replicated-tables.js";
-import { realReplicationClock, type ReplicationClock } from "./replication-clock.js";
+import type { ReplicationClock } from "./replication-clock.js";
 import type { ReplicationTransport } from "./replication-sender.js";
 import type { ReplicationMetrics, ShardReplicationView } from "./replication-metrics.js";
 import { ShardReplication, type StandbyTarget } from "./shard-replication.js";
@@ -36,7 +37,7 @@ export interface LeaderSideOptions {
   readonly metrics: ReplicationMetrics;
   /** This member's standby side: replicas of shards it no longer stands by for are dropped. */
   readonly standby: StandbySide;
-  /** Default: the real clock. */
+  /** Default: the real clock ({@link realProcessClock}). */
   readonly clock?: ReplicationClock | undefined;
   /**
    * A replication connection to a standby of `shard`. Default: the replication stream
@@ -81,7 +82,7 @@ export class LeaderSide {
   private stopped = false;
 
   constructor(private readonly options: LeaderSideOptions) {
-    this.clock = options.clock ?? realReplicationClock;
+    this.clock = options.clock ?? realProcessClock;
   }
 
   /** Begin the cadence (a third of the leader lease). */

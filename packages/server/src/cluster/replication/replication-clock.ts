@@ -1,5 +1,3 @@
-import { realProcessClock } from "../process-clock.js";
-
 /**
  * The time a replication stream needs, as one port, so the tests of the rule (whose subject is
  * time: a standby late by a third of the leader lease) drive it with a fake clock.
@@ -15,6 +13,3 @@ export interface ReplicationClock {
    */
   defer(fn: () => void): void;
 }
-
-/** The real clock: `performance.now()`, `setTimeout` (unref'd: a timer never keeps the process up), `setImmediate`. */
-export const realReplicationClock: ReplicationClock = realProcessClock;

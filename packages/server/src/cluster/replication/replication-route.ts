@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { ClientGoneError, readBody } from "../../http/read-body.js";
-import { sendJson } from "../../http/send-json.js";
+import { ClientGoneError, readBody } from "../../support/read-body.js";
+import { sendJson } from "../../support/send-json.js";
 import { CLUSTER_AUTH_HEADER, DEFAULT_MAX_SKEW_MS, verifyBody, verifyHeader, type ClusterAuthRefusal } from "./cluster-key.js";
 import { createRefusalLog } from "./refusal-log.js";
 import type { ReplicaStore } from "./replica-store.js";

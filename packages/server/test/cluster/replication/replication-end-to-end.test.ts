@@ -4,11 +4,11 @@ import type { LockResponse } from "@leasehold/protocol";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Coordinator } from "../../../src/cluster/coordinator.js";
+import { realProcessClock } from "../../../src/cluster/process-clock.js";
 import { newClusterKey } from "../../../src/cluster/replication/cluster-key.js";
 import { createHttpReplicationTransport } from "../../../src/cluster/replication/http-replication-transport.js";
 import { ReplicaStore } from "../../../src/cluster/replication/replica-store.js";
 import { ShardReplicaSink, snapshotShard } from "../../../src/cluster/replication/replicated-tables.js";
-import { realReplicationClock } from "../../../src/cluster/replication/replication-clock.js";
 import { createReplicationRoute } from "../../../src/cluster/replication/replication-route.js";
 import { RevealedAnswers } from "../../../src/cluster/replication/revealed-answers.js";
 import { ShardReplication } from "../../../src/cluster/replication/shard-replication.js";
@@ -66,7 +66,7 @@ describe("replication end to end: an engine table, its change feed, a real socke
       coordinator,
       connect: (target) => createHttpReplicationTransport({ url: target.url, key }),
       snapshot: () => snapshotShard(leader),
-      clock: realReplicationClock,
+      clock: realProcessClock,
       lateMs: 60_000,
       logger,
       onFenced: () => undefined,

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { capturedLogger } from "../../support/captured-logger.js";
 import { recordingStandbyStore } from "./shard-replication-fixture.js";
 import type { Coordinator } from "../../../src/cluster/coordinator.js";
-import { createPostgresCoordinator } from "../../../src/cluster/postgres-coordinator.js";
+import { createPostgresCoordinator } from "../../../src/cluster/postgres/postgres-coordinator.js";
 import { CLUSTER_AUTH_HEADER, newClusterKey, signRequest } from "../../../src/cluster/replication/cluster-key.js";
 import { createHttpReplicationTransport } from "../../../src/cluster/replication/http-replication-transport.js";
 import { createReplicationRoute } from "../../../src/cluster/replication/replication-route.js";

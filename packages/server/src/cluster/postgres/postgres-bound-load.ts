@@ -1,9 +1,7 @@
-import type { Coordinator, HeldTerm, LoadedBound } from "./coordinator.js";
-import type { CoordinatorEvent } from "./postgres-coordinator.js";
-import type { RunStatement } from "./replication/postgres-standby-statements.js";
-
-/** The statement's database time in microseconds since the epoch (`numeric`, exact; node-postgres answers a string). */
-export const DB_TIME_US = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS db_time_us";
+import type { Coordinator, HeldTerm, LoadedBound } from "../coordinator.js";
+import type { LoadedBoundEvent } from "./coordinator-event.js";
+import type { RunStatement } from "./run-statement.js";
+import { DB_TIME_US } from "./sql-fragments.js";
 
 /** Where {@link boundLoadSql} finds its inputs: the names of the statement's parameters and fence. */
 export interface BoundLoadParams {
@@ -51,9 +49,6 @@ interface LoadedRow {
   readonly bound: number;
   readonly db_time_us: number;
 }
-
-/** What a bound loaded in a statement reports to a test's `onCommitted`: an extension by the term. */
-export type LoadedBoundEvent = Extract<CoordinatorEvent, { readonly kind: "bound extension" }>;
 
 /** The bounds of {@link boundLoadSql}'s `loaded` column, each reported to `onCommitted` (when given) as an extension by `term`. */
 export function parseLoadedBounds(json: unknown, term: HeldTerm, onCommitted?: ((event: LoadedBoundEvent) => void) | undefined): LoadedBound[] {

@@ -1,10 +1,7 @@
 import type pg from "pg";
-import { ShardCountMismatchError } from "./coordinator.js";
+import { DEFAULT_SHARDS, ShardCountMismatchError } from "../coordinator.js";
+import { newClusterKey } from "../replication/cluster-key.js";
 import { CREATE_TABLES, quoteIdentifier, SCHEMA_COMPLETE } from "./postgres-schema.js";
-import { newClusterKey } from "./replication/cluster-key.js";
-
-/** The cluster's shard count when neither `--shards` nor an existing cluster says otherwise. */
-export const DEFAULT_SHARDS = 64;
 
 /** Advisory lock key ("lhst") that serialises the set-up of servers starting together. */
 const SETUP_LOCK_KEY = 0x6c_68_73_74;

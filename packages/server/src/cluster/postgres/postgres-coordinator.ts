@@ -10,14 +10,14 @@ import {
   type MemberRow,
   type ShardLease,
   type StoredBound,
-} from "./coordinator.js";
+} from "../coordinator.js";
 import { checkConnectionString } from "./connection-string.js";
-import { boundLoadStatements, DB_TIME_US } from "./postgres-bound-load.js";
+import type { CoordinatorEvent } from "./coordinator-event.js";
+import { boundLoadStatements } from "./postgres-bound-load.js";
 import { placeSchema, quoteIdentifier } from "./postgres-schema.js";
 import { setUpSchema } from "./postgres-setup.js";
-import { CLEAR_STANDBY, standbyStatements } from "./replication/postgres-standby-statements.js";
-
-export { DEFAULT_SHARDS } from "./postgres-setup.js";
+import { standbyStatements } from "./postgres-standby-statements.js";
+import { CLEAR_STANDBY, DB_TIME_US } from "./sql-fragments.js";
 
 /** Options of {@link createPostgresCoordinator}. */
 export interface PostgresCoordinatorOptions {
@@ -52,21 +52,6 @@ export interface PostgresCoordinatorOptions {
    */
   readonly onCommitted?: ((event: CoordinatorEvent) => void) | undefined;
 }
-
-/** What {@link PostgresCoordinatorOptions.onCommitted} hears (TEST ONLY). */
-export type CoordinatorEvent =
-  | { readonly kind: "acquisition"; readonly shard: number; readonly epoch: number; readonly dbTimeUs: number }
-  | {
-      readonly kind: "bound extension";
-      readonly namespace: string;
-      readonly shard: number;
-      readonly epoch: number;
-      readonly from: number;
-      readonly to: number;
-      readonly dbTimeUs: number;
-    };
-
-
 
 /**
  * The {@link Coordinator} over PostgreSQL (node-postgres). One pool for statements, two connections

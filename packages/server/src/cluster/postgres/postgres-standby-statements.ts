@@ -1,12 +1,8 @@
-import type pg from "pg";
 import type { AdoptedTerm, Coordinator, HandedOverTerm, LeaderTerm, MemberInfo } from "../coordinator.js";
-import { boundLoadSql, parseLoadedBounds, type LoadedBoundEvent } from "../postgres-bound-load.js";
-
-/** How the PostgreSQL coordinator runs one named statement (timed, on its pool). */
-export type RunStatement = <R extends pg.QueryResultRow>(name: string, text: string, values?: unknown[]) => Promise<R[]>;
-
-/** The assignments that clear a row's standby: every acquisition, hand-over and release starts a term without one. */
-export const CLEAR_STANDBY = "standby_id = NULL, standby_incarnation = NULL, in_sync = false, sync_round = 0";
+import type { LoadedBoundEvent } from "./coordinator-event.js";
+import { boundLoadSql, parseLoadedBounds } from "./postgres-bound-load.js";
+import type { RunStatement } from "./run-statement.js";
+import { CLEAR_STANDBY } from "./sql-fragments.js";
 
 /** The fence of a leader's write: the row is still this term's, on this process. */
 const FENCE = "shard = $1 AND epoch = $2 AND holder = $3 AND incarnation = $4";
