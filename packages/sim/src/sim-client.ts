@@ -40,6 +40,14 @@ export interface SimClientPlan {
  * it at a third of its `validForMs`, unlocks without waiting, and asks for timestamps. Everything
  * it was told goes in the {@link SimHistory}.
  */
+/**
+ * How long a client waits for an answer beyond what the request itself may wait on the server
+ * (a lock's `acquireTimeoutMs`) before it gives up on the connection and re-sends the same
+ * request (same `requestId`): shorter than a standby's late mark (a third of the leader lease), so
+ * an answer held for a partitioned standby's acknowledgement is re-sent while still held.
+ */
+const REQUEST_TIMEOUT_MS = 250;
+
 export class SimClient {
   private readonly leaders = new Map<string, string>();
   private serial = 0;
@@ -83,11 +91,17 @@ export class SimClient {
    * send to, a 503 or a broken connection is re-sent after a short backoff (to another server
    * when the leader is unknown). Answers `null` when the deadline passed.
    */
-  private async routed<T>(namespace: string, label: string, deadline: number, call: (service: SimService) => T | Promise<T> | { readonly answer: Promise<T> }): Promise<T | null> {
+  private async routed<T>(
+    namespace: string,
+    label: string,
+    deadline: number,
+    call: (service: SimService) => T | Promise<T> | { readonly answer: Promise<T> },
+    patienceMs = REQUEST_TIMEOUT_MS,
+  ): Promise<T | null> {
     for (let attempt = 0; this.scheduler.now < deadline; attempt++) {
       const url = this.url(namespace);
       try {
-        return await this.servers.call(this.name, url, label, call);
+        return await this.withTimeout(this.servers.call(this.name, url, label, call), patienceMs);
       } catch (err) {
         if (err instanceof LeaseholdError && err.code === "NOT_LEADER") {
           const leader = typeof err.details?.leaderUrl === "string" ? err.details.leaderUrl : null;
@@ -104,6 +118,33 @@ export class SimClient {
     return null;
   }
 
+  /**
+   * `call`, or a timeout after `ms`: the client gives up on the connection (its answer, arriving
+   * later, is dropped) and re-sends; the server may still grant the first send meanwhile.
+   */
+  private withTimeout<T>(call: Promise<T>, ms: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      this.scheduler.after(ms, this.name, "request timeout", () => {
+        if (done) return;
+        done = true;
+        reject(new Error(`simulated request timed out after ${ms} ms`));
+      });
+      call.then(
+        (value) => {
+          if (done) return;
+          done = true;
+          resolve(value);
+        },
+        (err: unknown) => {
+          if (done) return;
+          done = true;
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+  }
+
   private async lockAndHold(): Promise<void> {
     const namespace = this.random.pick(this.plan.namespaces);
     const descriptor = this.random.pick(this.plan.descriptors);
@@ -114,6 +155,8 @@ export class SimClient {
     const sentAt = this.scheduler.now;
     const deadline = sentAt + acquireTimeoutMs + 2_000;
     const lock = (service: SimService) => service.beginLock(namespace, request);
+    // A lock request may wait up to its acquireTimeoutMs on the server: the client's patience is that plus the usual.
+    const patience = acquireTimeoutMs + REQUEST_TIMEOUT_MS;
     const holdFor = this.random.int(50, 6_000);
     // Each grant is recorded the moment it arrives (a hedged duplicate may still be in flight): the
     // first is held and refreshed at once; a later one with another token (the same requestId
@@ -133,9 +176,9 @@ export class SimClient {
         held = this.keep(hold, answer.lease.validForMs, this.scheduler.now + holdFor);
       } else this.letGo(hold);
     };
-    const sends = [this.routed(namespace, "lock", deadline, lock).then(onAnswer)];
+    const sends = [this.routed(namespace, "lock", deadline, lock, patience).then(onAnswer)];
     if (this.random.chance(this.plan.hedge ?? 0.2)) {
-      sends.push(this.wait(this.random.int(20, 80)).then(() => this.routed(namespace, "lock (hedged)", deadline, lock).then(onAnswer)));
+      sends.push(this.wait(this.random.int(20, 80)).then(() => this.routed(namespace, "lock (hedged)", deadline, lock, patience).then(onAnswer)));
     }
     await Promise.allSettled(sends);
     if (held !== null) await held;

@@ -2,6 +2,11 @@ import type { ReplicaStore, ReplicationAck, ReplicationMessage, ReplicationTrans
 import type { SimProcess } from "./sim-clock.js";
 import type { SimRandom } from "./sim-random.js";
 
+/** The server id a process runs as (its name is `<server id>#<generation>`). */
+function serverOf(process: SimProcess): string {
+  return process.name.split("#")[0]!;
+}
+
 /** How one member's path to the database behaves now (the fault plan changes it during a run). */
 export interface DatabasePath {
   /** Extra one-way delay (ms) on top of the base (a slow database or network). Default 0. */
@@ -50,7 +55,7 @@ export class SimNetwork {
     return path;
   }
 
-  /** The replication path between `a` and `b` (either order). */
+  /** The replication path between servers `a` and `b` (their server ids, either order). */
   replicationPath(a: string, b: string): ReplicationPath {
     const key = a < b ? `${a}|${b}` : `${b}|${a}`;
     let path = this.replicationPaths.get(key);
@@ -120,12 +125,17 @@ export class SimNetwork {
    */
   replicationTransport(from: SimProcess, to: SimProcess, store: () => ReplicaStore | null, timeoutMs: number): ReplicationTransport {
     let closed = false;
+    // One connection, as the real stream is one TCP connection: messages arrive in the order sent,
+    // and so do the acknowledgements (a message never overtakes an earlier one on it).
+    let lastArrival = 0;
+    let lastAckArrival = 0;
     return {
       send: (message: ReplicationMessage): Promise<ReplicationAck> =>
         new Promise<ReplicationAck>((resolve, reject) => {
           if (closed) return reject(new Error("the simulated replication connection is closed"));
           let settled = false;
-          const path = this.replicationPath(from.name, to.name);
+          // Paths are between servers (their `--server-id`), whatever process runs each now.
+          const path = this.replicationPath(serverOf(from), serverOf(to));
           const cancelTimeout = from.setTimer(() => {
             if (settled) return;
             settled = true;
@@ -133,7 +143,9 @@ export class SimNetwork {
           }, timeoutMs);
           if (path.cut) return;
           const copy = JSON.parse(JSON.stringify(message)) as ReplicationMessage;
-          from.scheduler.after(this.delay(path.slowMs), "network", `replicate ${from.name}->${to.name}`, () =>
+          const arrival = Math.max(from.scheduler.now + this.delay(path.slowMs), lastArrival);
+          lastArrival = arrival;
+          from.scheduler.at(arrival, "network", `replicate ${from.name}->${to.name}`, () =>
             to.deliver("replication message", () => {
               if (path.cut) return;
               let answer: { ok: true; ack: ReplicationAck } | { ok: false; error: unknown };
@@ -144,7 +156,9 @@ export class SimNetwork {
               } catch (error) {
                 answer = { ok: false, error };
               }
-              to.scheduler.after(this.delay(path.slowMs), "network", `ack ${to.name}->${from.name}`, () =>
+              const ackArrival = Math.max(to.scheduler.now + this.delay(path.slowMs), lastAckArrival);
+              lastAckArrival = ackArrival;
+              to.scheduler.at(ackArrival, "network", `ack ${to.name}->${from.name}`, () =>
                 from.deliver("replication ack", () => {
                   if (settled || path.cut) return;
                   settled = true;

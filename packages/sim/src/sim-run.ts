@@ -99,15 +99,16 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
           break;
         }
         case "partition-then-crash": {
-          // Issue 29 item 1's outside check: the replication link of a leader is cut, its clients
-          // re-send (their answers lost), and the leader is killed moments later.
-          const other = plan.pick(ids.filter((x) => x !== id));
-          const path = world.network.replicationPath(id, other);
-          path.cut = true;
-          s.after(plan.int(20, 400), "world", `crash ${id}`, () => world.crash(id));
-          s.after(lasts, "world", `restart ${id}`, () => {
-            path.cut = false;
-            world.start(id);
+          // Issue 29 item 1's outside check: the replication links of a leader (the busiest) are
+          // cut, its clients time out and re-send, and the leader is killed moments later.
+          const victim = world.busiestLeader() ?? id;
+          faults[faults.length - 1] += ` (it cut and crashed ${victim}, the busiest leader)`;
+          const paths = ids.filter((x) => x !== victim).map((other) => world.network.replicationPath(victim, other));
+          for (const path of paths) path.cut = true;
+          s.after(plan.int(100, 600), "world", `crash ${victim}`, () => world.crash(victim));
+          s.after(lasts, "world", `restart ${victim}`, () => {
+            for (const path of paths) path.cut = false;
+            world.start(victim);
             heal();
           });
           break;

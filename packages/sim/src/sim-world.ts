@@ -278,6 +278,15 @@ export class SimWorld implements SimServers {
     return this.store.readLeases().every((r) => !r.expired && r.inSync && r.standbyId !== null);
   }
 
+  /** The server leading the most shards now (by the database's rows), `null` when none leads any. */
+  busiestLeader(): string | null {
+    const led = new Map<string, number>();
+    for (const r of this.store.readLeases()) if (!r.expired && r.holder !== null) led.set(r.holder, (led.get(r.holder) ?? 0) + 1);
+    let best: string | null = null;
+    for (const [id, n] of led) if (best === null || n > led.get(best)! || (n === led.get(best)! && id < best)) best = id;
+    return best;
+  }
+
   /** True when every shard has a live leader. */
   ledNow(): boolean {
     return this.store.readLeases().every((r) => !r.expired);

@@ -152,8 +152,12 @@ export class ReplicationSender<E> {
     this.inFlight--;
     // Heard from: what is still in flight counts from now.
     this.unansweredSince = this.inFlight > 0 ? this.options.clock.now() : null;
-    if (!Number.isSafeInteger(ack.ackedSeq) || ack.ackedSeq > upTo) {
-      this.refuse(new ReplicationRefusal("REPLICA_DIVERGED", `the standby acknowledged ${ack.ackedSeq}, beyond what was sent (${upTo})`));
+    // Cumulative: an answer may cover a later message that overtook this one (messages in flight
+    // at once may cross on the way), so only beyond everything ever sent is a divergence. A
+    // snapshot's answer is bounded by the snapshot itself (it starts the stream).
+    const mayAck = this.acked === null ? upTo : Math.max(upTo, this.highestSent);
+    if (!Number.isSafeInteger(ack.ackedSeq) || ack.ackedSeq > mayAck) {
+      this.refuse(new ReplicationRefusal("REPLICA_DIVERGED", `the standby acknowledged ${ack.ackedSeq}, beyond what was sent (${mayAck})`));
       return;
     }
     if (this.acked === null && ack.ackedSeq < this.options.snapshot.seq) {

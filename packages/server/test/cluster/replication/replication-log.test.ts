@@ -225,6 +225,24 @@ describe("ReplicationSender", () => {
     expect(refused.map((r) => r.code)).toEqual(["STANDBY_RESTARTED"]);
   });
 
+  it("an earlier message's answer may acknowledge a later one already applied (messages crossed on the way): taken, not a divergence", async () => {
+    // Found by pnpm sim (seed 139): the hand-over entry's message overtook the one before it, and
+    // the earlier message's cumulative answer, covering both, was refused as REPLICA_DIVERGED.
+    const { clock, log, transport, sender, refused } = setup();
+    sender.start();
+    await transport.answer(0);
+    log.append("a");
+    await clock.endTurn();
+    log.append("b");
+    await clock.endTurn();
+    expect(transport.sent.length).toBe(3);
+    await transport.answer(2);
+    expect(refused).toEqual([]);
+    expect(log.ackedSeq).toBe(2);
+    await transport.answer(2);
+    expect(log.ackedSeq).toBe(2);
+  });
+
   it("an acknowledgement beyond what was sent is a diverged standby, never taken as held", async () => {
     const { clock, log, transport, sender, refused } = setup();
     sender.start();
