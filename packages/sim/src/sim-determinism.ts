@@ -14,7 +14,11 @@ export function seedRandomness(random: SimRandom): () => void {
   const real = { randomUUID: crypto.randomUUID, randomBytes: crypto.randomBytes, randomFillSync: crypto.randomFillSync, webUUID: globalThis.crypto.randomUUID, mathRandom: Math.random };
   const fill = <T extends NodeJS.ArrayBufferView>(view: T): T => {
     const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-    for (let i = 0; i < bytes.length; i++) bytes[i] = random.u32() & 0xff;
+    // Four bytes per draw: a lock table's token pool (72 KiB) is filled at its first token.
+    for (let i = 0; i < bytes.length; i += 4) {
+      const word = random.u32();
+      for (let k = 0; k < 4 && i + k < bytes.length; k++) bytes[i + k] = (word >>> (8 * k)) & 0xff;
+    }
     return view;
   };
   const uuid = (): `${string}-${string}-${string}-${string}-${string}` => {
