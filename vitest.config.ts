@@ -52,6 +52,16 @@ const UNTIMED_IN_SERIAL_DIRS = new Set([
   "packages/server/test/cluster/replication/hand-over-ack.test.ts",
   "packages/server/test/cluster/answering-members.test.ts",
   "packages/server/test/cluster/replication/echo-replication-transport.test.ts",
+  // Components driven in process on a clock the test moves, or with nothing to wait for (a term's
+  // gate a minute ahead, leases of a minute, in-process sockets answered at once).
+  "packages/server/test/cluster/renew-handing-over.test.ts",
+  "packages/server/test/cluster/not-leader-stale-view.test.ts",
+  "packages/server/test/cluster/cluster-members-view.test.ts",
+  "packages/server/test/cluster/coordinator-lease-wait-record.test.ts",
+  "packages/server/test/cluster/replication/snapshot-position.test.ts",
+  "packages/server/test/cluster/replication/carried-lease-restart.test.ts",
+  "packages/server/test/cluster/replication/promotion-outcome-unknown.test.ts",
+  "packages/server/test/cluster/replication/replication-route.test.ts",
 ]);
 
 /** Every `*.test.ts` below `dir` (relative to the repository root), soak tests included. */
