@@ -105,8 +105,10 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
           faults[faults.length - 1] += ` (it cut and crashed ${victim}, the busiest leader)`;
           const paths = ids.filter((x) => x !== victim).map((other) => world.network.replicationPath(victim, other));
           for (const path of paths) path.cut = true;
-          s.after(plan.int(100, 600), "world", `crash ${victim}`, () => world.crash(victim));
-          s.after(lasts, "world", `restart ${victim}`, () => {
+          // The restart comes `lasts` after the crash, never before it (the fault spans both).
+          const crashAfter = plan.int(100, 600);
+          s.after(crashAfter, "world", `crash ${victim}`, () => world.crash(victim));
+          s.after(crashAfter + lasts, "world", `restart ${victim}`, () => {
             for (const path of paths) path.cut = false;
             world.start(victim);
             heal();
