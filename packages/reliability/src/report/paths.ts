@@ -5,3 +5,6 @@ export const RESULTS_DIR = fileURLToPath(new URL("../../results/", import.meta.u
 
 /** The generated report. */
 export const REPORT_PATH = fileURLToPath(new URL("../../../../docs/reliability.md", import.meta.url));
+
+/** The report's hand-written parts (Markdown, in file-name order after the sections): they come from no run. */
+export const TEXT_DIR = fileURLToPath(new URL("../../report-text/", import.meta.url));
