@@ -253,8 +253,8 @@ export class ClusterLockService implements EmbeddedLockService {
    * standby, so clients and scripts can compare views. Another server's leadership is
    * named only while this server's last read of the lease rows is younger than a leader lease: a
    * server cut off from PostgreSQL names no leader rather than one that may have been deposed.
-   * Its own terms are named while they live (their gates close within a lease of the last
-   * renewal). Before this server has reached PostgreSQL once it does not know the shard count:
+   * Its own terms are named while their gates are open (they close within a lease of the last
+   * renewal; a closed one waits for a renewal to reopen it). Before this server has reached PostgreSQL once it does not know the shard count:
    * `503 UNAVAILABLE` saying so (clients ask another server).
    */
   cluster(options: { readonly lag?: boolean | undefined } = {}): ClusterResponse {
@@ -286,7 +286,8 @@ export class ClusterLockService implements EmbeddedLockService {
       const term = this.runtime.terms[shard];
       const epoch = Math.max(this.runtime.leases[shard]?.epoch ?? 0, term?.epoch ?? 0);
       const other = this.ledElsewhere(shard);
-      if (term !== null && term !== undefined) {
+      // A term whose gate closed by time is not named: its leadership is unconfirmed until a renewal.
+      if (term !== null && term !== undefined && !term.closedByTime) {
         const own = ledStandby(term);
         const standby = own === null ? null : { serverId: own.target.serverId, url: own.target.url, inSync: own.inSync, lagEntries: own.lagEntries, lagMs: own.lagMs };
         leaders.push({ shard, serverId: this.info.serverId, url: this.runtime.url, leaderId: term.leaderId, epoch, standby });
@@ -419,7 +420,14 @@ export class ClusterLockService implements EmbeddedLockService {
       this.shardCache.set(namespace, shard);
     }
     const term = this.runtime.terms[shard];
-    if (term !== null && term !== undefined) return term;
+    if (term !== null && term !== undefined) {
+      const down = this.runtime.coordinatorDown;
+      // Its gate closed by time and PostgreSQL is out of reach: say why (the term waits for a renewal).
+      if (term.closedByTime && down !== null) {
+        throw unavailable(`shard ${shard} (namespace ${JSON.stringify(namespace)}) is not served right now: this server cannot reach the cluster's PostgreSQL (${down}), so it cannot confirm its leadership; retry shortly`, this.runtime.retryAfterMs, { shard });
+      }
+      return term;
+    }
     // Another server leads it as last read: 421, naming it only while that read is fresh.
     const other = this.ledElsewhere(shard);
     if (other !== null) throw notLeader(namespace, shard, this.runtime.leasesFresh ? other.url : null);

@@ -137,6 +137,10 @@ export class ClusterRuntime {
       promoter: () => this.promoter,
       led: (shard) => this.terms[shard] ?? null,
       onFailed: (term, reason) => this.failTerm(term, reason),
+      // TEST ONLY (move-row-before-gate): a term whose row moved while it served ends when its gate closes.
+      onGateClosed: (term) => {
+        if (this.mover.servesUntilGate(term)) this.failTerm(term, "serving gate closed");
+      },
       onStarted: (term, row) => {
         this.tookAt = this.clock();
         this.terms[term.shard] = term;

@@ -28,6 +28,8 @@ export interface TermStarterHost {
   /** The term this server leads of `shard` now, `null` when none. */
   readonly led: (shard: number) => ShardTerm | null;
   readonly onFailed: (term: ShardTerm, reason: string) => void;
+  /** A term's gate closed by time (it keeps its table; see `ShardTermOptions.onGateClosed`). Default: nothing more. */
+  readonly onGateClosed?: ((term: ShardTerm) => void) | undefined;
   /** A term started: the runtime records it and the row as it now stands. */
   readonly onStarted: (term: ShardTerm, row: ShardLease) => void;
   /** Renew every term at once (the acquisition waited long: the gate may close before the next tick). */
@@ -193,7 +195,10 @@ export class TermStarter {
       reserveBlock: options.reserveBlock,
       retryAfterMs: host.retryAfterMs(),
       onFailed: host.onFailed,
-      onGateClosed: () => metrics.gateClosures.inc({}),
+      onGateClosed: (closed) => {
+        metrics.gateClosures.inc({});
+        host.onGateClosed?.(closed);
+      },
       endOnGateClose: options.breaks?.has("end-on-gate-close") === true,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
       carried: carried?.namespaces,
