@@ -125,22 +125,21 @@ export class SimClient {
   private withTimeout<T>(call: Promise<T>, ms: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let done = false;
-      this.scheduler.after(ms, this.name, "request timeout", () => {
+      const cancel = this.scheduler.after(ms, this.name, "request timeout", () => {
         if (done) return;
         done = true;
         reject(new Error(`simulated request timed out after ${ms} ms`));
       });
+      // The first of the two settles it; an answer cancels the timeout, so no dead event runs.
+      const settle = (fn: () => void): void => {
+        if (done) return;
+        done = true;
+        cancel();
+        fn();
+      };
       call.then(
-        (value) => {
-          if (done) return;
-          done = true;
-          resolve(value);
-        },
-        (err: unknown) => {
-          if (done) return;
-          done = true;
-          reject(err instanceof Error ? err : new Error(String(err)));
-        },
+        (value) => settle(() => resolve(value)),
+        (err: unknown) => settle(() => reject(err instanceof Error ? err : new Error(String(err)))),
       );
     });
   }

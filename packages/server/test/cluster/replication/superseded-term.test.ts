@@ -31,17 +31,22 @@ describe("a claim that matched while this process still runs a superseded term o
     for (const bed of beds.splice(0)) bed.end();
   });
 
-  it("ends the superseded term and starts the claimed one with the carried table", async () => {
+  /** "b" with a term of shard 0 still running from `staleEpoch`, adopting the shard handed to it at epoch 6. */
+  async function adoptOver(staleEpoch: number) {
     const { images } = await grantedImage(3_000);
-    const staleTerm = { shard: 0, epoch: 3, isEnded: false };
     const bed = promotionBed(images, {
       leaseMs: 3_000,
       leaderLeaseMs: 1_000,
-      staleTerm,
+      staleTerm: { shard: 0, epoch: staleEpoch, isEnded: false },
       coordinator: { adoptHandOver: async () => ({ shard: 0, epoch: 6, lockDelayMs: 2_700, bounds: [] }) },
     });
     beds.push(bed);
     await bed.starter.adopt(handedRow, bed.promoter.forHandOver(handedRow)!);
+    return bed;
+  }
+
+  it("ends the superseded term and starts the claimed one with the carried table", async () => {
+    const bed = await adoptOver(3);
     expect(bed.failed).toEqual([{ epoch: 3, reason: expect.stringContaining("superseded") as string }]);
     expect(bed.terms.map((t) => t.epoch)).toEqual([6]);
     expect(bed.terms[0]!.carried?.tokens).toBe(1);
@@ -51,16 +56,7 @@ describe("a claim that matched while this process still runs a superseded term o
   });
 
   it("starts nothing for a claim of the epoch it already leads (an adoption on NOTIFY and one by a pass, both matched)", async () => {
-    const { images } = await grantedImage(3_000);
-    const staleTerm = { shard: 0, epoch: 6, isEnded: false };
-    const bed = promotionBed(images, {
-      leaseMs: 3_000,
-      leaderLeaseMs: 1_000,
-      staleTerm,
-      coordinator: { adoptHandOver: async () => ({ shard: 0, epoch: 6, lockDelayMs: 2_700, bounds: [] }) },
-    });
-    beds.push(bed);
-    await bed.starter.adopt(handedRow, bed.promoter.forHandOver(handedRow)!);
+    const bed = await adoptOver(6);
     expect(bed.failed).toEqual([]);
     expect(bed.terms).toEqual([]);
   });
