@@ -103,8 +103,14 @@ export async function runClusterScenario(options: ClusterScenarioOptions): Promi
     const cycles: FaultCycle[] = [];
     const ctx = { members, schema, namespaces, leaderLeaseMs: options.leaderLeaseMs, pauseLeases: options.pauseLeases, rng };
     await sleep(options.leaderLeaseMs);
+    // Every fault once first, in a seeded order, then uniform draws: a short run still covers each.
+    const firstRound = [...faults];
+    for (let i = firstRound.length - 1; i > 0; i--) {
+      const j = rng.int(0, i);
+      [firstRound[i], firstRound[j]] = [firstRound[j]!, firstRound[i]!];
+    }
     for (let i = 0; i < options.cycles; i++) {
-      let fault = rng.pick(faults);
+      let fault = i < firstRound.length ? firstRound[i]! : rng.pick(faults);
       // At least one duplicate-server-id cycle per run (issue 20), whatever the draw: the last one.
       if (i === options.cycles - 1 && faults.includes("duplicate-id") && !cycles.some((c) => c.fault === "duplicate-id")) fault = "duplicate-id";
       const cycle = await runFaultCycle(ctx, fault);
