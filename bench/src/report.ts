@@ -99,6 +99,14 @@ export function writeReport(docsDir: string, results: Results): void {
     }
     lines.push("");
   }
+  // A section no recorded run has figures of yet (new figures, not run on a quiet machine yet) still
+  // says what it measures and how, so the setup is documented before its first recorded run.
+  for (const [section, intro] of Object.entries(SECTION_INTROS)) {
+    if (sections.has(section)) continue;
+    lines.push(`## ${section}`, "", intro, "", "*No figures of this section are recorded yet (bench/results/latest.json); what each will mean:*", "");
+    for (const [name, info] of Object.entries(CATALOG)) if (info.section === section) lines.push(`- **\`${name}\`**: ${info.meaning}`);
+    lines.push("");
+  }
   if (charts.length > 0) lines.push("## Charts", "", ...charts, "");
   const profiles = PROFILE_LABELS.map((label) => join(PROFILES_DIR, `profile-${label}.md`)).filter((f) => existsSync(f));
   if (profiles.length > 0) {

@@ -1,15 +1,17 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { Etcd3 } from "etcd3";
+import { findOnPath, freePort, stopChild } from "./local-process.js";
 
 /** A single-member etcd the benchmark started, and how to stop it. */
 export interface EtcdProcess {
   /** `host:port` of its client (gRPC) endpoint. */
   readonly endpoint: string;
   readonly version: string;
+  /** The etcd process's id, for its CPU time from /proc. */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -18,39 +20,7 @@ export interface EtcdProcess {
  * is none: the peer is then skipped and the run says so.
  */
 export function findEtcd(): string | undefined {
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (dir === "") continue;
-    const candidate = join(dir, "etcd");
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-/** A port nothing listens on right now (the kernel's pick, released at once for etcd to take). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-/** Stop `child` (SIGTERM, then SIGKILL after 5 s) and wait for it to exit. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-  await exited;
-  clearTimeout(timer);
+  return findOnPath("etcd");
 }
 
 /**
@@ -100,7 +70,7 @@ export async function startEtcd(binary: string): Promise<EtcdProcess> {
       if (child.exitCode !== null) throw new Error(`etcd exited with ${child.exitCode}: ${stderr.trim()}`);
       try {
         const status = await probe.maintenance.status();
-        return { endpoint: `127.0.0.1:${clientPort}`, version: status.version, stop };
+        return { endpoint: `127.0.0.1:${clientPort}`, version: status.version, pid: child.pid!, stop };
       } catch (err) {
         if (performance.now() > deadline) throw new Error(`etcd did not answer within 15 s: ${(err as Error).message}; ${stderr.trim()}`);
         await new Promise((r) => setTimeout(r, 100));

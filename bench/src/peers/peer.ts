@@ -10,9 +10,11 @@ export interface PeerSession {
    * Acquire key `key` exclusively (waiting as long as it takes), then release it. Resolves when
    * the peer's release call has returned, or, for `tryUnlock`, when it has been handed off, with
    * the moment the lock was granted (`nowNs()` as soon as the acquiring call returned), so the
-   * wait for each acquisition can be told apart from the release.
+   * wait for each acquisition can be told apart from the release. `caller` is the index of the
+   * caller making the pair (0 for a lone caller): a peer that gives each caller a connection of its
+   * own picks it by this; the others ignore it.
    */
-  pair(key: number): Promise<number>;
+  pair(key: number, caller: number): Promise<number>;
   /** Finish the round (for leasehold: close the client, which sends the last pending unlocks). */
   end(): Promise<void>;
 }

@@ -55,7 +55,7 @@ export async function runRound(session: PeerSession, workload: PeerWorkload, ms:
     Array.from({ length: callers }, async (_, caller) => {
       for (let n = 0; nowMs() < end; n++) {
         const t0 = timed ? nowNs() : 0;
-        const granted = await session.pair(keyOf(caller, n));
+        const granted = await session.pair(keyOf(caller, n), caller);
         if (timing.pairs) pairUs.push((nowNs() - t0) / 1_000);
         if (timing.waits) waitUs.push((granted - t0) / 1_000);
         perCaller[caller]!++;

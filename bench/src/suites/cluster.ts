@@ -1,5 +1,6 @@
 import { inSync, namespaceLedBy, settled, sleep, startCluster, type BenchCluster } from "../bench-cluster.js";
 import { costFigures, survivalFigures } from "../cluster-ha-figures.js";
+import { samePromiseFigures } from "../same-promise-figures.js";
 import type { Figure, Suite } from "../figures.js";
 import type { ServerProcess } from "../server-process.js";
 import { nowMs, quantile, round } from "../stats.js";
@@ -70,13 +71,13 @@ async function aggregatePairs(target: string | readonly string[], namespaces: re
 /**
  * Cluster mode (issues 12 and 21): failover after SIGKILL and SIGTERM of a leader (default 3 s
  * leader lease), lock+tryUnlock throughput through a cluster with and without a standby against a
- * single server (c64, c1, CPU per grant) and spread over two servers against one, locks kept
+ * single server (c64, c1, CPU per grant), the same beside Redis primary + replica and etcd (issue 32) and spread over two servers against one, locks kept
  * through a rolling restart and a crash, and PostgreSQL statements per second of an idle cluster. Needs PostgreSQL
  * (127.0.0.1:5432 or `LEASEHOLD_TEST_PG`); only runs when named (`pnpm bench cluster`).
  */
 export const clusterSuite: Suite = {
   name: "cluster",
-  description: "cluster mode over PostgreSQL: failover times, locks through rolling restarts and crashes, cost of standbys, scale-out, idle coordinator load",
+  description: "cluster mode over PostgreSQL: failover times, locks through rolling restarts and crashes, cost of standbys (also beside Redis primary + replica and etcd), scale-out, idle coordinator load",
   defaultOn: false,
   async run(ctx) {
     const base = { command: ctx.command, quick: ctx.quick };
@@ -95,6 +96,8 @@ export const clusterSuite: Suite = {
     const rounds = ctx.quick ? 1 : 8;
     // Cost: the cluster with and without a standby over the single server, c1, CPU per grant (cluster-ha-figures.ts).
     figures.push(...(await costFigures(ctx)));
+    // Issue 32: the same beside the peers that make the same promise (Redis + replica, etcd), CPU per pair at a paced load.
+    figures.push(...(await samePromiseFigures(ctx)));
     // Issue 21: locks through a rolling restart and a crash, and a crash without a standby.
     figures.push(...(await survivalFigures(ctx)));
     // Two namespaces, each led by its own server, against both led by one server (a cluster of one).
