@@ -85,18 +85,23 @@ export function startHeldProbers(options: HeldProberOptions): HeldProbers {
 /**
  * One probe grant as a line for the "no second holder" check: namespace, time, the server that
  * granted, `leaderId` and fencing token, and what the keepers' ledger says of `k` then: the hold
- * that ran (a second holder beside it), or that none ran (the hold before it had ended, by a lapse
- * or loss the held-throughout check reports too; or no keeper had been granted `k` yet).
+ * that still ran when the grant arrived (a second holder beside it); one that ended while the
+ * probe's call was in flight (its keeper gave up and unlocked: which came first at the server,
+ * the client cannot tell); or that none ran (the hold before had ended, by a lapse or loss the
+ * held-throughout check reports too, or no keeper had been granted `k` yet).
  */
 export function describeProbeGrant(grant: ProbeGrant, holds: readonly KeptHold[]): string {
   const mine = holds.filter((h) => h.key === grant.key && h.grantedAt <= grant.grantedAt);
-  const running = mine.find((h) => h.endedAt === undefined || h.endedAt >= grant.sentAt);
+  const running = mine.find((h) => h.endedAt === undefined || h.endedAt >= grant.grantedAt);
+  const ending = mine.find((h) => h.endedAt !== undefined && h.endedAt >= grant.sentAt && h.endedAt < grant.grantedAt);
   const last = mine.at(-1);
   const beside =
     running !== undefined
       ? `while hold ${running.holder} ran (granted at ${running.grantedAt.toFixed(0)} ms, last refreshed at ${running.lastRefreshedAt.toFixed(0)} ms)`
-      : last !== undefined
-        ? `with no hold running: ${last.holder} ended ${last.end} at ${last.endedAt?.toFixed(0)} ms`
-        : "before any keeper was granted it";
+      : ending !== undefined
+        ? `as hold ${ending.holder} ended ${ending.end} at ${ending.endedAt!.toFixed(0)} ms (its unlock sent then), while the probe's call was in flight`
+        : last !== undefined
+          ? `with no hold running: ${last.holder} ended ${last.end} at ${last.endedAt?.toFixed(0)} ms`
+          : "before any keeper was granted it";
   return `${grant.key} granted to a probe at ${grant.grantedAt.toFixed(0)} ms by ${grant.by} (leaderId ${grant.leaderId}, fencing token ${grant.fencingToken}) ${beside}`;
 }

@@ -63,6 +63,9 @@ describe("held probers", () => {
   it("describe a grant by what the keepers' ledger says of k then", () => {
     expect(describeProbeGrant(grant({}), [hold({})])).toContain("while hold k0 ran (granted at 100 ms");
     expect(describeProbeGrant(grant({}), [hold({ end: "lapsed", endedAt: 400 })])).toContain("with no hold running: k0 ended lapsed at 400 ms");
+    // Ended (and unlocked by its keeper) while the probe's call was in flight: not known to overlap.
+    expect(describeProbeGrant(grant({}), [hold({ end: "lapsed", endedAt: 491 })])).toContain("as hold k0 ended lapsed at 491 ms (its unlock sent then), while the probe's call was in flight");
+    expect(describeProbeGrant(grant({}), [hold({ end: "lapsed", endedAt: 500 })])).toContain("while hold k0 ran");
     expect(describeProbeGrant(grant({ grantedAt: 50, sentAt: 40 }), [hold({})])).toContain("before any keeper was granted it");
     // A hold granted while the probe's call was in flight ran beside the probe's grant.
     expect(describeProbeGrant(grant({}), [hold({ grantedAt: 495 })])).toContain("while hold k0 ran");
