@@ -34,6 +34,8 @@ const UNTIMED_IN_SERIAL_DIRS = new Set([
   "packages/reliability/test/bad-input/bad-input.test.ts",
   "packages/reliability/test/bad-input/content-type-whitespace.test.ts",
   "packages/reliability/test/cluster/check-bound-extensions.test.ts",
+  // One in-process server, probes 10 ms apart on a minute-long lease: its subject is the answers.
+  "packages/reliability/test/cluster/held-probers.test.ts",
   "packages/reliability/test/crashes/checkers.test.ts",
   "packages/reliability/test/fault-proxy/checkers.test.ts",
   "packages/reliability/test/mutual-exclusion/check-history.test.ts",

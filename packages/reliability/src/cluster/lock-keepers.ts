@@ -4,6 +4,7 @@ import { FencedCounter } from "../fenced-resource/index.js";
 import type { HistoryRecorder } from "../history/index.js";
 import { SeededRandom, deriveSeed } from "../seeded-random.js";
 import { sleep } from "./control-cluster.js";
+import type { ExchangeLog } from "./exchange-log.js";
 
 /** How a kept hold ended. */
 export type HoldEnd = "unlocked" | "lapsed" | "lost" | "running";
@@ -22,6 +23,22 @@ export interface KeptHold {
   end: HoldEnd;
   /** For a loss: what the refresh answered. */
   detail?: string | undefined;
+  /** Every explicit refresh of the hold, in order (a failing run's evidence). */
+  readonly refreshes: RefreshRecord[];
+}
+
+/** One explicit refresh a keeper sent: when, what came back, and from which server. */
+export interface RefreshRecord {
+  /** Sent and answered (or failed), on the recorder's clock. */
+  readonly sentAt: number;
+  readonly answeredAt: number;
+  /** `held` (same leaderId, token refreshed), `not held`, `other leader`, or the failure's text. */
+  readonly outcome: string;
+  /** The answer's `leaderId` and `validForMs` (unset when the call failed). */
+  readonly leaderId?: string | undefined;
+  readonly validForMs?: number | undefined;
+  /** The call's exchanges as `<origin> <status or error>` (needs {@link LockKeeperOptions.exchanges}). */
+  readonly servers: readonly string[];
 }
 
 /** How the keepers work. */
@@ -40,6 +57,8 @@ export interface LockKeeperOptions {
   /** The clients' `requestTimeoutMs`. */
   readonly requestTimeoutMs: number;
   readonly seed: number;
+  /** Where each client's exchanges are recorded (which server answered what). Default: not recorded. */
+  readonly exchanges?: ExchangeLog | undefined;
 }
 
 /** Running keepers: their ledger, and stop. */
@@ -72,19 +91,27 @@ export function startLockKeepers(options: LockKeeperOptions, recorder: HistoryRe
    * at once: a grant that waited in the queue arrives with its guarantee (counted from the
    * request's send) nearly or wholly spent.
    */
-  const hold = async (client: LockClient, hold: KeptHold, token: string, leaderId: string, guaranteeEndsAt: number, untilMs: number): Promise<HoldEnd> => {
+  const hold = async (client: LockClient, label: string, hold: KeptHold, token: string, leaderId: string, guaranteeEndsAt: number, untilMs: number): Promise<HoldEnd> => {
     let guarantee = guaranteeEndsAt;
     for (let first = true; !stopping && recorder.now() < untilMs; first = false) {
       if (!first) await sleep(options.refreshEveryMs);
       const sentAt = recorder.now();
       calls.refreshes++;
+      const mark = options.exchanges?.exchanges.length ?? 0;
+      const note = (outcome: string, leader?: string, validForMs?: number): void => {
+        const servers = (options.exchanges?.since(mark, label) ?? []).filter((e) => e.path.endsWith("/refresh")).map((e) => `${e.origin} ${e.status ?? e.error ?? "in flight"}`);
+        hold.refreshes.push({ sentAt, answeredAt: recorder.now(), outcome, leaderId: leader, validForMs, servers });
+      };
       let answer;
       try {
         answer = await client.refresh([token], { signal: AbortSignal.timeout(options.requestTimeoutMs) });
-      } catch {
+      } catch (err) {
+        note(err instanceof Error ? err.message.slice(0, 120) : String(err));
         if (recorder.now() >= guarantee) return "lapsed";
         continue;
       }
+      const kept = answer.lease.leaderId === leaderId && answer.refreshed.includes(token);
+      note(kept ? "held" : answer.lease.leaderId !== leaderId ? "other leader" : "not held", answer.lease.leaderId, answer.lease.validForMs);
       if (answer.lease.leaderId !== leaderId || !answer.refreshed.includes(token)) {
         // Sent once the guarantee had run out, "not held" is a lapse; sent before, a loss.
         if (sentAt >= guarantee) return "lapsed";
@@ -98,7 +125,7 @@ export function startLockKeepers(options: LockKeeperOptions, recorder: HistoryRe
     return recorder.now() < guarantee ? "unlocked" : "lapsed";
   };
 
-  const loop = async (client: LockClient, namespace: string, rng: SeededRandom): Promise<void> => {
+  const loop = async (client: LockClient, label: string, namespace: string, rng: SeededRandom): Promise<void> => {
     const key = `${namespace}/k`;
     let counter = counters.get(key);
     if (counter === undefined) counters.set(key, (counter = new FencedCounter(key, recorder)));
@@ -115,13 +142,13 @@ export function startLockKeepers(options: LockKeeperOptions, recorder: HistoryRe
       if (answer.status !== "acquired") continue;
       const grantedAt = recorder.now();
       const fencingToken = answer.acquired[0]!.fencingToken;
-      const entry: KeptHold = { holder: `k${next++}`, key, grantedAt, lastRefreshedAt: grantedAt, endedAt: undefined, end: "running" };
+      const entry: KeptHold = { holder: `k${next++}`, key, grantedAt, lastRefreshedAt: grantedAt, endedAt: undefined, end: "running", refreshes: [] };
       holds.push(entry);
       const guarantee = sentAt + answer.lease.validForMs;
       recorder.grant({ holder: entry.holder, descriptor: key, mode: "exclusive", fencingToken, requestSentAt: sentAt, grantReceivedAt: grantedAt, guaranteeEndsAt: guarantee });
       const access = { holder: entry.holder, fencingToken, mode: "exclusive" as const };
       const read = counter.read(access);
-      const end = await hold(client, entry, answer.token, answer.lease.leaderId, guarantee, grantedAt + rng.int(options.holdMinMs, options.holdMaxMs));
+      const end = await hold(client, label, entry, answer.token, answer.lease.leaderId, guarantee, grantedAt + rng.int(options.holdMinMs, options.holdMaxMs));
       // Only a holder whose guarantee still runs may act on the resource.
       if (end === "unlocked" && read.accepted) counter.write(access, read.value + 1);
       entry.end = end;
@@ -134,9 +161,11 @@ export function startLockKeepers(options: LockKeeperOptions, recorder: HistoryRe
   const loops: Promise<void>[] = [];
   options.namespaces.forEach((namespace, n) => {
     for (let c = 0; c < options.keepersPerNamespace; c++) {
-      const client = LockClient.http({ baseUrls: [...options.baseUrls], namespace, logger, requestTimeoutMs: options.requestTimeoutMs });
+      const label = `keeper ${namespace} ${c}`;
+      const dispatcher = options.exchanges?.dispatcher(label);
+      const client = LockClient.http({ baseUrls: [...options.baseUrls], namespace, logger, requestTimeoutMs: options.requestTimeoutMs, dispatcher });
       clients.push(client);
-      loops.push(loop(client, namespace, new SeededRandom(deriveSeed(options.seed, n, c, 7))));
+      loops.push(loop(client, label, namespace, new SeededRandom(deriveSeed(options.seed, n, c, 7))));
     }
   });
   return {

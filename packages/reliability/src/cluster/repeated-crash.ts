@@ -1,7 +1,4 @@
-import { LockClient } from "@leasehold/client";
 import { shardOf } from "@leasehold/protocol";
-import { pino } from "pino";
-import type { HistoryRecorder } from "../history/index.js";
 import { checkFencingOrder, checkLeaseOverlap } from "../history/index.js";
 import { SeededRandom, deriveSeed } from "../seeded-random.js";
 import { Violations } from "../violations.js";
@@ -10,6 +7,9 @@ import { startFixedIdMembers, type ClusterMember } from "./cluster-members.js";
 import { startClusterWorkload } from "./cluster-workload.js";
 import { sleep } from "./control-cluster.js";
 import { FailureLog } from "./failure-log.js";
+import { ExchangeLog } from "./exchange-log.js";
+import { writeFailureEvidence } from "./failure-evidence.js";
+import { describeProbeGrant, startHeldProbers } from "./held-probers.js";
 import { startLockKeepers, type KeptHold } from "./lock-keepers.js";
 import { shardEvents } from "./standby-scenario.js";
 import { createRunSchema, type RunSchema } from "./pg-run-schema.js";
@@ -76,6 +76,12 @@ export interface RepeatedCrashResult {
   /** Calls the clients made: the light load's, the keepers' locks and refreshes, the probes. */
   readonly calls: number;
   readonly elapsedMs: number;
+  /**
+   * With a violation (or `LEASEHOLD_EVIDENCE=1`): the file (under the temporary directory) holding
+   * every member's log lines, each hold's refreshes with the server that answered, the probe grants
+   * and every exchange.
+   */
+  readonly evidencePath: string | undefined;
 }
 
 /** The check that every namespace's first hold is held to the end. */
@@ -93,54 +99,6 @@ function namespacesOnDistinctShards(prefix: string, count: number, shards: numbe
     names.push(`${prefix}${i}`);
   }
   return names;
-}
-
-/** Probes of held descriptors: a lock without waiting on each namespace's `k`, every `everyMs`. */
-interface Probers {
-  readonly calls: { probes: number; granted: number };
-  readonly grants: string[];
-  stop(): Promise<void>;
-}
-
-/**
- * Every `everyMs`, per namespace, ask for the descriptor its keeper holds (`k`) without waiting
- * (`acquireTimeoutMs: 0`, which appends nothing to the shard's log, so the shard stays idle and its
- * standby in sync, as for a lock only refreshed). A grant is a second holder: it goes into the
- * history (the overlap check sees it), into `grants`, and is unlocked at once.
- */
-function startProbers(baseUrls: readonly string[], namespaces: readonly string[], everyMs: number, recorder: HistoryRecorder, requestTimeoutMs: number): Probers {
-  const logger = pino({ level: "silent" });
-  const calls = { probes: 0, granted: 0 };
-  const grants: string[] = [];
-  let stopping = false;
-  const clients = namespaces.map((namespace) => LockClient.http({ baseUrls: [...baseUrls], namespace, logger, requestTimeoutMs }));
-  const loop = async (client: LockClient, namespace: string): Promise<void> => {
-    for (let n = 0; !stopping; n++) {
-      await sleep(everyMs);
-      if (stopping) return;
-      const requestSentAt = recorder.now();
-      calls.probes++;
-      const answer = await client.lock([{ descriptor: "k", mode: "exclusive" }], { acquireTimeoutMs: 0 }).catch(() => undefined);
-      if (answer?.status !== "acquired") continue;
-      calls.granted++;
-      const holder = `probe-${namespace}-${n}`;
-      const grantReceivedAt = recorder.now();
-      recorder.grant({ holder, descriptor: `${namespace}/k`, mode: "exclusive", fencingToken: answer.acquired[0]!.fencingToken, requestSentAt, grantReceivedAt, guaranteeEndsAt: requestSentAt + answer.lease.validForMs });
-      grants.push(`${namespace}/k granted to a probe at ${grantReceivedAt.toFixed(0)} ms (leaderId ${answer.lease.leaderId})`);
-      await client.unlock([answer.token]).catch(() => undefined);
-      recorder.release(holder);
-    }
-  };
-  const loops = clients.map((client, i) => loop(client, namespaces[i]!));
-  return {
-    calls,
-    grants,
-    async stop() {
-      stopping = true;
-      await Promise.all(loops);
-      await Promise.all(clients.map((c) => c.close()));
-    },
-  };
 }
 
 /** Wait until every member leads at least its floor share of the shards (balance done), `timeoutMs` at most. */
@@ -188,6 +146,7 @@ export async function runRepeatedCrash(options: RepeatedCrashOptions): Promise<R
   const schema = await createRunSchema();
   const members: ClusterMember[] = [];
   let stopLoads: (() => Promise<unknown>) | undefined;
+  let exchanges: ExchangeLog | undefined;
   try {
     members.push(...(await startFixedIdMembers(3, options.seed, schema, options, "rc-s", options.testBreak)));
     const ids = members.map((m) => m.serverId!);
@@ -205,15 +164,14 @@ export async function runRepeatedCrash(options: RepeatedCrashOptions): Promise<R
     );
     // Holds that last the whole run (until stop), refreshed every second; nothing else is asked of
     // their namespaces but the probes, so their shards stay idle, their standbys in sync.
+    exchanges = new ExchangeLog(() => workload.recorder.now());
     const forever = 24 * 3_600_000;
     const keepers = startLockKeepers(
-      { baseUrls, namespaces, keepersPerNamespace: 1, holdMinMs: forever, holdMaxMs: forever, refreshEveryMs: 1_000, deadlineMs, requestTimeoutMs, seed: deriveSeed(options.seed, 3) },
+      { baseUrls, namespaces, keepersPerNamespace: 1, holdMinMs: forever, holdMaxMs: forever, refreshEveryMs: 1_000, deadlineMs, requestTimeoutMs, seed: deriveSeed(options.seed, 3), exchanges },
       workload.recorder,
       workload.counters,
     );
-    const probers = startProbers(baseUrls, namespaces, 1_000, workload.recorder, requestTimeoutMs);
-    // Probes stop first: a probe in flight when a keeper unlocks at stop would be granted.
-    stopLoads = () => probers.stop().then(() => Promise.all([workload.stop(), keepers.stop()]));
+    stopLoads = () => Promise.all([workload.stop(), keepers.stop()]);
     const failures = new FailureLog(() => workload.recorder.now());
     const rng = new SeededRandom(deriveSeed(options.seed, 2));
     // Every namespace's first hold before the first kill.
@@ -223,6 +181,13 @@ export async function runRepeatedCrash(options: RepeatedCrashOptions): Promise<R
       await sleep(50);
     }
     const firstHolds = new Set(namespaces.map((ns) => keepers.holds.find((h) => h.key === `${ns}/k`)!.holder));
+    // Probes start only now that every `k` is held: started with the keepers, a probe that came
+    // before a keeper's first grant (a slow start on a loaded machine) found `k` free and was
+    // granted, a "second holder" of a descriptor nobody held yet (fencing token 1, the keeper's
+    // lock then granted behind it under the same leaderId).
+    const probers = startHeldProbers({ baseUrls, namespaces, everyMs: 1_000, requestTimeoutMs, recorder: workload.recorder, exchanges });
+    // Probes stop first: a probe in flight when a keeper unlocks at stop would be granted.
+    stopLoads = () => probers.stop().then(() => Promise.all([workload.stop(), keepers.stop()]));
     const cycles: CrashCycle[] = [];
     for (let k = 0; k < options.kills; k++) {
       await sleep(options.quietMs);
@@ -258,12 +223,28 @@ export async function runRepeatedCrash(options: RepeatedCrashOptions): Promise<R
     const history = workload.recorder.history(Object.fromEntries([...workload.counters].map(([key, c]) => [key, c.value])));
     for (const check of [checkLeaseOverlap(history), checkFencingOrder(history)]) for (let n = 0; n < check.violations; n++) violations.add(check.rule, check.examples[n] ?? "(more of the same)");
     const noLockLost = checkNoLockLost(keepers.holds, failures, violations, shardEvents(members, options.shards));
-    for (const grant of probers.grants) violations.add(SECOND_HOLDER_CHECK, grant);
+    for (const grant of probers.granted) violations.add(SECOND_HOLDER_CHECK, describeProbeGrant(grant, keepers.holds));
     let heldThroughout = 0;
     for (const h of keepers.holds.filter((h) => firstHolds.has(h.holder))) {
       if (violations.expect(h.end === "unlocked", HELD_THROUGHOUT_CHECK, () => `${h.key}: hold ${h.holder} ended ${h.end} at ${h.endedAt?.toFixed(0)} ms (${h.detail ?? "-"}), last refreshed at ${h.lastRefreshedAt.toFixed(0)} ms`)) heldThroughout++;
     }
     const lines = members.flatMap((m) => m.lines()).filter((l) => typeof l.msg === "string" && l.msg.startsWith("hand-over"));
+    // LEASEHOLD_EVIDENCE=1 writes it for a passing run too (to read a healthy run beside a failing one).
+    const evidencePath =
+      violations.total === 0 && process.env.LEASEHOLD_EVIDENCE !== "1"
+        ? undefined
+        : writeFailureEvidence({
+            scenario: "repeated-crash",
+            seed: options.seed,
+            violations: violations.describe(),
+            recorderNow: workload.recorder.now(),
+            wallNow: Date.now(),
+            members: members.map((m) => ({ index: m.index, url: m.url, serverId: m.serverId, lines: m.lines() })),
+            holds: keepers.holds,
+            probeGrants: probers.granted,
+            exchanges: exchanges.exchanges,
+            extra: { cycles, failures: failures.failures },
+          });
     return {
       options,
       cycles,
@@ -278,11 +259,13 @@ export async function runRepeatedCrash(options: RepeatedCrashOptions): Promise<R
       handOversReleased: lines.filter((l) => (l.msg as string).includes("releasing the shard")).length,
       calls: workload.tally.calls + keepers.calls.locks + keepers.calls.refreshes + probers.calls.probes,
       elapsedMs: performance.now() - started,
+      evidencePath,
     };
   } finally {
     const stopped = stopLoads?.();
     await Promise.all(members.map((m) => m.close()));
     await stopped;
+    await exchanges?.close();
     await schema.drop();
   }
 }

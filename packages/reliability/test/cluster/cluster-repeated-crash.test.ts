@@ -50,8 +50,9 @@ describe("cluster: one of three servers killed again and again with held locks (
         seconds: Math.round(run.elapsedMs / 1000),
       };
       console.log(`repeated crash: ${JSON.stringify(summary)}`);
+      if (run.evidencePath !== undefined) console.log(`repeated crash: failure evidence in ${run.evidencePath}`);
       expect(run.cycles).toHaveLength(kills);
-      expect(run.violations.total, `seed ${seed} ${JSON.stringify(summary)}\n${run.violations.describe()}`).toBe(0);
+      expect(run.violations.total, `seed ${seed} ${JSON.stringify(summary)}\nevidence: ${run.evidencePath}\n${run.violations.describe()}`).toBe(0);
       // Not vacuous: the held locks lived through the kills.
       expect(run.noLockLost.keptThroughFailure).toBeGreaterThanOrEqual(12);
       expect(run.heldThroughout).toBe(12);
