@@ -18,6 +18,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
   { seed: 322, finding: 'a member still running a superseded term of a shard adopted the shard handed to it, started nothing ("led already"), and later released the adopted row with every lock' },
   { seed: 366, finding: "a term acquired after an expiry was handed over for balance inside its lease-wait; the taker served at once and granted a lock the dead leader's client still held (a second holder)" },
   { seed: 73, finding: "a leader whose standby had just crashed lost the answers of two renewals that committed; its gate closed, the term dropped its table, and its pass released its own live row with every lock" },
+  {
+    seed: 160,
+    finding:
+      "a rolling restart stopped s1 about 120 ms after s0; s1's rows still named s0's old process in sync, so its stop handed a shard to it, got no acknowledgement and released the shard with its locks",
+  },
   { seed: 132, finding: "a taker on a slow database adopted a handed-over shard, its gate closed before a standby came in sync, and the row, still its own, was released with the lock carried" },
 ];
 
@@ -32,6 +37,7 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "balance-by-release", firstSeed: 1 },
   { rule: "hand-over-during-lease-wait", firstSeed: 21 },
   { rule: "end-on-gate-close", firstSeed: 91 },
+  { rule: "stop-unconfirmed-standby", firstSeed: 160 },
 ];
 const SCAN = 60;
 
