@@ -23,6 +23,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "a rolling restart stopped s1 about 120 ms after s0; s1's rows still named s0's old process in sync, so its stop handed a shard to it, got no acknowledgement and released the shard with its locks",
   },
+  {
+    seed: 684,
+    finding:
+      "a rolling restart stopped s2 270 ms after s1's stop handed it a shard; its NOTIFY lost and no pass since, s2 had not adopted the row, which expired once it exited and was taken empty",
+  },
   { seed: 132, finding: "a taker on a slow database adopted a handed-over shard, its gate closed before a standby came in sync, and the row, still its own, was released with the lock carried" },
 ];
 
@@ -38,6 +43,7 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "hand-over-during-lease-wait", firstSeed: 21 },
   { rule: "end-on-gate-close", firstSeed: 91 },
   { rule: "stop-unconfirmed-standby", firstSeed: 160 },
+  { rule: "stop-skips-handed-over", firstSeed: 684 },
 ];
 const SCAN = 60;
 
