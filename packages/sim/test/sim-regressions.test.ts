@@ -28,6 +28,15 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "a rolling restart stopped s2 270 ms after s1's stop handed it a shard; its NOTIFY lost and no pass since, s2 had not adopted the row, which expired once it exited and was taken empty",
   },
+  {
+    seed: 274,
+    finding:
+      "a term acquired empty after a crash got an in-sync standby inside its lease-wait; its own leader crashed, and the standby took the shard over with the empty table and no lease-wait, granting a lock the first leader's client still held (a second holder)",
+  },
+  {
+    seed: 364,
+    finding: "with a reservation block of 2, a lease lapsing on a timer handed a lock to a waiter whose fencing token needed a bound extension under way: the reserver's 503 escaped from the timer (an uncaught exception, the process dies)",
+  },
   { seed: 132, finding: "a taker on a slow database adopted a handed-over shard, its gate closed before a standby came in sync, and the row, still its own, was released with the lock carried" },
 ];
 
@@ -44,6 +53,7 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "end-on-gate-close", firstSeed: 91 },
   { rule: "stop-unconfirmed-standby", firstSeed: 160 },
   { rule: "stop-skips-handed-over", firstSeed: 684 },
+  { rule: "standby-during-lease-wait", firstSeed: 274 },
 ];
 const SCAN = 60;
 
