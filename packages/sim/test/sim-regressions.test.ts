@@ -37,6 +37,10 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     seed: 364,
     finding: "with a reservation block of 2, a lease lapsing on a timer handed a lock to a waiter whose fencing token needed a bound extension under way: the reserver's 503 escaped from the timer (an uncaught exception, the process dies)",
   },
+  {
+    seed: 143,
+    finding: "a balance hand-over reached s2 as a rolling restart stopped it; the adoption landed after the stop had listed its terms and the starter released the adopted row with its lock",
+  },
   { seed: 132, finding: "a taker on a slow database adopted a handed-over shard, its gate closed before a standby came in sync, and the row, still its own, was released with the lock carried" },
 ];
 
@@ -54,6 +58,7 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "stop-unconfirmed-standby", firstSeed: 160 },
   { rule: "stop-skips-handed-over", firstSeed: 684 },
   { rule: "standby-during-lease-wait", firstSeed: 274 },
+  { rule: "stop-releases-adopted", firstSeed: 143 },
 ];
 const SCAN = 60;
 
