@@ -53,9 +53,9 @@ const FIXED: readonly { seed: number; finding: string }[] = [
 const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "handed-over-without-former", firstSeed: 4 },
   { rule: "balance-by-release", firstSeed: 1 },
-  { rule: "hand-over-during-lease-wait", firstSeed: 21 },
+  { rule: "hand-over-during-lease-wait", firstSeed: 121 },
   { rule: "end-on-gate-close", firstSeed: 91 },
-  { rule: "stop-unconfirmed-standby", firstSeed: 160 },
+  { rule: "stop-unconfirmed-standby", firstSeed: 39 },
   { rule: "stop-skips-handed-over", firstSeed: 684 },
   { rule: "standby-during-lease-wait", firstSeed: 274 },
   { rule: "stop-releases-adopted", firstSeed: 143 },
