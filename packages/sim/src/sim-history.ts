@@ -44,7 +44,7 @@ interface Failure {
 
 /** One broken promise, by the invariant it breaks. */
 export interface Violation {
-  readonly invariant: "exclusion" | "fencing-order" | "timestamp-order" | "durability" | "liveness";
+  readonly invariant: "exclusion" | "fencing-order" | "timestamp-order" | "durability" | "liveness" | "bound-fence" | "protected-claim";
   readonly detail: string;
 }
 

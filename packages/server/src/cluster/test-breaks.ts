@@ -29,6 +29,10 @@ export const TEST_BREAKS = {
   "handed-over-without-former": "a balance hand-over clears the row's standby instead of naming the former leader, which keeps the table, its in-sync standby until the taker adopts it: a taker that never adopts leaves the row to expire and be taken empty",
   "hand-over-during-lease-wait": "a term still inside its lease-wait is handed over (for balance or at stop) like any other, so its taker serves at once, before the earlier leader's leases ran out",
   "end-on-gate-close": "a term whose serving gate closed by time (no renewal confirmed the row in time) ends at once and drops its table, instead of keeping it until a renewal tells",
+  "stop-unconfirmed-standby": "at stop a shard whose row names an in-sync standby is handed to it without first confirming that it still answers, so a standby stopped or killed moments before (not yet noticed) gets a hand-over it never acknowledges and the shard is released, table and all",
+  "stop-skips-handed-over": "at stop a row handed over to this member that it has not adopted yet (its NOTIFY lost, no pass since) is left to expire once it exits, and is taken empty, instead of adopted and handed on with its table",
+  "standby-during-lease-wait": "a term still inside its lease-wait gets a standby like any other, so a crash of its leader lets that standby take the shard over with its (empty) table and no lease-wait, before the earlier leader's leases ran out",
+  "stop-releases-adopted": "a hand-over adopted with its table once this server began to stop is released, table and all, instead of left to expire for its in-sync standby (the former leader) to take over",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 
