@@ -13,6 +13,7 @@ import pino from "pino";
 import { SimClient, type SimServers, type SimService } from "./sim-client.js";
 import { SimProcess } from "./sim-clock.js";
 import { SimHistory } from "./sim-history.js";
+import { SimWatcher } from "./sim-watcher.js";
 import { SimNetwork } from "./sim-network.js";
 import type { SimRandom } from "./sim-random.js";
 import { Scheduler } from "./scheduler.js";
@@ -266,11 +267,13 @@ export class SimWorld implements SimServers {
     });
   }
 
-  /** Start `count` clients working until `until`. */
+  /** Start `count` clients working until `until`, and a lock-watch follower. */
   startClients(count: number, namespaces: readonly string[], descriptors: readonly string[], until: number): void {
     for (let i = 0; i < count; i++) {
       new SimClient(`c${i}`, this.scheduler, this, this.random.fork(`c${i}`), this.history, { namespaces, descriptors, until }).start();
     }
+    // A lock-watch follower of half the namespaces.
+    new SimWatcher("w0", this.scheduler, this, this.random.fork("w0"), this.history, namespaces.filter((_, i) => i % 2 === 0), until).start();
   }
 
   /** True when every shard has a live leader whose row names an in-sync standby (the database's view). */
