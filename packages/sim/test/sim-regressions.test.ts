@@ -19,6 +19,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
   { seed: 366, finding: "a term acquired after an expiry was handed over for balance inside its lease-wait; the taker served at once and granted a lock the dead leader's client still held (a second holder)" },
   { seed: 73, finding: "a leader whose standby had just crashed lost the answers of two renewals that committed; its gate closed, the term dropped its table, and its pass released its own live row with every lock" },
   { seed: 132, finding: "a taker on a slow database adopted a handed-over shard, its gate closed before a standby came in sync, and the row, still its own, was released with the lock carried" },
+  {
+    seed: 346,
+    finding:
+      "a SIGTERM of a protected cluster released a term still inside its lease-wait (\"it granted nothing\"), losing a transaction's immutable-timestamp lock it had granted (transactions/start is served during the wait)",
+  },
 ];
 
 /**

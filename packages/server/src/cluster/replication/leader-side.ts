@@ -163,7 +163,7 @@ export class LeaderSide {
         if (echo !== undefined) return createEchoReplicationTransport({ port: echo });
         return createStreamReplicationTransport({ url: target.url, shard: term.shard, key: key.key!, timeoutMs: leaderLeaseMs });
       },
-      snapshot: () => snapshotShard(term.service),
+      snapshot: () => snapshotShard(term.service, term.leaseWaitLeftMs()),
       maxInFlight: this.options.maxInFlight,
       clock: this.clock,
       lateMs: Math.max(1, Math.floor(leaderLeaseMs / 3)),

@@ -94,16 +94,15 @@ export class ShardMover {
   async stopAll(terms: readonly ShardTerm[], left: Promise<void>): Promise<void> {
     const reason = "this server is shutting down";
     const trySync = this.host.options.breaks?.has("stop-release-unsynced") !== true;
-    const handOverWaiting = this.host.options.breaks?.has("hand-over-during-lease-wait") === true;
     const now: ShardTerm[] = [];
     const later: ShardTerm[] = [];
     const released: ShardTerm[] = [];
     for (const term of terms) {
-      // Inside its lease-wait a term has granted nothing, and a taker of its table would serve at
-      // once, without waiting out the earlier leader's leases: it is released (its next leader
-      // waits them out, by the row's record).
-      if (term.waiting && !handOverWaiting) released.push(term);
-      else if (canHandOver(term)) now.push(term);
+      // Inside its lease-wait a term has granted no lock, but transactions' immutable-timestamp
+      // locks and leased timestamps (served at once): it is handed over like any other, and its
+      // taker waits out the rest of the wait (the standby's snapshot carries it; found by pnpm
+      // sim, seed 346: releasing it lost a transaction's lock at a SIGTERM of a protected cluster).
+      if (canHandOver(term)) now.push(term);
       else if (trySync && this.replicated(term)) later.push(term);
       else released.push(term);
     }

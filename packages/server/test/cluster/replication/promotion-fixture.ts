@@ -75,6 +75,8 @@ export interface PromotionBedOptions {
   readonly breaks?: readonly TestBreak[];
   /** A term of shard 0 this process still leads from an earlier epoch (its row moved on), ended by `onFailed`. */
   readonly staleTerm?: { readonly shard: number; readonly epoch: number; isEnded: boolean } | undefined;
+  /** The standby's sink, on the bed's clock. Default an {@link ImageSink} restored with `images` as they are. */
+  readonly sink?: ((clock: () => number) => ReplicaSink) | undefined;
 }
 
 /** The standby "b" with its replica, a starter, and the terms it started. */
@@ -83,7 +85,8 @@ export function promotionBed(images: Record<string, unknown>, options: Promotion
   const wallBase = 1_700_000_000_000;
   const logger = pino({ level: "silent" });
   const breaks = new Set(options.breaks ?? []);
-  const store = new ReplicaStore({ incarnation: "b-1", shards: () => 1, rowEpoch: () => null, createSink: () => new ImageSink() });
+  const clock = (): number => now;
+  const store = new ReplicaStore({ incarnation: "b-1", shards: () => 1, rowEpoch: () => null, createSink: () => options.sink?.(clock) ?? new ImageSink() });
   store.receive({ kind: "snapshot", stream, seq: 1, snapshot: images });
   const sink = store.get(0)!.sink as ImageSink;
   const promoter = new ReplicaPromoter({ store, serverId: "b", incarnation: "b-1", logger, dropReplicaOnUnknown: breaks.has("drop-replica-on-unknown") });
