@@ -29,6 +29,10 @@ export interface SimServers {
 
 /** The part of a cluster member's lock service the clients use. */
 export interface SimService {
+  /** Random per server process (the simulator's observer tells processes apart by it). */
+  readonly leaderId: string;
+  /** Each shard's leader as this server knows it, in shard order (the observer reads its own terms' lock tables). */
+  shardLeaders(): readonly { readonly leaderId: string | null }[];
   beginLock(namespace: string, request: unknown): LockResponse | { readonly answer: Promise<LockResponse> };
   beginWaitForLocks(namespace: string, request: unknown): WaitForLocksResponse | { readonly answer: Promise<WaitForLocksResponse> };
   refresh(namespace: string, request: unknown): Promise<RefreshResponse>;
@@ -111,7 +115,8 @@ export class SimClient extends SimLeaseHolder {
     const request = { locks: [limit === undefined ? { descriptor, mode } : { descriptor, mode, limit }], acquireTimeoutMs, requestId };
     const sentAt = this.scheduler.now;
     const deadline = sentAt + acquireTimeoutMs + 2_000;
-    const lock = (service: SimService) => service.beginLock(namespace, request);
+    const begin = (service: SimService) => service.beginLock(namespace, request);
+    const lock = mode === "permit" ? begin : this.history.queue.observe(() => this.scheduler.now, { client: this.name, requestId, namespace, descriptor, mode, acquireTimeoutMs }, begin);
     this.history.asking({ namespace, descriptor, mode, sentAt });
     const waiter = this.history.waiting({ client: this.name, namespace, what: `lock of ${descriptor} (${mode}, ${requestId})`, sentAt, acquireTimeoutMs });
     // A lock request may wait up to its acquireTimeoutMs on the server: the client's patience is that plus the usual.

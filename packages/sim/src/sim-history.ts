@@ -2,6 +2,7 @@ import type { LockWatchSince, LockWatchUpdate } from "@leasehold/protocol";
 import { exclusion, fencingOrder, timestampOrder, waitForLocks } from "./sim-lock-checks.js";
 import type { Asked, Freed, Hold, IdSeen, Immutable, Leased, Stamps, Txn, Violation, Waiter, WatchAnswer } from "./sim-records.js";
 import { idsNeverReturn, lockWatch, logIdsOfOneTable, refreshedUnderOwnLeader } from "./sim-table-checks.js";
+import { QueueOrder } from "./sim-queue-order.js";
 import { immutableTimestamps } from "./sim-txn-checks.js";
 
 export type { Hold, Txn, Violation } from "./sim-records.js";
@@ -38,6 +39,8 @@ const SETTLE_MS = 3_000;
  *   comes back once a newer one served; a logId goes with one leaderId;
  * - lock watch: one event per version of a log, logs never forget what they told, no second
  *   exclusive holder in a followed log, no event for what nobody asked;
+ * - queue order: no lock request granted ahead of one queued earlier on its descriptor, across
+ *   hand-overs (sim-queue-order.ts);
  * - waiter liveness: once the faults are over, every waiting request is answered by its deadline;
  *   liveness: every shard is led again at the end (found by the run itself).
  */
@@ -55,6 +58,8 @@ export class SimHistory {
   private readonly watches: WatchAnswer[] = [];
   private readonly asked: Asked[] = [];
   private readonly failures: Failure[] = [];
+  /** The order lock requests were queued and granted in, as observed on the servers. */
+  readonly queue = new QueueOrder();
   readonly extra: Violation[] = [];
 
   /** A grant reached `client`. */
@@ -163,6 +168,7 @@ export class SimHistory {
       ...logIdsOfOneTable(this.pairs),
       ...lockWatch(this.watches, this.asked),
       ...this.waiterLiveness(),
+      ...this.queue.check((from, to) => this.failures.every((f) => f.what.startsWith("sigterm ") || f.to < from || f.from > to)),
       ...this.extra,
     ];
   }

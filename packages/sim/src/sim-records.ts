@@ -130,7 +130,8 @@ export interface Violation {
     | "wait-for-locks"
     | "immutable-timestamp"
     | "leader-id"
-    | "lock-watch";
+    | "lock-watch"
+    | "queue-order";
   readonly detail: string;
 }
 
