@@ -37,6 +37,7 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "balance-by-release", firstSeed: 1 },
   { rule: "hand-over-during-lease-wait", firstSeed: 1 },
   { rule: "end-on-gate-close", firstSeed: 91 },
+  { rule: "release-waiting-at-stop", firstSeed: 346 },
 ];
 const SCAN = 60;
 

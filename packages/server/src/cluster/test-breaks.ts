@@ -28,6 +28,7 @@ export const TEST_BREAKS = {
   "release-synced-orphan": "a pass releases a row of this process's that it no longer leads even when the row names an in-sync standby, table and all, instead of leaving it to the standby",
   "handed-over-without-former": "a balance hand-over clears the row's standby instead of naming the former leader, which keeps the table, its in-sync standby until the taker adopts it: a taker that never adopts leaves the row to expire and be taken empty",
   "hand-over-during-lease-wait": "a term still inside its lease-wait is handed over for balance like any other, and its taker serves at once (the rest of the wait is not carried), before the earlier leader's leases ran out",
+  "release-waiting-at-stop": "at stop a term still inside its lease-wait is released instead of handed over, losing the transactions' immutable-timestamp locks and leased timestamps it served during the wait",
   "drop-carried-lease-wait": "a table promoted or handed over while its leader was still inside its lease-wait serves at once, without the rest of the wait its snapshot carried",
   "end-on-gate-close": "a term whose serving gate closed by time (no renewal confirmed the row in time) ends at once and drops its table, instead of keeping it until a renewal tells",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",

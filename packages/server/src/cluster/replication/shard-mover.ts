@@ -94,6 +94,7 @@ export class ShardMover {
   async stopAll(terms: readonly ShardTerm[], left: Promise<void>): Promise<void> {
     const reason = "this server is shutting down";
     const trySync = this.host.options.breaks?.has("stop-release-unsynced") !== true;
+    const releaseWaiting = this.host.options.breaks?.has("release-waiting-at-stop") === true;
     const now: ShardTerm[] = [];
     const later: ShardTerm[] = [];
     const released: ShardTerm[] = [];
@@ -102,7 +103,8 @@ export class ShardMover {
       // locks and leased timestamps (served at once): it is handed over like any other, and its
       // taker waits out the rest of the wait (the standby's snapshot carries it; found by pnpm
       // sim, seed 346: releasing it lost a transaction's lock at a SIGTERM of a protected cluster).
-      if (canHandOver(term)) now.push(term);
+      if (releaseWaiting && term.waiting) released.push(term);
+      else if (canHandOver(term)) now.push(term);
       else if (trySync && this.replicated(term)) later.push(term);
       else released.push(term);
     }

@@ -58,6 +58,13 @@ describe("ShardMover.stopAll: a stopping server hands its shards over only once 
     expect(events.sort()).toEqual(["handOver 0", "handOver 1", "handedOver 0", "handedOver 1", "lose 0", "lose 1"]);
   });
 
+  it("negative control (release-waiting-at-stop): the term inside its lease-wait is released, as before pnpm sim's seed 346", async () => {
+    const events: string[] = [];
+    const terms = [inSyncTerm(0), inSyncTerm(1, true)];
+    await stoppingMover(terms, events, ["release-waiting-at-stop"]).stopAll(terms, Promise.resolve());
+    expect(events.sort()).toEqual(["handOver 0", "handedOver 0", "lose 0", "lose 1", "release 1"]);
+  });
+
   it("sends no hand-over statement until `left` resolves, then hands every in-sync shard over", async () => {
     const events: string[] = [];
     const terms = [inSyncTerm(0), inSyncTerm(1)];
