@@ -36,7 +36,7 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "handed-over-without-former", firstSeed: 45 },
   { rule: "balance-by-release", firstSeed: 1 },
   { rule: "hand-over-during-lease-wait", firstSeed: 1 },
-  { rule: "end-on-gate-close", firstSeed: 91 },
+  { rule: "end-on-gate-close", firstSeed: 331 },
   { rule: "release-waiting-at-stop", firstSeed: 346 },
 ];
 const SCAN = 60;
