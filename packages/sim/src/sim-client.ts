@@ -1,5 +1,17 @@
-import { LeaseholdError, type LockResponse, type RefreshResponse, type TimestampsResponse } from "@leasehold/protocol";
-import type { Hold, SimHistory } from "./sim-history.js";
+import type {
+  ImmutableTimestampResponse,
+  LockMode,
+  LockResponse,
+  LockWatchesResponse,
+  LockWatchUpdate,
+  RefreshResponse,
+  StartTransactionsResponse,
+  TimestampsResponse,
+  WaitForLocksResponse,
+} from "@leasehold/protocol";
+import { REQUEST_TIMEOUT_MS, type SimCall } from "./sim-caller.js";
+import type { SimHistory } from "./sim-history.js";
+import { SimLeaseHolder } from "./sim-lease-holder.js";
 import type { SimRandom } from "./sim-random.js";
 import type { Scheduler } from "./scheduler.js";
 
@@ -12,15 +24,24 @@ export interface SimServers {
    * as one of its events, and its answer (or error) crosses back. Rejects with a connection error
    * when the server is down, or goes down before answering.
    */
-  call<T>(client: string, url: string, label: string, call: (service: SimService) => T | Promise<T> | { readonly answer: Promise<T> }): Promise<T>;
+  call<T>(client: string, url: string, label: string, call: SimCall<T>): Promise<T>;
 }
 
 /** The part of a cluster member's lock service the clients use. */
 export interface SimService {
+  /** Random per server process (the simulator's observer tells processes apart by it). */
+  readonly leaderId: string;
+  /** Each shard's leader as this server knows it, in shard order (the observer reads its own terms' lock tables). */
+  shardLeaders(): readonly { readonly leaderId: string | null }[];
   beginLock(namespace: string, request: unknown): LockResponse | { readonly answer: Promise<LockResponse> };
+  beginWaitForLocks(namespace: string, request: unknown): WaitForLocksResponse | { readonly answer: Promise<WaitForLocksResponse> };
   refresh(namespace: string, request: unknown): Promise<RefreshResponse>;
   unlock(namespace: string, request: unknown): Promise<unknown>;
   timestamps(namespace: string, request: unknown): Promise<TimestampsResponse>;
+  startTransactions(namespace: string, request: unknown): Promise<StartTransactionsResponse>;
+  immutableTimestamp(namespace: string, request: unknown): Promise<ImmutableTimestampResponse>;
+  lockWatches(namespace: string, request: unknown): Promise<LockWatchesResponse>;
+  lockEvents(namespace: string, request: unknown): Promise<LockWatchUpdate>;
 }
 
 /** What a client does, and how long it runs. */
@@ -33,33 +54,30 @@ export interface SimClientPlan {
   readonly hedge?: number | undefined;
 }
 
-/**
- * One simulated client: it locks (exclusive or shared, with a `requestId`, waiting a while),
- * follows `421 NOT_LEADER`, re-sends after `503` or a broken connection with the same `requestId`
- * until its own deadline, sometimes sends a hedged duplicate, holds the lock for a while refreshing
- * it at a third of its `validForMs`, unlocks without waiting, and asks for timestamps. Everything
- * it was told goes in the {@link SimHistory}.
- */
-/**
- * How long a client waits for an answer beyond what the request itself may wait on the server
- * (a lock's `acquireTimeoutMs`) before it gives up on the connection and re-sends the same
- * request (same `requestId`): shorter than a standby's late mark (a third of the leader lease), so
- * an answer held for a partitioned standby's acknowledgement is re-sent while still held.
- */
-const REQUEST_TIMEOUT_MS = 250;
+/** The descriptor every client takes in `permit` mode (and no other), and its limit. */
+export const PERMIT = { descriptor: "permits", limit: 2 } as const;
 
-export class SimClient {
-  private readonly leaders = new Map<string, string>();
+/** The waits a request may ask for (`acquireTimeoutMs`). */
+const WAITS = [0, 200, 1_000, 3_000];
+
+/**
+ * One simulated client. Each turn it does one thing: lock (exclusive or shared, with a
+ * `requestId`, waiting a while; sometimes a hedged duplicate), take a permit, wait for locks
+ * (`wait-for-locks`), start a transaction (reading the immutable timestamp while it runs, ending
+ * it by unlocking its immutable-timestamp lock), or ask for timestamps. It follows `421
+ * NOT_LEADER` and re-sends after `503` or a broken connection with the same request until its own
+ * deadline; it holds what it got refreshing it (on time or late), unlocks without waiting, or
+ * crashes and leaves it to lapse. Everything it was told goes in the {@link SimHistory}.
+ */
+export class SimClient extends SimLeaseHolder {
   private serial = 0;
+  /** Draws for the operations added after the first five clients' streams were fixed (fork `ops`). */
+  private readonly ops: SimRandom;
 
-  constructor(
-    readonly name: string,
-    private readonly scheduler: Scheduler,
-    private readonly servers: SimServers,
-    private readonly random: SimRandom,
-    private readonly history: SimHistory,
-    private readonly plan: SimClientPlan,
-  ) {}
+  constructor(name: string, scheduler: Scheduler, servers: SimServers, random: SimRandom, history: SimHistory, private readonly plan: SimClientPlan) {
+    super(name, scheduler, servers, random, history);
+    this.ops = random.fork("ops");
+  }
 
   /** Begin the client's loop. */
   start(): void {
@@ -70,7 +88,8 @@ export class SimClient {
     if (this.scheduler.now >= this.plan.until) return;
     const pause = this.random.int(5, 120);
     this.scheduler.after(pause, this.name, "next", () => {
-      const work = this.random.chance(0.25) ? this.stamp() : this.lockAndHold();
+      const roll = this.ops.float();
+      const work = roll < 0.12 ? this.transaction() : roll < 0.22 ? this.waitForLocks() : roll < 0.3 ? this.permit() : this.random.chance(0.25) ? this.stamp() : this.lockAndHold();
       void work.then(
         () => this.next(),
         () => this.next(),
@@ -78,96 +97,43 @@ export class SimClient {
     });
   }
 
-  private wait(ms: number): Promise<void> {
-    return new Promise((resolve) => this.scheduler.after(ms, this.name, "wait", resolve));
-  }
-
-  private url(namespace: string): string {
-    return this.leaders.get(namespace) ?? this.random.pick(this.servers.urls());
-  }
-
-  /**
-   * Send `call` about `namespace` until it is answered or `deadline`: a 421 names the leader to
-   * send to, a 503 or a broken connection is re-sent after a short backoff (to another server
-   * when the leader is unknown). Answers `null` when the deadline passed.
-   */
-  private async routed<T>(
-    namespace: string,
-    label: string,
-    deadline: number,
-    call: (service: SimService) => T | Promise<T> | { readonly answer: Promise<T> },
-    patienceMs = REQUEST_TIMEOUT_MS,
-  ): Promise<T | null> {
-    for (let attempt = 0; this.scheduler.now < deadline; attempt++) {
-      const url = this.url(namespace);
-      try {
-        return await this.withTimeout(this.servers.call(this.name, url, label, call), patienceMs);
-      } catch (err) {
-        if (err instanceof LeaseholdError && err.code === "NOT_LEADER") {
-          const leader = typeof err.details?.leaderUrl === "string" ? err.details.leaderUrl : null;
-          if (leader !== null && leader !== url) this.leaders.set(namespace, leader);
-          else this.leaders.delete(namespace);
-          if (leader !== null && leader !== url) continue;
-        } else if (err instanceof LeaseholdError && err.code !== "UNAVAILABLE") {
-          throw err;
-        } else this.leaders.delete(namespace);
-        const retryAfter = err instanceof LeaseholdError && typeof err.details?.retryAfterMs === "number" ? err.details.retryAfterMs : 50;
-        await this.wait(Math.min(retryAfter, 200) * (0.5 + this.random.float()) + Math.min(attempt, 5) * 10);
-      }
-    }
-    return null;
-  }
-
-  /**
-   * `call`, or a timeout after `ms`: the client gives up on the connection (its answer, arriving
-   * later, is dropped) and re-sends; the server may still grant the first send meanwhile.
-   */
-  private withTimeout<T>(call: Promise<T>, ms: number): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let done = false;
-      const cancel = this.scheduler.after(ms, this.name, "request timeout", () => {
-        if (done) return;
-        done = true;
-        reject(new Error(`simulated request timed out after ${ms} ms`));
-      });
-      // The first of the two settles it; an answer cancels the timeout, so no dead event runs.
-      const settle = (fn: () => void): void => {
-        if (done) return;
-        done = true;
-        cancel();
-        fn();
-      };
-      call.then(
-        (value) => settle(() => resolve(value)),
-        (err: unknown) => settle(() => reject(err instanceof Error ? err : new Error(String(err)))),
-      );
-    });
-  }
-
-  private async lockAndHold(): Promise<void> {
+  private lockAndHold(): Promise<void> {
     const namespace = this.random.pick(this.plan.namespaces);
     const descriptor = this.random.pick(this.plan.descriptors);
     const mode = this.random.chance(0.8) ? "exclusive" : "shared";
+    return this.lockOne(this.random, namespace, descriptor, mode);
+  }
+
+  private permit(): Promise<void> {
+    return this.lockOne(this.ops, this.ops.pick(this.plan.namespaces), PERMIT.descriptor, "permit", PERMIT.limit);
+  }
+
+  /** Lock `descriptor` in `mode` (drawing its wait and hold from `draw`), hold it, let it go. */
+  private async lockOne(draw: SimRandom, namespace: string, descriptor: string, mode: LockMode, limit?: number): Promise<void> {
     const requestId = `${this.name}-${++this.serial}`;
-    const acquireTimeoutMs = this.random.pick([0, 200, 1_000, 3_000]);
-    const request = { locks: [{ descriptor, mode }], acquireTimeoutMs, requestId };
+    const acquireTimeoutMs = draw.pick(WAITS);
+    const request = { locks: [limit === undefined ? { descriptor, mode } : { descriptor, mode, limit }], acquireTimeoutMs, requestId };
     const sentAt = this.scheduler.now;
     const deadline = sentAt + acquireTimeoutMs + 2_000;
-    const lock = (service: SimService) => service.beginLock(namespace, request);
+    const begin = (service: SimService) => service.beginLock(namespace, request);
+    const lock = mode === "permit" ? begin : this.history.queue.observe(() => this.scheduler.now, { client: this.name, requestId, namespace, descriptor, mode, acquireTimeoutMs }, begin);
+    this.history.asking({ namespace, descriptor, mode, sentAt });
+    const waiter = this.history.waiting({ client: this.name, namespace, what: `lock of ${descriptor} (${mode}, ${requestId})`, sentAt, acquireTimeoutMs });
     // A lock request may wait up to its acquireTimeoutMs on the server: the client's patience is that plus the usual.
     const patience = acquireTimeoutMs + REQUEST_TIMEOUT_MS;
-    const holdFor = this.random.int(50, 6_000);
+    const holdFor = draw.int(50, 6_000);
     // Each grant is recorded the moment it arrives (a hedged duplicate may still be in flight): the
     // first is held and refreshed at once; a later one with another token (the same requestId
     // granted twice) is recorded too, then let go.
     let held: Promise<void> | null = null;
     let token: string | null = null;
     const onAnswer = (answer: LockResponse | null): void => {
+      this.history.answered(waiter, answer?.status ?? null, this.scheduler.now);
       if (answer === null || answer.status !== "acquired") return;
       const granted = answer.acquired[0]!;
       if (token === answer.token) return;
       const hold = this.history.granted(
-        { client: this.name, namespace, descriptor, mode, token: answer.token, fencingToken: granted.fencingToken, leaderId: answer.lease.leaderId, sentAt, receivedAt: this.scheduler.now },
+        { client: this.name, namespace, descriptor, mode, limit, token: answer.token, fencingToken: granted.fencingToken, leaderId: answer.lease.leaderId, sentAt, receivedAt: this.scheduler.now },
         answer.lease.validForMs,
       );
       if (token === null) {
@@ -176,34 +142,55 @@ export class SimClient {
       } else this.letGo(hold);
     };
     const sends = [this.routed(namespace, "lock", deadline, lock, patience).then(onAnswer)];
-    if (this.random.chance(this.plan.hedge ?? 0.2)) {
-      sends.push(this.wait(this.random.int(20, 80)).then(() => this.routed(namespace, "lock (hedged)", deadline, lock, patience).then(onAnswer)));
+    if (draw.chance(this.plan.hedge ?? 0.2)) {
+      sends.push(this.wait(draw.int(20, 80)).then(() => this.routed(namespace, "lock (hedged)", deadline, lock, patience).then(onAnswer)));
     }
     await Promise.allSettled(sends);
     if (held !== null) await held;
   }
 
-  /** Unlock `hold` now without waiting for the answer (the client stops using it at once). */
-  private letGo(hold: Hold): void {
-    this.history.released(hold, this.scheduler.now);
-    void this.routed(hold.namespace, "unlock", this.scheduler.now + 1_000, (s) => s.unlock(hold.namespace, { tokens: [hold.token] })).catch(() => null);
+  /** `wait-for-locks` on one descriptor, re-sent with its `requestId` until answered or its deadline. */
+  private async waitForLocks(): Promise<void> {
+    const namespace = this.ops.pick(this.plan.namespaces);
+    const descriptor = this.ops.pick(this.plan.descriptors);
+    const mode = this.ops.chance(0.7) ? "exclusive" : "shared";
+    const acquireTimeoutMs = this.ops.pick([0, 500, 2_000, 5_000]);
+    const requestId = `${this.name}-${++this.serial}`;
+    const request = { locks: [{ descriptor, mode }], acquireTimeoutMs, requestId };
+    const sentAt = this.scheduler.now;
+    const waiter = this.history.waiting({ client: this.name, namespace, what: `wait-for-locks on ${descriptor} (${mode}, ${requestId})`, sentAt, acquireTimeoutMs });
+    const answer = await this.routed(namespace, "wait-for-locks", sentAt + acquireTimeoutMs + 2_000, (s) => s.beginWaitForLocks(namespace, request), acquireTimeoutMs + REQUEST_TIMEOUT_MS).catch(() => null);
+    this.history.answered(waiter, answer?.status ?? null, this.scheduler.now);
+    if (answer?.status === "free") this.history.free({ client: this.name, namespace, descriptor, mode, sentAt, receivedAt: this.scheduler.now });
   }
 
-  /** Hold until `until`, refreshing at a third of `validForMs`; then unlock without waiting for the answer. */
-  private async keep(hold: Hold, validForMs: number, until: number): Promise<void> {
-    let every = Math.max(10, Math.floor(validForMs / 3));
-    while (this.scheduler.now < until) {
-      await this.wait(Math.min(every, until - this.scheduler.now));
-      if (this.scheduler.now >= until) break;
-      const sentAt = this.scheduler.now;
-      const answer = await this.routed(hold.namespace, "refresh", sentAt + every, (s) => s.refresh(hold.namespace, { tokens: [hold.token] })).catch(() => null);
-      if (answer === null) continue;
-      const kept = answer.refreshed.includes(hold.token);
-      this.history.refreshed(hold, sentAt, kept, answer.lease.validForMs, this.scheduler.now);
-      if (!kept) return;
-      every = Math.max(10, Math.floor(answer.lease.validForMs / 3));
-    }
-    this.letGo(hold);
+  /**
+   * Start one or two transactions (sometimes asking for the namespace's lock-watch state with
+   * them), hold them for a while reading the immutable timestamp, then end them by unlocking their
+   * immutable-timestamp locks (or crash and leave them to lapse).
+   */
+  private async transaction(): Promise<void> {
+    const namespace = this.ops.pick(this.plan.namespaces);
+    const count = this.ops.int(1, 2);
+    const withWatch = this.ops.chance(0.5);
+    const holdFor = this.ops.int(100, 5_000);
+    const sentAt = this.scheduler.now;
+    const request = withWatch ? { count, lockWatch: { since: null } } : { count };
+    const answer = await this.routed(namespace, "transactions/start", sentAt + 2_000, (s) => s.startTransactions(namespace, request)).catch(() => null);
+    if (answer === null) return;
+    const at = this.scheduler.now;
+    const starts = answer.transactions.map((t) => t.startTimestamp);
+    this.history.immutable({ client: this.name, namespace, value: answer.immutableTimestamp, sentAt, receivedAt: at, starts });
+    this.history.leaderSeen(namespace, answer.lease.leaderId, sentAt, at, `${this.name}'s transactions/start`);
+    if (answer.lockWatch !== undefined) this.history.watched(this.name, namespace, null, answer.lockWatch, sentAt, at, answer.lease.leaderId);
+    const txns = answer.transactions.map((t) => this.history.started({ client: this.name, namespace, start: t.startTimestamp, token: t.token, leaderId: answer.lease.leaderId, sentAt, receivedAt: at }, answer.lease.validForMs));
+    const readImmutable = async (): Promise<void> => {
+      if (!this.ops.chance(0.5)) return;
+      const asked = this.scheduler.now;
+      const got = await this.routed(namespace, "immutable-timestamp", asked + 1_000, (s) => s.immutableTimestamp(namespace, {})).catch(() => null);
+      if (got !== null) this.history.immutable({ client: this.name, namespace, value: got.immutableTimestamp, sentAt: asked, receivedAt: this.scheduler.now, starts: [] });
+    };
+    await Promise.allSettled(txns.map((t, i) => this.keep(t, answer.lease.validForMs, at + holdFor, i === 0 ? readImmutable : undefined)));
   }
 
   private async stamp(): Promise<void> {

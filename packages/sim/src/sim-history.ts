@@ -1,37 +1,11 @@
-import type { LockMode } from "@leasehold/protocol";
+import type { LockWatchSince, LockWatchUpdate } from "@leasehold/protocol";
+import { exclusion, fencingOrder, timestampOrder, waitForLocks } from "./sim-lock-checks.js";
+import type { Asked, Freed, Hold, IdSeen, Immutable, Leased, Stamps, Txn, Violation, Waiter, WatchAnswer } from "./sim-records.js";
+import { idsNeverReturn, lockWatch, logIdsOfOneTable, refreshedUnderOwnLeader } from "./sim-table-checks.js";
+import { QueueOrder } from "./sim-queue-order.js";
+import { immutableTimestamps } from "./sim-txn-checks.js";
 
-/** One lock a simulated client was told it holds, and what it learned of it afterwards. */
-export interface Hold {
-  readonly client: string;
-  readonly namespace: string;
-  readonly descriptor: string;
-  readonly mode: LockMode;
-  readonly token: string;
-  readonly fencingToken: number;
-  readonly leaderId: string;
-  /** True time the lock request (or the first send of its `requestId`) left the client. */
-  readonly sentAt: number;
-  /** True time the grant reached the client. */
-  readonly receivedAt: number;
-  /**
-   * Until when the client was promised the lock: the first send plus `validForMs`, moved on by
-   * every refresh that answered the token (its send time plus its `validForMs`).
-   */
-  guaranteeEnd: number;
-  /** True time the client sent the unlock (it stops using the lock then), `Infinity` while held. */
-  releasedAt: number;
-  /** True time a refresh sent inside the guarantee answered without the token, `null` when never. */
-  lostAt: number | null;
-}
-
-/** A range of timestamps a client was given. */
-interface Stamps {
-  readonly namespace: string;
-  readonly start: number;
-  readonly count: number;
-  readonly sentAt: number;
-  readonly receivedAt: number;
-}
+export type { Hold, Txn, Violation } from "./sim-records.js";
 
 /** A fault's span, and whether a crash of one server must lose nothing during it (the cluster was protected). */
 interface Failure {
@@ -42,47 +16,129 @@ interface Failure {
   readonly single: boolean;
 }
 
-/** One broken promise, by the invariant it breaks. */
-export interface Violation {
-  readonly invariant: "exclusion" | "fencing-order" | "timestamp-order" | "durability" | "liveness" | "bound-fence" | "protected-claim";
-  readonly detail: string;
-}
+/**
+ * How long after the last fault healed every waiting request must again be answered by its
+ * deadline (granted, free or timed out): time for restarted members to rejoin and the shards they
+ * take over or are handed to serve again (a few leader leases).
+ */
+const SETTLE_MS = 3_000;
 
 /**
  * What the simulated clients were told, in true time, and the checks of the cluster's promises
  * against it (DESIGN.md "Proving cluster mode": invariants from the clients' side):
- * - exclusion: no two holders of a conflicting mode within the guarantees they were given;
+ * - exclusion: no two holders of a conflicting mode within the guarantees they were given, and no
+ *   more permit holders than the limit (permit-limit);
  * - fencing order: a grant received before another was asked for has the lower fencing token;
  * - timestamp order: a range received before another was asked for lies wholly below it;
- * - durability: no lock reported lost (a refresh inside its guarantee that answered without it)
- *   while every failure during its life was a single failure of a protected cluster.
+ * - durability: no lock or transaction reported lost (a refresh inside its guarantee that answered
+ *   without it) while every failure during its life was a single failure of a protected cluster;
+ * - wait-for-locks: never `free` while a client held the descriptor in a conflicting mode
+ *   throughout the wait;
+ * - immutable timestamp: never above a live transaction's start;
+ * - leader id: a refresh keeps a token under the leaderId that granted it; no leaderId or logId
+ *   comes back once a newer one served; a logId goes with one leaderId;
+ * - lock watch: one event per version of a log, logs never forget what they told, no second
+ *   exclusive holder in a followed log, no event for what nobody asked;
+ * - queue order: no lock request granted ahead of one queued earlier on its descriptor, across
+ *   hand-overs (sim-queue-order.ts);
+ * - waiter liveness: once the faults are over, every waiting request is answered by its deadline;
+ *   liveness: every shard is led again at the end (found by the run itself).
  */
 export class SimHistory {
   readonly holds: Hold[] = [];
+  readonly txns: Txn[] = [];
   private readonly stamps: Stamps[] = [];
+  private readonly immutables: Immutable[] = [];
+  private readonly waiters: Waiter[] = [];
+  private readonly freed: Freed[] = [];
+  private readonly leaderIds: IdSeen[] = [];
+  private readonly logIds: IdSeen[] = [];
+  private readonly pairs: { namespace: string; leaderId: string; logId: string; at: number }[] = [];
+  private readonly refreshes: { hold: Leased; leaderId: string; at: number }[] = [];
+  private readonly watches: WatchAnswer[] = [];
+  private readonly asked: Asked[] = [];
   private readonly failures: Failure[] = [];
+  /** The order lock requests were queued and granted in, as observed on the servers. */
+  readonly queue = new QueueOrder();
   readonly extra: Violation[] = [];
 
   /** A grant reached `client`. */
   granted(hold: Omit<Hold, "guaranteeEnd" | "releasedAt" | "lostAt">, validForMs: number): Hold {
     const h: Hold = { ...hold, guaranteeEnd: hold.sentAt + validForMs, releasedAt: Infinity, lostAt: null };
     this.holds.push(h);
+    this.leaderSeen(h.namespace, h.leaderId, h.sentAt, h.receivedAt, `${h.client}'s lock of ${h.descriptor}`);
     return h;
   }
 
-  /** A refresh of `hold` sent at `sentAt` answered (`kept`: the token was in the answer) at `at`. */
-  refreshed(hold: Hold, sentAt: number, kept: boolean, validForMs: number, at: number): void {
-    if (kept) hold.guaranteeEnd = Math.max(hold.guaranteeEnd, sentAt + validForMs);
-    else if (sentAt < hold.guaranteeEnd && hold.lostAt === null && hold.releasedAt === Infinity) hold.lostAt = at;
+  /** A transaction's start reached `client` (its immutable-timestamp lock is held under `token`). */
+  started(txn: Omit<Txn, "guaranteeEnd" | "releasedAt" | "lostAt">, validForMs: number): Txn {
+    const t: Txn = { ...txn, guaranteeEnd: txn.sentAt + validForMs, releasedAt: Infinity, lostAt: null };
+    this.txns.push(t);
+    return t;
+  }
+
+  /** A lock request was sent (whatever comes of it). */
+  asking(asked: Asked): void {
+    this.asked.push(asked);
+  }
+
+  /** A request that may wait on the server was sent; answers its record, to fill in with {@link answered}. */
+  waiting(waiter: Omit<Waiter, "answeredAt" | "status" | "gaveUpAt">): Waiter {
+    const w: Waiter = { ...waiter, answeredAt: null, status: null, gaveUpAt: null };
+    this.waiters.push(w);
+    return w;
+  }
+
+  /** `waiter`'s answer reached its client at `at` (`null`: its client gave up at its deadline with none). */
+  answered(waiter: Waiter, status: string | null, at: number): void {
+    if (waiter.answeredAt !== null) return;
+    if (status === null) waiter.gaveUpAt ??= at;
+    else {
+      waiter.answeredAt = at;
+      waiter.status = status;
+    }
+  }
+
+  /** A wait-for-locks was answered `free`. */
+  free(freed: Freed): void {
+    this.freed.push(freed);
+  }
+
+  /** A refresh of `hold` sent at `sentAt` answered (`kept`: the token was in the answer) at `at` under `leaderId`. */
+  refreshed(hold: Leased, sentAt: number, kept: boolean, validForMs: number, at: number, leaderId?: string): void {
+    if (kept) {
+      hold.guaranteeEnd = Math.max(hold.guaranteeEnd, sentAt + validForMs);
+      if (leaderId !== undefined) {
+        this.refreshes.push({ hold, leaderId, at });
+        this.leaderSeen(hold.namespace, leaderId, sentAt, at, `${hold.client}'s refresh`);
+      }
+    } else if (sentAt < hold.guaranteeEnd && hold.lostAt === null && hold.releasedAt === Infinity) hold.lostAt = at;
   }
 
   /** The client sent the unlock of `hold` at `at`. */
-  released(hold: Hold, at: number): void {
+  released(hold: Leased, at: number): void {
     hold.releasedAt = Math.min(hold.releasedAt, at);
+  }
+
+  /** A table answered `leaderId` for `namespace` to a request sent at `sentAt`, received at `receivedAt`. */
+  leaderSeen(namespace: string, leaderId: string, sentAt: number, receivedAt: number, what: string): void {
+    this.leaderIds.push({ namespace, id: leaderId, sentAt, receivedAt, what });
   }
 
   timestamps(namespace: string, start: number, count: number, sentAt: number, receivedAt: number): void {
     this.stamps.push({ namespace, start, count, sentAt, receivedAt });
+  }
+
+  /** An immutable timestamp reached a client (with the start timestamps given beside it, if any). */
+  immutable(immutable: Immutable): void {
+    this.immutables.push(immutable);
+  }
+
+  /** A lock-event update reached a watcher (`leaderId`: the lease answered beside it, by `transactions/start`). */
+  watched(client: string, namespace: string, since: LockWatchSince | null, update: LockWatchUpdate, sentAt: number, receivedAt: number, leaderId?: string): void {
+    this.watches.push({ client, namespace, since, update, sentAt, receivedAt });
+    this.logIds.push({ namespace, id: update.logId, sentAt, receivedAt, what: `${client}'s lock events` });
+    if (leaderId !== undefined) this.pairs.push({ namespace, leaderId, logId: update.logId, at: receivedAt });
   }
 
   /** A fault began (`single`: the cluster was protected and nothing else had failed); answers its end-setter. */
@@ -99,85 +155,44 @@ export class SimHistory {
 
   /** Every violation, each once. */
   check(): Violation[] {
-    return [...this.exclusion(), ...this.fencingOrder(), ...this.timestampOrder(), ...this.durability(), ...this.extra];
-  }
-
-  private byDescriptor(): Map<string, Hold[]> {
-    const by = new Map<string, Hold[]>();
-    for (const h of this.holds) {
-      const key = `${h.namespace}/${h.descriptor}`;
-      let list = by.get(key);
-      if (list === undefined) by.set(key, (list = []));
-      list.push(h);
-    }
-    return by;
-  }
-
-  private exclusion(): Violation[] {
-    const out: Violation[] = [];
-    for (const [key, holds] of this.byDescriptor()) {
-      const live = holds.map((h) => ({ h, from: h.receivedAt, to: Math.min(h.releasedAt, h.guaranteeEnd) })).filter((x) => x.to > x.from);
-      live.sort((a, b) => a.from - b.from);
-      for (let i = 0; i < live.length; i++) {
-        for (let j = i + 1; j < live.length && live[j]!.from < live[i]!.to; j++) {
-          const [a, b] = [live[i]!, live[j]!];
-          if (a.h.mode === "shared" && b.h.mode === "shared") continue;
-          if (a.h.mode === "permit" || b.h.mode === "permit") continue;
-          out.push({
-            invariant: "exclusion",
-            detail: `${key}: ${b.h.client} was granted ${b.h.mode} (token ${b.h.fencingToken}, leader ${b.h.leaderId}) at ${b.from.toFixed(1)} while ${a.h.client} held it ${a.h.mode} (token ${a.h.fencingToken}, leader ${a.h.leaderId}) until ${a.to.toFixed(1)}`,
-          });
-        }
-      }
-    }
-    return out;
-  }
-
-  private fencingOrder(): Violation[] {
-    const out: Violation[] = [];
-    for (const [key, holds] of this.byDescriptor()) {
-      for (const a of holds) {
-        for (const b of holds) {
-          if (a !== b && a.receivedAt < b.sentAt && a.fencingToken >= b.fencingToken) {
-            out.push({ invariant: "fencing-order", detail: `${key}: token ${b.fencingToken} of ${b.client} (asked at ${b.sentAt.toFixed(1)}) is not above ${a.fencingToken} of ${a.client} (received at ${a.receivedAt.toFixed(1)})` });
-          }
-        }
-      }
-    }
-    return out;
-  }
-
-  private timestampOrder(): Violation[] {
-    const out: Violation[] = [];
-    const byNs = new Map<string, Stamps[]>();
-    for (const s of this.stamps) {
-      let list = byNs.get(s.namespace);
-      if (list === undefined) byNs.set(s.namespace, (list = []));
-      list.push(s);
-    }
-    for (const [ns, list] of byNs) {
-      const received = [...list].sort((a, b) => a.receivedAt - b.receivedAt);
-      const sent = [...list].sort((a, b) => a.sentAt - b.sentAt);
-      let highest = -Infinity;
-      let i = 0;
-      for (const b of sent) {
-        for (; i < received.length && received[i]!.receivedAt < b.sentAt; i++) highest = Math.max(highest, received[i]!.start + received[i]!.count - 1);
-        if (b.start <= highest) out.push({ invariant: "timestamp-order", detail: `${ns}: timestamps from ${b.start} asked at ${b.sentAt.toFixed(1)}, not above ${highest} given before` });
-      }
-    }
-    return out;
+    return [
+      ...exclusion(this.holds),
+      ...fencingOrder(this.holds),
+      ...timestampOrder(this.stamps),
+      ...this.durability(),
+      ...waitForLocks(this.freed, this.holds),
+      ...immutableTimestamps(this.immutables, this.txns),
+      ...refreshedUnderOwnLeader(this.refreshes),
+      ...idsNeverReturn(this.leaderIds, "leaderId"),
+      ...idsNeverReturn(this.logIds, "logId"),
+      ...logIdsOfOneTable(this.pairs),
+      ...lockWatch(this.watches, this.asked),
+      ...this.waiterLiveness(),
+      ...this.queue.check((from, to) => this.failures.every((f) => f.what.startsWith("sigterm ") || f.to < from || f.from > to)),
+      ...this.extra,
+    ];
   }
 
   private durability(): Violation[] {
     const out: Violation[] = [];
-    for (const h of this.holds) {
+    for (const h of [...this.holds, ...this.txns]) {
       if (h.lostAt === null) continue;
       const during = this.failures.filter((f) => f.from < h.lostAt! && f.to > h.receivedAt);
       if (during.every((f) => f.single)) {
         const what = during.map((f) => f.what).join(", ") || "no failure";
-        out.push({ invariant: "durability", detail: `${h.namespace}/${h.descriptor}: ${h.client}'s lock (token ${h.fencingToken}, leader ${h.leaderId}) granted at ${h.receivedAt.toFixed(1)} (asked at ${h.sentAt.toFixed(1)}), reported lost at ${h.lostAt.toFixed(1)} inside its guarantee (until ${h.guaranteeEnd.toFixed(1)}), through ${what}` });
+        const name = "descriptor" in h ? `${h.namespace}/${h.descriptor}: ${h.client}'s lock (token ${h.fencingToken}` : `${h.namespace}: ${h.client}'s transaction (start ${h.start}`;
+        out.push({ invariant: "durability", detail: `${name}, leader ${h.leaderId}) granted at ${h.receivedAt.toFixed(1)} (asked at ${h.sentAt.toFixed(1)}), reported lost at ${h.lostAt.toFixed(1)} inside its guarantee (until ${h.guaranteeEnd.toFixed(1)}), through ${what}` });
       }
     }
     return out;
+  }
+
+  /** Every request sent once the faults were over (and {@link SETTLE_MS} more) was answered by its deadline. */
+  private waiterLiveness(): Violation[] {
+    if (this.failures.some((f) => f.to === Infinity)) return [];
+    const quietFrom = Math.max(0, ...this.failures.map((f) => f.to)) + SETTLE_MS;
+    return this.waiters
+      .filter((w) => w.sentAt >= quietFrom && w.answeredAt === null && w.gaveUpAt !== null)
+      .map((w) => ({ invariant: "waiter-liveness" as const, detail: `${w.namespace}: ${w.client}'s ${w.what} (acquireTimeoutMs ${w.acquireTimeoutMs}) sent at ${w.sentAt.toFixed(1)}, ${(w.sentAt - quietFrom + SETTLE_MS).toFixed(0)} ms after the last fault healed, had no answer when its client gave up at ${w.gaveUpAt!.toFixed(1)}` }));
   }
 }

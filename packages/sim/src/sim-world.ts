@@ -13,6 +13,7 @@ import pino from "pino";
 import { SimClient, type SimServers, type SimService } from "./sim-client.js";
 import { SimProcess } from "./sim-clock.js";
 import { SimHistory } from "./sim-history.js";
+import { SimWatcher } from "./sim-watcher.js";
 import { SimNetwork } from "./sim-network.js";
 import { FenceCheckedStore } from "./sim-store-checks.js";
 import type { SimRandom } from "./sim-random.js";
@@ -315,11 +316,16 @@ export class SimWorld implements SimServers {
     });
   }
 
-  /** Start `count` clients (`c<first>`, `c<first+1>`, …) working on `namespaces` until `until`. */
+  /**
+   * Start `count` clients (`c<first>`, `c<first+1>`, …) working on `namespaces` until `until`; the
+   * first call (`first` 0) also starts a lock-watch follower of half the namespaces.
+   */
   startClients(count: number, namespaces: readonly string[], descriptors: readonly string[], until: number, first = 0): void {
     for (let i = first; i < first + count; i++) {
       new SimClient(`c${i}`, this.scheduler, this, this.random.fork(`c${i}`), this.history, { namespaces, descriptors, until }).start();
     }
+    // A lock-watch follower of half the namespaces.
+    if (first === 0) new SimWatcher("w0", this.scheduler, this, this.random.fork("w0"), this.history, namespaces.filter((_, i) => i % 2 === 0), until).start();
   }
 
   /**

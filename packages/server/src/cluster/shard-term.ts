@@ -286,6 +286,11 @@ export class ShardTerm implements ServingGate {
     this.reserver.prepareAll(namespaces).forEach((loading, i) => loading.then(done, retry(namespaces[i] as string)));
   }
 
+  /** How long the lease-wait still holds lock grants back (ms; 0 once over): a standby's snapshot carries it. */
+  leaseWaitLeftMs(): number {
+    return this.waiting ? Math.max(0, this.options.grantsFrom - this.options.clock()) : 0;
+  }
+
   /** True while the lease-wait holds lock grants back. */
   get waiting(): boolean {
     if (!this.waitOver && this.options.clock() >= this.options.grantsFrom) this.finishWait();

@@ -162,7 +162,7 @@ export class TermStarter {
     return { serverId, incarnation: this.host.incarnation, url: this.host.url(), leaderId, leaderLeaseMs, lockLeaseMs: leaseMs, validForMs: valid, withState };
   }
 
-  /** Serve a term just acquired (or adopted): empty with the lease-wait, or a promoted replica's table without one. */
+  /** Serve a term just acquired (or adopted): empty with the lease-wait, or a promoted replica's table without one (but the rest of its leader's). */
   private start(row: ShardLease, got: AcquiredTerm, claim: LeaseClaim, sentAt: number, sentWall: number, carried: CarriedTable | null, loadedBounds?: readonly LoadedBound[]): void {
     const { host } = this;
     const { options } = host;
@@ -177,8 +177,12 @@ export class TermStarter {
       if (carried === null || options.breaks?.has("stop-releases-adopted") === true) void coordinator.release(serverId, [got]).catch(() => undefined);
       return;
     }
-    // A promoted table carries every lock granted: nothing to wait out.
-    const leaseWaitMs = carried !== null || options.breaks?.has("lease-wait") === true ? 0 : leaseWaitEnd(0, got.lockDelayMs, leaderLeaseMs);
+    // A promoted table carries every lock granted: nothing to wait out, but the rest of its
+    // leader's own lease-wait when that leader had taken the shard empty and was still waiting
+    // (TEST ONLY: not with drop-carried-lease-wait or hand-over-during-lease-wait).
+    const dropCarriedWait = options.breaks?.has("drop-carried-lease-wait") === true || options.breaks?.has("hand-over-during-lease-wait") === true;
+    const carriedWaitMs = carried === null || dropCarriedWait ? 0 : carried.leaseWaitLeftMs;
+    const leaseWaitMs = options.breaks?.has("lease-wait") === true ? 0 : carried !== null ? carriedWaitMs : leaseWaitEnd(0, got.lockDelayMs, leaderLeaseMs);
     const term = new ShardTerm({
       term: got,
       leaderId,
@@ -220,6 +224,6 @@ export class TermStarter {
     const reason = carried !== null ? (handedOver ? "handed over" : "standby takeover") : row.holder !== null ? "expired" : row.epoch === 0 ? "never led" : "released";
     metrics.transitions.inc({ event: "acquired" });
     logger.info({ shard: got.shard, epoch: got.epoch, leaderId, reason, lockDelayMs: got.lockDelayMs, leaseWaitMs }, "shard acquired");
-    if (carried !== null) host.promoter()?.logPromotion(term, handedOver ? "hand-over" : "takeover", carried.epoch);
+    if (carried !== null) host.promoter()?.logPromotion(term, handedOver ? "hand-over" : "takeover", carried.epoch, leaseWaitMs);
   }
 }

@@ -52,8 +52,6 @@ export interface LeaderSideOptions {
   readonly unsafeSnapshotAfterPosition?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_REPLICATION_WINDOW`): see `ReplicationSenderOptions.maxInFlight`. Default: the sender's. */
   readonly maxInFlight?: number | undefined;
-  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=standby-during-lease-wait`): a term inside its lease-wait gets a standby like any other. Default false. */
-  readonly standbyDuringLeaseWait?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=no-standby-probe`): idle standbys are never probed (see `ShardReplication.probe`). Default false. */
   readonly unprobedStandbys?: boolean | undefined;
   /** BENCHMARK ONLY (`LEASEHOLD_TEST_ECHO_STANDBY_PORT`): every standby connection goes to this local echo server instead (echo-replication-transport.ts). Default: none, the real standby. */
@@ -165,7 +163,7 @@ export class LeaderSide {
         if (echo !== undefined) return createEchoReplicationTransport({ port: echo });
         return createStreamReplicationTransport({ url: target.url, shard: term.shard, key: key.key!, timeoutMs: leaderLeaseMs });
       },
-      snapshot: () => snapshotShard(term.service),
+      snapshot: () => snapshotShard(term.service, term.leaseWaitLeftMs()),
       maxInFlight: this.options.maxInFlight,
       clock: this.clock,
       lateMs: Math.max(1, Math.floor(leaderLeaseMs / 3)),
@@ -210,12 +208,7 @@ export class LeaderSide {
 
   private async attachStandbys(): Promise<void> {
     const now = this.clock.now();
-    // A term inside its lease-wait gets no standby: it grants nothing yet, and a standby in sync
-    // would take it over after a crash with its table and no lease-wait at all, before the earlier
-    // leader's leases ran out (found by pnpm sim, seed 274: a second holder). A crash meanwhile
-    // leaves the shard to an empty takeover, which waits them out by the row's record.
-    const duringWait = this.options.standbyDuringLeaseWait === true;
-    const needing = [...this.streams].filter(([term, r]) => r.replication.rule.state === "out" && (this.notBefore.get(term) ?? 0) <= now && (duringWait || !term.waiting));
+    const needing = [...this.streams].filter(([term, r]) => r.replication.rule.state === "out" && (this.notBefore.get(term) ?? 0) <= now);
     if (needing.length === 0) return;
     const { coordinator, leaderLeaseMs, serverId, runtime } = this.options;
     const members = await coordinator.readStandbyCandidates(2 * leaderLeaseMs);

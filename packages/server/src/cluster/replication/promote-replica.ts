@@ -15,6 +15,12 @@ export interface CarriedTable {
   readonly epoch: number;
   /** Every namespace's image (`ShardTerm`'s `carried` option restores them). */
   readonly namespaces: Readonly<Record<string, unknown>>;
+  /**
+   * How long the promoted table must still hold lock grants back (ms): the rest of the lease-wait
+   * of the term it replicated, which had taken the shard empty while an earlier leader's leases
+   * could still run (0: none).
+   */
+  readonly leaseWaitLeftMs: number;
 }
 
 /**
@@ -221,8 +227,8 @@ export class ReplicaPromoter {
     }
   }
 
-  /** Log a promotion: shard, epoch, leaderId, what was carried; no lease-wait. */
-  logPromotion(term: ShardTerm, kind: PromotionKind, fromEpoch: number): void {
+  /** Log a promotion: shard, epoch, leaderId, what was carried, the rest of a lease-wait it carried (`leaseWaitMs`). */
+  logPromotion(term: ShardTerm, kind: PromotionKind, fromEpoch: number, leaseWaitMs = 0): void {
     const carried = term.carried;
     this.options.logger.info(
       {
@@ -234,7 +240,7 @@ export class ReplicaPromoter {
         locksCarried: carried?.tokens ?? 0,
         waitersCarried: carried?.waiters ?? 0,
         namespaces: carried?.namespaces ?? 0,
-        leaseWaitMs: 0,
+        leaseWaitMs,
       },
       "standby promoted",
     );
@@ -253,7 +259,7 @@ export class ReplicaPromoter {
     try {
       const snapshot = replica.sink.snapshot?.() as { namespaces?: NamespaceImages | undefined } | undefined;
       if (snapshot?.namespaces === undefined) return null;
-      return { leaderId: replica.stream.leaderId, epoch: replica.stream.epoch, namespaces: snapshot.namespaces };
+      return { leaderId: replica.stream.leaderId, epoch: replica.stream.epoch, namespaces: snapshot.namespaces, leaseWaitLeftMs: replica.sink.leaseWaitLeftMs?.() ?? 0 };
     } catch (err) {
       this.options.logger.warn({ shard, err }, "the replica could not be exported; the shard is taken with an empty table");
       return null;

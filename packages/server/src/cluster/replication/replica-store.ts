@@ -16,6 +16,11 @@ export interface ReplicaSink {
    * with the adoption's statement. Default: none known (they load after it, before serving).
    */
   namespaceNames?(): string[];
+  /**
+   * How long from now a table promoted from the replica must hold lock grants back: what its
+   * leader's lease-wait had left when the snapshot was taken, counted from its restore. Default 0.
+   */
+  leaseWaitLeftMs?(): number;
   /** Release what the sink holds once it is replaced or dropped. Default: nothing. */
   dispose?(): void;
 }

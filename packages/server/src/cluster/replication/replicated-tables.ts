@@ -1,3 +1,4 @@
+import { RATE_TOLERANCE } from "../margins.js";
 import type { ReplicaSink } from "./replica-store.js";
 
 /**
@@ -59,11 +60,22 @@ export function isHandOverEntry(entry: unknown): boolean {
 /** A shard's snapshot: every namespace's image. */
 export interface ShardSnapshot {
   readonly namespaces: Readonly<Record<string, unknown>>;
+  /**
+   * How long the leader's lease-wait still held lock grants back when the snapshot was taken (ms;
+   * absent or 0: over). A standby counts it again from when it restores the snapshot, so a table
+   * promoted or handed over inside the wait waits out the rest (DESIGN.md "Failover without a
+   * standby": an earlier leader's leases may still run).
+   */
+  readonly leaseWaitLeftMs?: number | undefined;
 }
 
-/** The snapshot of every namespace of `table`, taken now (synchronously, at one moment: see {@link ReplicatedTable.exportNamespaces}). */
-export function snapshotShard(table: Pick<ReplicatedTable, "exportNamespaces">): ShardSnapshot {
-  return { namespaces: table.exportNamespaces() };
+/**
+ * The snapshot of every namespace of `table`, taken now (synchronously, at one moment: see
+ * {@link ReplicatedTable.exportNamespaces}), with what is left of the term's lease-wait.
+ */
+export function snapshotShard(table: Pick<ReplicatedTable, "exportNamespaces">, leaseWaitLeftMs = 0): ShardSnapshot {
+  const namespaces = table.exportNamespaces();
+  return leaseWaitLeftMs > 0 ? { namespaces, leaseWaitLeftMs } : { namespaces };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -76,11 +88,28 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * checks each image and entry itself; this checks only the shard-level shape.
  */
 export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
-  constructor(readonly table: T) {}
+  /** Until when (on {@link clock}) the leader's lease-wait may hold grants back, as the snapshot said. */
+  private grantsFrom = -Infinity;
+
+  constructor(
+    readonly table: T,
+    /** This process's monotonic clock (ms): the snapshot's remaining lease-wait is counted on it. Default `performance.now()`. */
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
 
   restore(snapshot: unknown): void {
     if (!isObject(snapshot) || !isObject(snapshot.namespaces)) throw new Error("a shard snapshot must be { namespaces: { <namespace>: <image> } }");
+    const left = snapshot.leaseWaitLeftMs;
+    if (left !== undefined && (typeof left !== "number" || !Number.isFinite(left) || left < 0)) throw new Error("a shard snapshot's leaseWaitLeftMs must be a non-negative number");
     for (const [namespace, image] of Object.entries(snapshot.namespaces)) this.table.restoreNamespace(namespace, image as never);
+    // Counted from now, after the leader took it: longer than the leader's own rest of the wait,
+    // with the margin of a lease-wait for clocks running at different rates.
+    if (left !== undefined && left > 0) this.grantsFrom = this.clock() + left + Math.ceil(left * RATE_TOLERANCE);
+  }
+
+  /** How long from now a table promoted from this replica must still hold lock grants back (0: the leader's lease-wait is over). */
+  leaseWaitLeftMs(): number {
+    return Math.max(0, this.grantsFrom - this.clock());
   }
 
   apply(entry: unknown): void {

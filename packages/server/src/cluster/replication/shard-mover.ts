@@ -95,14 +95,14 @@ export class ShardMover {
     let terms = stopping;
     const reason = "this server is shutting down";
     const trySync = this.host.options.breaks?.has("stop-release-unsynced") !== true;
-    const handOverWaiting = this.host.options.breaks?.has("hand-over-during-lease-wait") === true;
+    const releaseWaiting = this.host.options.breaks?.has("release-waiting-at-stop") === true;
     // A standby named in sync may be gone already (stopped or killed moments ago, before its
     // leader noticed): each is asked for a fresh acknowledgement first, while the terms still
     // serve; one that does not answer is recorded not in sync, and its shard gets another standby
     // below instead of a hand-over to nobody and a release (found by pnpm sim, seed 160: a rolling
     // restart). TEST ONLY: the `stop-unconfirmed-standby` break skips it.
     if (this.host.options.breaks?.has("stop-unconfirmed-standby") !== true) {
-      const asked = terms.filter((t) => !t.waiting && canHandOver(t));
+      const asked = terms.filter((t) => canHandOver(t));
       if (asked.length > 0) {
         await Promise.all(asked.map((t) => t.replicator?.replication.confirmStandby()));
         // A term lost meanwhile (its renewal matched nothing) was given up by the runtime already.
@@ -113,10 +113,11 @@ export class ShardMover {
     const later: ShardTerm[] = [];
     const released: ShardTerm[] = [];
     for (const term of terms) {
-      // Inside its lease-wait a term has granted nothing, and a taker of its table would serve at
-      // once, without waiting out the earlier leader's leases: it is released (its next leader
-      // waits them out, by the row's record).
-      if (term.waiting && !handOverWaiting) released.push(term);
+      // Inside its lease-wait a term has granted no lock, but transactions' immutable-timestamp
+      // locks and leased timestamps (served at once): it is handed over like any other, and its
+      // taker waits out the rest of the wait (the standby's snapshot carries it; found by pnpm
+      // sim, seed 346: releasing it lost a transaction's lock at a SIGTERM of a protected cluster).
+      if (releaseWaiting && term.waiting) released.push(term);
       else if (canHandOver(term)) now.push(term);
       else if (trySync && this.replicated(term)) later.push(term);
       else released.push(term);

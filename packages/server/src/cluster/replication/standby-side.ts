@@ -63,6 +63,7 @@ export function createStandbySide(options: StandbySideOptions): StandbySide {
           logger,
           ...(options.time === undefined ? {} : { clock: () => options.time!.now(), setTimer: (fn: () => void, ms: number) => options.time!.setTimer(fn, ms) }),
         }),
+        options.time === undefined ? undefined : () => options.time!.now(),
       ),
   });
   const auth: ReplicationAuthOptions = { key: () => options.key.key, store, logger, onUnauthenticated: (reason) => options.metrics.unauthenticated(reason) };

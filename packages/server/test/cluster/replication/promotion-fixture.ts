@@ -77,6 +77,8 @@ export interface PromotionBedOptions {
   readonly staleTerm?: { readonly shard: number; readonly epoch: number; isEnded: boolean } | undefined;
   /** True when the member has begun to stop (claims landing then start nothing). Default false. */
   readonly stopping?: boolean | undefined;
+  /** The standby's sink, on the bed's clock. Default an {@link ImageSink} restored with `images` as they are. */
+  readonly sink?: ((clock: () => number) => ReplicaSink) | undefined;
 }
 
 /** The standby "b" with its replica, a starter, and the terms it started. */
@@ -85,7 +87,8 @@ export function promotionBed(images: Record<string, unknown>, options: Promotion
   const wallBase = 1_700_000_000_000;
   const logger = pino({ level: "silent" });
   const breaks = new Set(options.breaks ?? []);
-  const store = new ReplicaStore({ incarnation: "b-1", shards: () => 1, rowEpoch: () => null, createSink: () => new ImageSink() });
+  const clock = (): number => now;
+  const store = new ReplicaStore({ incarnation: "b-1", shards: () => 1, rowEpoch: () => null, createSink: () => options.sink?.(clock) ?? new ImageSink() });
   store.receive({ kind: "snapshot", stream, seq: 1, snapshot: images });
   const sink = store.get(0)!.sink as ImageSink;
   const promoter = new ReplicaPromoter({ store, serverId: "b", incarnation: "b-1", logger, dropReplicaOnUnknown: breaks.has("drop-replica-on-unknown") });

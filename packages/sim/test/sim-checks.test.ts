@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import type { SimService } from "../src/sim-client.js";
+import { SimHistory } from "../src/sim-history.js";
+import type { Hold } from "../src/sim-records.js";
+
+/** A grant of `descriptor` to `client`, asked at `sentAt` and received 1 ms later, promised `validForMs`. */
+function grant(history: SimHistory, client: string, sentAt: number, over: Partial<Hold> = {}, validForMs = 1_000): Hold {
+  return history.granted({ client, namespace: "ns", descriptor: "x", mode: "exclusive", token: `${client}-${sentAt}`, fencingToken: sentAt, leaderId: "L1", sentAt, receivedAt: sentAt + 1, ...over }, validForMs);
+}
+
+function kinds(history: SimHistory): string[] {
+  return history.check().map((v) => v.invariant);
+}
+
+describe("the simulator's invariants find what they are about, and only that", () => {
+  it("permit-limit: a third permit of limit 2 while two are held; none when one was unlocked first", () => {
+    const h = new SimHistory();
+    grant(h, "a", 0, { mode: "permit", limit: 2, descriptor: "p" });
+    const b = grant(h, "b", 10, { mode: "permit", limit: 2, descriptor: "p" });
+    grant(h, "c", 20, { mode: "permit", limit: 2, descriptor: "p" });
+    expect(kinds(h)).toEqual(["permit-limit"]);
+    h.released(b, 15);
+    expect(kinds(h)).toEqual([]);
+  });
+
+  it("wait-for-locks: free while another client held the descriptor for the whole wait, not when the hold ended inside it", () => {
+    const h = new SimHistory();
+    const held = grant(h, "a", 0);
+    h.free({ client: "w", namespace: "ns", descriptor: "x", mode: "exclusive", sentAt: 100, receivedAt: 200 });
+    expect(kinds(h)).toEqual(["wait-for-locks"]);
+    h.released(held, 150);
+    expect(kinds(h)).toEqual([]);
+  });
+
+  it("immutable-timestamp: above the start of a transaction held throughout; fine once it ended", () => {
+    const h = new SimHistory();
+    const txn = h.started({ client: "t", namespace: "ns", start: 50, token: "t1", leaderId: "L1", sentAt: 0, receivedAt: 1 }, 1_000);
+    h.immutable({ client: "r", namespace: "ns", value: 51, sentAt: 10, receivedAt: 11, starts: [] });
+    expect(kinds(h)).toEqual(["immutable-timestamp"]);
+    h.released(txn, 5);
+    expect(kinds(h)).toEqual([]);
+    h.immutable({ client: "r", namespace: "ns", value: 60, sentAt: 20, receivedAt: 21, starts: [59] });
+    expect(kinds(h)).toEqual(["immutable-timestamp"]);
+  });
+
+  it("leader-id: an id answered again after a newer one served, a refresh under another leaderId, a logId with two leaderIds", () => {
+    const h = new SimHistory();
+    h.leaderSeen("ns", "L1", 0, 1, "a");
+    h.leaderSeen("ns", "L2", 5, 6, "b");
+    expect(kinds(h)).toEqual([]);
+    h.leaderSeen("ns", "L1", 10, 11, "c");
+    expect(kinds(h)).toEqual(["leader-id"]);
+    const g = new SimHistory();
+    g.refreshed(grant(g, "a", 0), 100, true, 1_000, 101, "L9");
+    expect(kinds(g).filter((k) => k === "leader-id").length).toBeGreaterThan(0);
+    const w = new SimHistory();
+    const snapshot = { type: "snapshot" as const, logId: "X", version: 1, locked: [], prefixes: [""] };
+    w.watched("t", "ns", null, snapshot, 0, 1, "L1");
+    w.watched("t", "ns", null, snapshot, 2, 3, "L2");
+    expect(kinds(w)).toContain("leader-id");
+  });
+
+  it("lock-watch: two events for one version of a log, a version below the one told, a second exclusive holder in a followed log", () => {
+    const h = new SimHistory();
+    h.asking({ namespace: "ns", descriptor: "x", mode: "exclusive", sentAt: 0 });
+    const lock = { version: 2, kind: "lock" as const, descriptors: [{ descriptor: "x", mode: "exclusive" as const }] };
+    h.watched("w", "ns", null, { type: "snapshot", logId: "X", version: 1, locked: [], prefixes: [""] }, 0, 1);
+    h.watched("w", "ns", { logId: "X", version: 1 }, { type: "events", logId: "X", version: 2, events: [lock] }, 2, 3);
+    expect(kinds(h)).toEqual([]);
+    h.watched("w", "ns", { logId: "X", version: 2 }, { type: "events", logId: "X", version: 3, events: [{ ...lock, version: 3 }] }, 4, 5);
+    expect(kinds(h)).toEqual(["lock-watch"]);
+    const v = new SimHistory();
+    v.watched("v", "ns", { logId: "X", version: 5 }, { type: "events", logId: "X", version: 4, events: [] }, 0, 1);
+    expect(kinds(v)).toEqual(["lock-watch"]);
+    const u = new SimHistory();
+    u.watched("u", "ns", null, { type: "snapshot", logId: "X", version: 1, locked: [], prefixes: [""] }, 0, 1);
+    u.watched("u", "ns", { logId: "X", version: 1 }, { type: "events", logId: "X", version: 2, events: [lock] }, 2, 3);
+    expect(kinds(u)).toEqual(["lock-watch"]);
+  });
+
+  it("waiter-liveness: a request sent well after the last fault healed that its client gave up on; not one sent during a fault", () => {
+    const h = new SimHistory();
+    h.failed("crash of s0", 0, true)(1_000);
+    const during = h.waiting({ client: "a", namespace: "ns", what: "lock", sentAt: 500, acquireTimeoutMs: 0 });
+    h.answered(during, null, 2_500);
+    expect(kinds(h)).toEqual([]);
+    const after = h.waiting({ client: "a", namespace: "ns", what: "lock", sentAt: 5_000, acquireTimeoutMs: 0 });
+    h.answered(after, null, 7_000);
+    expect(kinds(h)).toEqual(["waiter-liveness"]);
+  });
+});
+
+describe("queue-order", () => {
+  /** A server process `server` leading every shard under table `table`, whose lock requests wait until the test settles them. */
+  function server(server: string, table: string) {
+    const settle = new Map<string, (grant: boolean) => void>();
+    const service = {
+      leaderId: server,
+      shardLeaders: () => [0, 1, 2, 3].map(() => ({ leaderId: table })),
+      beginLock: (_ns: string, request: unknown) => ({
+        answer: new Promise((resolve) => {
+          const id = (request as { requestId: string }).requestId;
+          settle.set(id, () => resolve({ status: "acquired", token: id, lease: { leaderId: table, validForMs: 1_000 }, acquired: [{ descriptor: "x", mode: "exclusive", fencingToken: 1 }] }));
+        }),
+      }),
+    };
+    return { service: service as unknown as SimService, grant: (id: string) => settle.get(id)!(true) };
+  }
+
+  it("finds a later request granted while an earlier one still waits in the same table, and nothing when they are granted in order", async () => {
+    for (const inOrder of [false, true]) {
+      const h = new SimHistory();
+      let now = 0;
+      const p = server("P", "L1");
+      const send = (id: string) => h.queue.observe(() => now, { client: id, requestId: id, namespace: "ns", descriptor: "x", mode: "exclusive", acquireTimeoutMs: 3_000 }, (s) => s.beginLock("ns", { requestId: id }))(p.service);
+      send("a");
+      now = 10;
+      send("b");
+      now = 20;
+      p.grant(inOrder ? "a" : "b");
+      await Promise.resolve();
+      now = 30;
+      p.grant(inOrder ? "b" : "a");
+      await Promise.resolve();
+      expect(h.check().map((v) => v.invariant)).toEqual(inOrder ? [] : ["queue-order"]);
+    }
+  });
+});
