@@ -29,6 +29,7 @@ export const TEST_BREAKS = {
   "handed-over-without-former": "a balance hand-over clears the row's standby instead of naming the former leader, which keeps the table, its in-sync standby until the taker adopts it: a taker that never adopts leaves the row to expire and be taken empty",
   "hand-over-during-lease-wait": "a term still inside its lease-wait is handed over (for balance or at stop) like any other, so its taker serves at once, before the earlier leader's leases ran out",
   "end-on-gate-close": "a term whose serving gate closed by time (no renewal confirmed the row in time) ends at once and drops its table, instead of keeping it until a renewal tells",
+  "adopt-clears-former": "a taker's adoption of a balance hand-over clears the row's standby (the former leader, which holds the table as handed over) instead of keeping it named in sync and resuming its replication to it, so a taker that fails right after adopting leaves the shard to be taken empty, its locks lost",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 
