@@ -61,6 +61,7 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "hand-over-during-lease-wait", firstSeed: 76 },
   { rule: "release-waiting-at-stop", firstSeed: 90 },
   { rule: "stop-unconfirmed-standby", firstSeed: 39 },
+  { rule: "end-on-gate-close", firstSeed: 337 },
 ];
 const SCAN = 60;
 
