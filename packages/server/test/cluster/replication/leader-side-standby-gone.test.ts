@@ -26,7 +26,7 @@ async function setup() {
   });
   await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
   const table = new InMemoryLockService({ leaderId: "L1", logger });
-  const term = { shard: 0, epoch: 1, leaderId: "L1", service: table, isEnded: false, handingOver: false, replicator: null as unknown } as unknown as ShardTerm;
+  const term = { shard: 0, epoch: 1, leaderId: "L1", service: table, isEnded: false, handingOver: false, replicator: null as unknown, leaseWaitLeftMs: () => 0 } as unknown as ShardTerm;
   // The leader side attaches the term's replicator as it does a real term's.
   (term as unknown as { attachReplicator: (r: unknown) => void }).attachReplicator = (r) => ((term as unknown as { replicator: unknown }).replicator = r);
   const writes: string[] = [];
