@@ -131,9 +131,7 @@ export interface Violation {
     | "immutable-timestamp"
     | "leader-id"
     | "lock-watch"
-    | "queue-order"
-    | "bound-fence"
-    | "protected-claim";
+    | "queue-order";
   readonly detail: string;
 }
 
