@@ -90,8 +90,10 @@ describe.runIf(availability.run)("status page of a cluster in Chromium: three CL
     await until(() => shownShards(page), (rows) => JSON.stringify(rows) === JSON.stringify(expected), "the page shows the route's shard view with its standbys");
     expect(new Set(expected.map((r) => r.url))).toEqual(new Set(servers.map((s) => s.url)));
     for (const row of expected) expect(row.standby).not.toBe(row.leader);
-    // Each server's row says it is protected, and so does the line above the tables.
-    await expect(page.locator("#members td.protection").allTextContents()).resolves.toEqual(["protected", "protected", "protected"]);
+    // Each server's row says it is protected, and so does the line above the tables. The page
+    // polls on its own: the answer it last drew can be older than `synced` (same shard view, a
+    // member's own protection not yet reported), so wait for it to draw the protected answer.
+    await until(() => page.locator("#members td.protection").allTextContents(), (cells) => JSON.stringify(cells) === JSON.stringify(["protected", "protected", "protected"]), "the page shows every server protected");
     await expect(page.locator("#cluster-protection").textContent()).resolves.toMatch(/^Protected: 6 of 6 shards with a leader and an in-sync standby · 3 of 3 servers protected/);
     // No error banner: a cluster member keeps no activity feed, and the page simply leaves it out.
     await expect(page.locator("#error").isHidden()).resolves.toBe(true);
