@@ -39,6 +39,8 @@ export class Scheduler {
   private heap: SimEvent[] = [];
   private readonly owners = new Map<string, EventOwner>();
   private readonly digest: Hash = createHash("sha256");
+  /** Text not yet folded into {@link digest}: one `update` per ~64 KiB, not one per event (a hash of the concatenation is the same). */
+  private pendingDigest = "";
   private readonly onStep: ((at: number, owner: string, label: string) => void) | null;
 
   /** @param onStep Hears every event as it runs (the trace); default nothing. */
@@ -85,7 +87,7 @@ export class Scheduler {
         continue;
       }
       this.steps++;
-      this.digest.update(`${next.at.toFixed(3)} ${next.owner} ${next.label}\n`);
+      this.fold(`${next.at.toFixed(3)} ${next.owner} ${next.label}\n`);
       this.onStep?.(next.at, next.owner, next.label);
       next.fn();
       await drainMicrotasks();
@@ -95,12 +97,23 @@ export class Scheduler {
 
   /** Fold `text` into the digest (a decision the run made outside any event). */
   note(text: string): void {
-    this.digest.update(text);
+    this.fold(text);
   }
 
   /** The digest of every event run so far (hex). */
   hex(): string {
+    this.flushDigest();
     return this.digest.copy().digest("hex");
+  }
+
+  private fold(text: string): void {
+    this.pendingDigest += text;
+    if (this.pendingDigest.length > 65_536) this.flushDigest();
+  }
+
+  private flushDigest(): void {
+    this.digest.update(this.pendingDigest);
+    this.pendingDigest = "";
   }
 
   private push(event: SimEvent): void {

@@ -1,5 +1,5 @@
 import type { TestBreak } from "@leasehold/server/internal";
-import { forbidRealTimers, seedRandomness } from "./sim-determinism.js";
+import { forbidRealTimers, seedRandomness, skipStackTraces } from "./sim-determinism.js";
 import type { Violation } from "./sim-history.js";
 import { SimRandom } from "./sim-random.js";
 import { SimWorld } from "./sim-world.js";
@@ -36,6 +36,7 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
   const random = new SimRandom(seed);
   const restoreRandomness = seedRandomness(random.fork("ids"));
   const restoreTimers = forbidRealTimers();
+  const restoreStacks = skipStackTraces();
   const tail: string[] = [];
   const faults: string[] = [];
   try {
@@ -159,5 +160,6 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
   } finally {
     restoreTimers();
     restoreRandomness();
+    restoreStacks();
   }
 }
