@@ -103,32 +103,28 @@ export async function startSameSetups(progress: (m: string) => void): Promise<Se
     await stop();
     throw err;
   }
-  const redisBinary = findRedisServer();
-  if (redisBinary === undefined) skips.push({ name: "redis_replica", reason: "no redis-server on PATH (Debian: apt-get install redis-server)" });
-  else {
+  const optional = async (name: SetupName, binary: string | undefined, missing: string, start: (binary: string) => Promise<Setup>): Promise<void> => {
+    if (binary === undefined) return void skips.push({ name, reason: missing });
     try {
-      const pair = await startRedisReplicaPair(redisBinary);
-      stops.push(() => pair.stop());
-      const sha = await loadUnlockScript(pair.primary.port);
-      const label = `Redis ${pair.version} primary :${pair.primary.port} + replica :${pair.replica.port} (${redisBinary}, temp dirs, no persistence)`;
-      setups.push({ name: "redis_replica", pids: [pair.primary.pid, pair.replica.pid], label, session: async (release, round) => redisReplicaSession(pair.primary.port, sha, release, round) });
+      setups.push(await start(binary));
     } catch (err) {
-      skips.push({ name: "redis_replica", reason: `${redisBinary} did not start as primary + replica: ${message(err)}` });
+      skips.push({ name, reason: `${binary} did not start: ${message(err)}` });
     }
-  }
-  const etcdBinary = findEtcd();
-  if (etcdBinary === undefined) skips.push({ name: "etcd", reason: "no etcd binary on PATH (Debian: apt-get install etcd-server)" });
-  else {
-    try {
-      const etcd = await startEtcd(etcdBinary);
-      stops.push(() => etcd.stop());
-      const peer = openEtcdPeer(etcd.endpoint);
-      stops.unshift(() => peer.close());
-      setups.push({ name: "etcd", pids: [etcd.pid], label: `etcd ${etcd.version}, one member at ${etcd.endpoint} (${etcdBinary}, temp data dir)`, session: () => peer.driver.session() });
-    } catch (err) {
-      skips.push({ name: "etcd", reason: `${etcdBinary} did not start: ${message(err)}` });
-    }
-  }
+  };
+  await optional("redis_replica", findRedisServer(), "no redis-server on PATH (Debian: apt-get install redis-server)", async (binary) => {
+    const pair = await startRedisReplicaPair(binary);
+    stops.push(() => pair.stop());
+    const sha = await loadUnlockScript(pair.primary.port);
+    const label = `Redis ${pair.version} primary :${pair.primary.port} + replica :${pair.replica.port} (${binary}, temp dirs, no persistence)`;
+    return { name: "redis_replica", pids: [pair.primary.pid, pair.replica.pid], label, session: async (release, round) => redisReplicaSession(pair.primary.port, sha, release, round) };
+  });
+  await optional("etcd", findEtcd(), "no etcd binary on PATH (Debian: apt-get install etcd-server)", async (binary) => {
+    const etcd = await startEtcd(binary);
+    stops.push(() => etcd.stop());
+    const peer = openEtcdPeer(etcd.endpoint);
+    stops.unshift(() => peer.close());
+    return { name: "etcd", pids: [etcd.pid], label: `etcd ${etcd.version}, one member at ${etcd.endpoint} (${binary}, temp data dir)`, session: () => peer.driver.session() };
+  });
   for (const s of setups) progress(`${s.name}: ${s.label}`);
   for (const s of skips) progress(`${s.name}: SKIPPED, ${s.reason}`);
   return { setups, skips, stop };
