@@ -1,6 +1,7 @@
 import { readdirSync } from "node:fs";
 import { sep } from "node:path";
 import { defineConfig } from "vitest/config";
+import { LongestFirst } from "./vitest.order.js";
 
 /**
  * Test files whose subject is timing under faults: clusters with 400 ms–3 s leader leases, crash
@@ -102,6 +103,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Long files first within each project, so the last minutes of a project are not one long file
+    // on one core (vitest.order.ts).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
