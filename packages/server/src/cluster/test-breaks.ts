@@ -31,6 +31,9 @@ export const TEST_BREAKS = {
   "release-waiting-at-stop": "at stop a term still inside its lease-wait is released instead of handed over, losing the transactions' immutable-timestamp locks and leased timestamps it served during the wait",
   "drop-carried-lease-wait": "a table promoted or handed over while its leader was still inside its lease-wait serves at once, without the rest of the wait its snapshot carried",
   "end-on-gate-close": "a term whose serving gate closed by time (no renewal confirmed the row in time) ends at once and drops its table, instead of keeping it until a renewal tells",
+  "stop-unconfirmed-standby": "at stop a shard whose row names an in-sync standby is handed to it without first confirming that it still answers, so a standby stopped or killed moments before (not yet noticed) gets a hand-over it never acknowledges and the shard is released, table and all",
+  "stop-skips-handed-over": "at stop a row handed over to this member that it has not adopted yet (its NOTIFY lost, no pass since) is left to expire once it exits, and is taken empty, instead of adopted and handed on with its table",
+  "stop-releases-adopted": "a hand-over adopted with its table once this server began to stop is released, table and all, instead of left to expire for its in-sync standby (the former leader) to take over",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 

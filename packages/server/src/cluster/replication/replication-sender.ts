@@ -74,6 +74,8 @@ export class ReplicationSender<E> {
    * message sent was answered): failed exchanges and re-sends keep it, an answer resets it.
    */
   private unansweredSince: number | null = null;
+  /** Answers heard from the standby so far. */
+  private heard = 0;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly options: ReplicationSenderOptions<E>) {
@@ -99,6 +101,11 @@ export class ReplicationSender<E> {
    */
   unansweredForMs(): number {
     return this.unansweredSince === null ? 0 : this.options.clock.now() - this.unansweredSince;
+  }
+
+  /** How many answers the standby has sent so far: one more after a moment proves it still answered then (within a round trip). */
+  get answers(): number {
+    return this.heard;
   }
 
   /**
@@ -150,6 +157,7 @@ export class ReplicationSender<E> {
   private answered(ack: ReplicationAck, upTo: number, sentAt: number, generation: number): void {
     if (this.stopped || generation !== this.generation) return;
     this.inFlight--;
+    this.heard++;
     // Heard from: what is still in flight counts from now.
     this.unansweredSince = this.inFlight > 0 ? this.options.clock.now() : null;
     // Cumulative: an answer may cover a later message that overtook this one (messages in flight

@@ -207,6 +207,33 @@ export class ShardReplication {
     sender.probe();
   }
 
+  /**
+   * Confirm that the in-sync standby still answers, before a stop hands the shard to it: ask it for
+   * an acknowledgement ({@link ReplicationSender.probe}) and wait, up to the rule's lateness bound,
+   * for an answer that arrives after this call (to it, or to a message already in flight). Answers true once one came. When none comes the
+   * standby is treated as late now (`in_sync = false` recorded, as for a late grant) and the answer
+   * is false: the stop then gets the shard another standby within its deadline instead of handing
+   * it to one that is gone (a standby stopped moments ago stays named in sync until its leader
+   * notices, up to two thirds of a leader lease on an idle shard). False at once when no standby is in sync.
+   */
+  async confirmStandby(): Promise<boolean> {
+    const sender = this.sender;
+    if (sender === null || this.rule.state !== "in-sync") return false;
+    const { clock, lateMs } = this.options;
+    const asked = clock.now();
+    const heard = sender.answers;
+    sender.probe();
+    const pollMs = Math.max(1, Math.floor(lateMs / 20));
+    while (this.sender === sender && this.rule.state === "in-sync" && sender.answers === heard) {
+      if (clock.now() - asked >= lateMs) {
+        this.rule.standbyLost();
+        return false;
+      }
+      await new Promise<void>((resolve) => clock.setTimer(resolve, pollMs));
+    }
+    return this.sender === sender && this.rule.state === "in-sync";
+  }
+
   /** What the metrics read. */
   view(): ShardReplicationView {
     const lag = this.log.lag();
