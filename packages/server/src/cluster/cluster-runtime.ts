@@ -90,6 +90,8 @@ export class ClusterRuntime {
   coordinatorDown: string | null = null;
   /** Hears every term that ended (the service folds its counters into its totals). */
   onTermEnded: (term: ShardTerm) => void = () => undefined;
+  /** Hears every term that started, in the turn it did, before it answers anything (the leader side resumes its replication). */
+  onTermStarted: (term: ShardTerm) => void = () => undefined;
   /** Takes over shards with this member's replicas (`--replicas 1`), `null`: every term starts empty. */
   promoter: ReplicaPromoter | null = null;
   /** True while a stop adopts the rows handed over to this member first (see {@link stop}). */
@@ -148,6 +150,7 @@ export class ClusterRuntime {
         this.tookAt = this.clock();
         this.terms[term.shard] = term;
         this.leases[term.shard] = row;
+        this.onTermStarted(term);
       },
       renewSoon: () => this.renewer.renewSoon(),
       reread: () => void this.pass(),

@@ -133,15 +133,18 @@ export interface Coordinator {
   /**
    * The standby a shard was handed to starts its term: one statement fenced by the handed-over
    * row (shard, `epoch`, holder and incarnation the claim's, `leader_id` the claim's) sets a fresh
-   * expiry of `claim.leaderLeaseMs` (the serving gate counts from when it was sent), clears the
-   * standby fields (a former leader named by {@link handOver} holds the table as it was handed
-   * over, which the adopted term's first grant makes stale) and records the lease-wait as an
+   * expiry of `claim.leaderLeaseMs` (the serving gate counts from when it was sent), keeps an
+   * in-sync standby the row names (a former leader named by {@link handOver}: it holds the table
+   * as it was handed over, so a taker that fails right after adopting still leaves the shard to a
+   * takeover with its locks; the taker's replication resumes to it before it answers anything,
+   * `ShardReplication.resume`), or clears the standby fields when the row names none in sync or
+   * `clearStandby` (TEST ONLY, `adopt-clears-former`) says so, and records the lease-wait as an
    * acquisition does (`validForMs`, complete up to this epoch) before the term serves. With `bounds`, the same statement loads those namespaces' bounds for the term as
    * {@link loadBounds} does, fenced by the adoption itself (nothing is loaded unless it matched):
    * a taker that carries them serves a round trip sooner. Answers the term with the bounds loaded
    * (none without `bounds`), or `null` when it matched nothing.
    */
-  adoptHandOver(shard: number, epoch: number, claim: LeaseClaim, bounds?: BoundsToLoad | undefined): Promise<AdoptedTerm | null>;
+  adoptHandOver(shard: number, epoch: number, claim: LeaseClaim, bounds?: BoundsToLoad | undefined, clearStandby?: boolean): Promise<AdoptedTerm | null>;
   /** Close every connection. */
   close(): Promise<void>;
 }
@@ -303,6 +306,12 @@ export interface BoundsToLoad {
 export interface AdoptedTerm extends AcquiredTerm {
   /** The namespaces' bounds loaded under the term's epoch (only those extended; none when not asked). */
   readonly bounds: readonly LoadedBound[];
+  /**
+   * The in-sync standby the adopted row still names (a balance move's former leader), `null` when
+   * it names none: the taker's replication must resume to it before answering anything. Default
+   * `null` (an implementation that clears the standby fields).
+   */
+  readonly standby?: MemberIdentity | null | undefined;
 }
 
 /** A namespace's bound as {@link Coordinator.loadBounds} found and extended it. */

@@ -109,7 +109,9 @@ export class TermStarter {
     const { options } = this.host;
     const claim = this.claim(candidate.leaderId, true);
     const bounds = { namespaces: this.host.promoter()?.replicaNamespaces(row.shard) ?? [], block: options.reserveBlock };
-    return this.claimThenStart(row, claim, candidate, () => options.coordinator.adoptHandOver(row.shard, row.epoch, claim, bounds), failed);
+    // TEST ONLY (adopt-clears-former): the adoption clears the former leader's standby naming.
+    const clearStandby = options.breaks?.has("adopt-clears-former") === true;
+    return this.claimThenStart(row, claim, candidate, () => options.coordinator.adoptHandOver(row.shard, row.epoch, claim, bounds, clearStandby), failed);
   }
 
   /**
@@ -216,7 +218,11 @@ export class TermStarter {
       loadedBounds,
       claimWindowMs: options.breaks?.has("drop-carried-waiters") === true ? 0 : undefined,
     });
-    host.onStarted(term, { ...row, holder: serverId, url, leaderId, incarnation: host.incarnation, epoch: got.epoch, expired: false });
+    // The standby the claim left named in sync (an adoption's former leader): the leader side
+    // resumes the term's replication to it before anything is answered (LeaderSide.follow).
+    const kept = "standby" in got ? ((got as AdoptedTerm).standby ?? null) : null;
+    const named = { standbyId: kept?.serverId ?? null, standbyIncarnation: kept?.incarnation ?? null, inSync: kept !== null };
+    host.onStarted(term, { ...row, holder: serverId, url, leaderId, incarnation: host.incarnation, epoch: got.epoch, expired: false, ...named });
     // Counted from when it was sent, the gate may close before the next tick's renewal answers
     // when the acquisition waited long for a connection: renew this term at once then.
     if (host.clock() - sentAt > leaderLeaseMs / 3 - host.margin) host.renewSoon();

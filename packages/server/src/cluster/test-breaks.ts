@@ -34,6 +34,7 @@ export const TEST_BREAKS = {
   "stop-unconfirmed-standby": "at stop a shard whose row names an in-sync standby is handed to it without first confirming that it still answers, so a standby stopped or killed moments before (not yet noticed) gets a hand-over it never acknowledges and the shard is released, table and all",
   "stop-skips-handed-over": "at stop a row handed over to this member that it has not adopted yet (its NOTIFY lost, no pass since) is left to expire once it exits, and is taken empty, instead of adopted and handed on with its table",
   "stop-releases-adopted": "a hand-over adopted with its table once this server began to stop is released, table and all, instead of left to expire for its in-sync standby (the former leader) to take over",
+  "adopt-clears-former": "a taker's adoption of a balance hand-over clears the row's standby (the former leader, which holds the table as handed over) instead of keeping it named in sync and resuming its replication to it, so a taker that fails right after adopting leaves the shard to be taken empty, its locks lost",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 

@@ -116,7 +116,7 @@ describe("the in-memory store answers every coordinator statement as PostgreSQL 
 });
 
 describe("a balance hand-over, step by step, on both", () => {
-  it("names the former leader the new epoch's in-sync standby until the taker adopts, which clears it", async () => {
+  it("names the former leader the new epoch's in-sync standby, and the taker's adoption keeps it named (only the adopt-clears-former break's statement clears it)", async () => {
     const schema = await createTestSchema();
     const pg = createPostgresCoordinator({ connectionString: schema.connectionString });
     const memory = createMemoryCoordinator({ store: new MemoryStore({ now: () => Date.now() }) });
@@ -133,10 +133,15 @@ describe("a balance hand-over, step by step, on both", () => {
         const moved = (await c.readLeases())[0]!;
         expect(moved).toMatchObject({ holder: "s1", incarnation: "s1-inc", leaderId: "s0-term", epoch: 2, standbyId: "s0", standbyIncarnation: "s0-inc", inSync: true });
         rows[i]!.push(moved);
-        expect(await c.adoptHandOver(0, 2, claimOf("s1", 60_000, 1_000, 1_000, "s0-term"))).not.toBeNull();
+        expect((await c.adoptHandOver(0, 2, claimOf("s1", 60_000, 1_000, 1_000, "s0-term")))?.standby).toEqual({ serverId: "s0", incarnation: "s0-inc" });
         const adopted = (await c.readLeases())[0]!;
-        expect(adopted).toMatchObject({ holder: "s1", epoch: 2, standbyId: null, standbyIncarnation: null, inSync: false });
+        expect(adopted).toMatchObject({ holder: "s1", epoch: 2, standbyId: "s0", standbyIncarnation: "s0-inc", inSync: true });
         rows[i]!.push(adopted);
+        // TEST ONLY (adopt-clears-former): the same adoption with the break's flag clears the standby fields.
+        expect((await c.adoptHandOver(0, 2, claimOf("s1", 60_000, 1_000, 1_000, "s0-term"), undefined, true))?.standby).toBeNull();
+        const cleared = (await c.readLeases())[0]!;
+        expect(cleared).toMatchObject({ holder: "s1", epoch: 2, standbyId: null, standbyIncarnation: null, inSync: false });
+        rows[i]!.push(cleared);
       }
       const strip = (r: unknown): unknown => ({ ...(r as Record<string, unknown>), version: undefined });
       expect(rows[1]!.map(strip)).toEqual(rows[0]!.map(strip));

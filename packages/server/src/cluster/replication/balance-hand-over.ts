@@ -61,9 +61,10 @@ export type BalanceHandOverOutcome =
  * statement fenced by the epoch and by the taker being the row's in-sync standby. When the
  * acknowledgement does not come, or the statement matched nothing (the row is still this term's:
  * only its holder moves a row that has not expired), the gate reopens and the term serves on with
- * its table. Once the row moved, the row names this leader the new epoch's in-sync standby until
- * the taker adopts (which clears it), and the outcome carries the table for this member's replica
- * store: a taker that never adopts leaves the shard to its former leader's takeover with state.
+ * its table. Once the row moved, the row names this leader the new epoch's in-sync standby, also
+ * after the taker adopts (its replication resumes to this member: `ShardReplication.resume`), and
+ * the outcome carries the table for this member's replica store: a taker that never adopts, or
+ * fails right after adopting, leaves the shard to its former leader's takeover with state.
  * `abandonRelease` (TEST ONLY, `balance-abandon-release`) answers `no-ack` instead of reopening.
  */
 export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, context: BalanceHandOverContext, abandonRelease = false): Promise<BalanceHandOverOutcome> {

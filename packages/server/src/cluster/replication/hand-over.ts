@@ -28,7 +28,7 @@ export interface HandOverDone {
   readonly standby: MemberIdentity;
   /**
    * The member the moved row names as the new epoch's in-sync standby: the former leader, which
-   * keeps the table until the taker adopts (a balance move). Default none: the standby fields were
+   * keeps the table, and stays named past the taker's adoption (a balance move). Default none: the standby fields were
    * cleared (a stop).
    */
   readonly former?: MemberIdentity | undefined;

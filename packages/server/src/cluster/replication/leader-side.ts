@@ -141,14 +141,30 @@ export class LeaderSide {
       this.streams.delete(term);
       this.notBefore.delete(term);
     }
-    for (const term of runtime.terms) {
-      if (term === null || term.isEnded || this.streams.has(term)) continue;
-      const replicator = new TermReplicator(term.service, this.replicationOf(term), { needsAck: isGrant });
-      this.streams.set(term, replicator);
-      // Attach before the feed starts: an answer is never ready between the two (same turn).
-      term.attachReplicator(replicator);
-      replicator.start();
-    }
+    for (const term of runtime.terms) if (term !== null) this.follow(term);
+  }
+
+  /**
+   * Give `term` its replicator now, if it has none (the runtime calls this in the turn a term
+   * starts, before it answers anything; each round does it for any it missed). When the term's
+   * row names an in-sync standby already (a balance move's former leader, left named by the
+   * adoption: it holds the table as handed over), the replication resumes to it at once, so no
+   * grant is answered that it lacks while the row names it; a standby this member cannot reach
+   * (no URL known, or no cluster key yet) is recorded not in sync before anything is answered.
+   */
+  follow(term: ShardTerm): void {
+    if (term.isEnded || this.streams.has(term) || this.stopped) return;
+    const replicator = new TermReplicator(term.service, this.replicationOf(term), { needsAck: isGrant });
+    this.streams.set(term, replicator);
+    // Attach before the feed starts: an answer is never ready between the two (same turn).
+    term.attachReplicator(replicator);
+    replicator.start();
+    const row = this.options.runtime.leases[term.shard];
+    if (row === undefined || row.epoch !== term.epoch || !row.inSync || row.standbyId === null || row.standbyIncarnation === null) return;
+    const { standbyId, standbyIncarnation } = row;
+    const member = this.options.runtime.memberList.members.find((m) => m.serverId === standbyId && m.incarnation === standbyIncarnation);
+    const url = this.options.key.key === null ? undefined : (member?.url ?? undefined);
+    replicator.replication.resume(url === undefined ? null : { serverId: standbyId, incarnation: standbyIncarnation, url });
   }
 
   private replicationOf(term: ShardTerm): ShardReplication {

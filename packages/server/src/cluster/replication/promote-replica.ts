@@ -212,8 +212,10 @@ export class ReplicaPromoter {
    * had sent it: the moved row names this process as that epoch's in-sync standby until the taker
    * adopts, so a taker that never adopts leaves the shard to this member's takeover with the table
    * ({@link forTakeover}). At sequence 0, so the taker's own first snapshot (same epoch, same
-   * leader incarnation) replaces it; the taker's adoption clears the row's standby fields, so it is
-   * never promoted once the taker served. False (and logged) when the store refused it.
+   * leader incarnation) replaces it: the taker's adoption keeps this process named in sync and
+   * resumes its replication to it before answering anything (`ShardReplication.resume`), so it
+   * holds every grant the taker answered, or the taker records it not in sync first. False (and
+   * logged) when the store refused it.
    */
   keepFormerTable(stream: { readonly shard: number; readonly epoch: number; readonly leaderId: string; readonly leaderIncarnation: string }, snapshot: unknown): boolean {
     try {

@@ -179,6 +179,27 @@ export class ShardReplication {
   }
 
   /**
+   * The row already names `target` in sync for this very term (an adoption left a balance move's
+   * former leader named: it holds the table as handed over, as a replica of this epoch): stream to
+   * it without naming it again, which would record `in_sync = false` and leave the shard
+   * unprotected while it holds every lock. Synchronous, before the term answers anything: from now
+   * on every grant waits for its acknowledgement (the snapshot sent first replaces its table), and
+   * if it is late or refuses the stream, `in_sync = false` is recorded before anything is answered
+   * without it, as for any standby. `null` (it cannot be reached): recorded not in sync at once.
+   * Only from `out`, before anything attached.
+   */
+  resume(target: StandbyTarget | null): void {
+    if (this.closed || this.attaching || this.rule.state !== "out" || this.target !== null) return;
+    this.attachStartedAt = this.options.clock.now();
+    this.target = target;
+    const payload = this.options.snapshot();
+    const seq = this.log.startRetaining();
+    this.rule.beginJoin(seq);
+    if (target === null) return this.rule.standbyLost();
+    this.startStream(target, seq, payload);
+  }
+
+  /**
    * Stop counting on the current standby (a balance move wants another member as standby): the
    * rule records `in_sync = false` before it answers anything without it, exactly as for a late
    * standby, and the stream is dropped; {@link attach} can then name another. Nothing happens
