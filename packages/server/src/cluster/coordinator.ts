@@ -119,6 +119,16 @@ export interface Coordinator {
    */
   setInSync(term: LeaderTerm, standbyIncarnation: string, inSync: boolean, round: number): Promise<boolean>;
   /**
+   * Move the in-sync standby of `term`'s shard from `from` to `to` in one statement, fenced like
+   * {@link nameStandby} (the row still `term`'s, `sync_round` below `round`) and by the row naming
+   * `from` or `to` (id and incarnation) in sync: the row names `to` in sync, `round` stored. The
+   * leader sends it only once `to` holds every grant answered (a snapshot it acknowledged, then the
+   * log), and waits on both standbys until its outcome is known, so whatever it did, the standby
+   * the row names holds every grant answered (`ShardReplication.moveStandby`). Naming `to` already
+   * also matches (a retry after an unknown outcome). True when written; false when it matched nothing.
+   */
+  moveStandby(term: LeaderTerm, from: MemberIdentity, to: MemberIdentity, round: number): Promise<boolean>;
+  /**
    * Hand `term`'s shard to its in-sync standby in one statement fenced by the epoch: holder, URL
    * (from the standby's member row) and incarnation become the standby's, epoch + 1, a fresh expiry
    * of `leaderLeaseMs`, `leader_id` unchanged (the table moves with it); then NOTIFY as a release

@@ -328,6 +328,18 @@ export class MemoryStore {
     return true;
   }
 
+  moveStandby(term: LeaderTerm, from: MemberIdentity, to: MemberIdentity, round: number): boolean {
+    const r = this.leaderRow(term);
+    if (r === null || r.syncRound >= round || !r.inSync) return false;
+    const names = (m: MemberIdentity): boolean => r.standbyId === m.serverId && r.standbyIncarnation === m.incarnation;
+    if (!names(from) && !names(to)) return false;
+    r.standbyId = to.serverId;
+    r.standbyIncarnation = to.incarnation;
+    r.syncRound = round;
+    r.version += 1;
+    return true;
+  }
+
   handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number, formerAsStandby = false): HandedOverTerm | null {
     const r = this.leaderRow(term);
     if (r === null || r.standbyId !== standby.serverId || r.standbyIncarnation !== standby.incarnation || !r.inSync) return null;

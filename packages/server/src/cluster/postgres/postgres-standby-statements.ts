@@ -19,7 +19,7 @@ export function standbyStatements(
   run: RunStatement,
   channel: string,
   onCommitted?: ((event: LoadedBoundEvent) => void) | undefined,
-): Pick<Coordinator, "readStandbyCandidates" | "readClusterKey" | "nameStandby" | "setInSync" | "handOver" | "adoptHandOver"> {
+): Pick<Coordinator, "readStandbyCandidates" | "readClusterKey" | "nameStandby" | "setInSync" | "moveStandby" | "handOver" | "adoptHandOver"> {
   return {
     async readStandbyCandidates(withinMs) {
       const rows = await run<{ server_id: string; url: string; incarnation: string | null; ready: boolean }>(
@@ -55,6 +55,17 @@ export function standbyStatements(
         `UPDATE leases SET in_sync = $6, sync_round = $7, version = version + 1
          WHERE ${FENCE} AND sync_round < $7 AND (NOT $6 OR standby_incarnation = $5) RETURNING shard`,
         [...termValues(term), standbyIncarnation, inSync, String(round)],
+      );
+      return rows.length === 1;
+    },
+
+    async moveStandby(term, from, to, round) {
+      const rows = await run(
+        "move-standby",
+        `UPDATE leases SET standby_id = $7, standby_incarnation = $8, sync_round = $9, version = version + 1
+         WHERE ${FENCE} AND sync_round < $9 AND in_sync
+           AND ((standby_id = $5 AND standby_incarnation = $6) OR (standby_id = $7 AND standby_incarnation = $8)) RETURNING shard`,
+        [...termValues(term), from.serverId, from.incarnation, to.serverId, to.incarnation, String(round)],
       );
       return rows.length === 1;
     },
