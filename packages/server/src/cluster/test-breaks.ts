@@ -35,6 +35,7 @@ export const TEST_BREAKS = {
   "stop-skips-handed-over": "at stop a row handed over to this member that it has not adopted yet (its NOTIFY lost, no pass since) is left to expire once it exits, and is taken empty, instead of adopted and handed on with its table",
   "stop-releases-adopted": "a hand-over adopted with its table once this server began to stop is released, table and all, instead of left to expire for its in-sync standby (the former leader) to take over",
   "adopt-clears-former": "a taker's adoption of a balance hand-over clears the row's standby (the former leader, which holds the table as handed over) instead of keeping it named in sync and resuming its replication to it, so a taker that fails right after adopting leaves the shard to be taken empty, its locks lost",
+  "move-standby-unprotected": "a taker moves the standby its adoption kept (the former leader) to the member standbys spread best to by recording it not in sync first and then naming and syncing the new one, instead of syncing the new one while the kept one stays named in sync, so a taker that fails during the new one's join leaves the shard to be taken empty",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 

@@ -100,8 +100,10 @@ export async function handOverTerm(term: ShardTerm, context: HandOverContext): P
   const { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason } = context;
   const where = { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, reason };
   const replication = term.replicator?.replication;
-  const standby = replication?.standby ?? null;
   try {
+    // A standby move in flight is settled first: the row then names one standby for sure.
+    await replication?.settleMove();
+    const standby = replication?.standby ?? null;
     if (replication === undefined || standby === null) return null;
     const outcome = await awaitHandOverAck(replication, { leaderLeaseMs, logger, where, staleAck: context.staleAck });
     if (outcome !== "acked") {

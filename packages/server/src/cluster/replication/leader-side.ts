@@ -3,7 +3,7 @@ import { unavailable } from "../cluster-errors.js";
 import type { Coordinator, LiveMember, ShardLease } from "../coordinator.js";
 import { realProcessClock } from "../process-clock.js";
 import type { ShardTerm } from "../shard-term.js";
-import { chooseStandbys } from "./choose-standbys.js";
+import { chooseStandbys, standbyToMoveTo } from "./choose-standbys.js";
 import type { ClusterKeyHolder } from "./cluster-key-holder.js";
 import { snapshotShard } from "./replicated-tables.js";
 import type { ReplicationClock } from "./replication-clock.js";
@@ -54,6 +54,12 @@ export interface LeaderSideOptions {
   readonly maxInFlight?: number | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=no-standby-probe`): idle standbys are never probed (see `ShardReplication.probe`). Default false. */
   readonly unprobedStandbys?: boolean | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=move-standby-unprotected`): a kept standby is moved by
+   * recording it not in sync first (the new one is then named and synced as any standby), not by
+   * `ShardReplication.moveStandby`. Default false.
+   */
+  readonly unprotectedStandbyMoves?: boolean | undefined;
   /** BENCHMARK ONLY (`LEASEHOLD_TEST_ECHO_STANDBY_PORT`): every standby connection goes to this local echo server instead (echo-replication-transport.ts). Default: none, the real standby. */
   readonly echoStandbyPort?: number | undefined;
 }
@@ -123,6 +129,7 @@ export class LeaderSide {
       this.dropRestartedStandbys();
       if (this.options.unprobedStandbys !== true) for (const replicator of this.streams.values()) replicator.replication.probe();
       await this.attachStandbys();
+      await this.moveKeptStandbys();
       this.dropStaleReplicas();
     } catch (err) {
       this.options.logger.warn({ err }, "replication round failed; retrying on the next one");
@@ -238,6 +245,45 @@ export class LeaderSide {
   }
 
   /**
+   * A term whose row names the standby its adoption kept (a balance move's former leader, which
+   * this leader did not choose) moves it, without a moment unprotected
+   * (`ShardReplication.moveStandby`), to the member standbys spread best to, when that member is
+   * standby of fewer shards than the kept one ({@link standbyToMoveTo}); else it keeps it. Without
+   * this, every former leader would stay its taker's standby for good, and standbys would not spread.
+   */
+  private async moveKeptStandbys(): Promise<void> {
+    const now = this.clock.now();
+    const kept = [...this.streams].filter(([term, r]) => r.replication.keptFormer && !r.replication.moving && (this.notBefore.get(term) ?? 0) <= now);
+    if (kept.length === 0) return;
+    const { coordinator, leaderLeaseMs, serverId, runtime } = this.options;
+    const members = await coordinator.readStandbyCandidates(2 * leaderLeaseMs);
+    // Each move decided counts against its member for the next (the rows say so only later).
+    const leases = runtime.leases.map((row) => ({ shard: row.shard, standbyId: row.standbyId }));
+    for (const [term, replicator] of kept) {
+      const replication = replicator.replication;
+      const current = replication.standby;
+      if (current === null || !replication.keptFormer) continue;
+      const to = standbyToMoveTo({ leader: serverId, members, leases, shard: term.shard, current: current.serverId });
+      const member = members.find((m) => m.serverId === to);
+      if (member === undefined) {
+        replication.keepFormer();
+        continue;
+      }
+      const row = leases.find((r) => r.shard === term.shard);
+      if (row !== undefined) row.standbyId = member.serverId;
+      this.notBefore.set(term, now + leaderLeaseMs);
+      // TEST ONLY (move-standby-unprotected): not in sync first; the next round names the new one.
+      if (this.options.unprotectedStandbyMoves === true) {
+        replication.keepFormer();
+        replication.dropStandby();
+        this.notBefore.set(term, now);
+        continue;
+      }
+      void replication.moveStandby({ serverId: member.serverId, incarnation: member.incarnation, url: member.url });
+    }
+  }
+
+  /**
    * Drop replicas of terms that moved on, or whose row names another standby now. The rows are
    * this server's last read, which may predate the snapshot: a leader names its new standby only
    * after the snapshot arrived, so a row read before still names the previous standby. "Names
@@ -257,7 +303,10 @@ export class LeaderSide {
       if (seen === undefined || seen.streamId !== replica.stream.streamId) this.firstSeen.set(shard, { streamId: replica.stream.streamId, version: row.version });
       const readSince = row.version > (this.firstSeen.get(shard)?.version ?? row.version);
       const moved = row.epoch > replica.stream.epoch;
-      const other = readSince && row.epoch === replica.stream.epoch && row.standbyIncarnation !== null && row.standbyIncarnation !== runtime.identity.incarnation;
+      // A row naming another standby in sync may be moving its standby to this member
+      // (`ShardReplication.moveStandby`: the row names it only once it holds the snapshot): the
+      // replica is dropped once the row says not in sync, or when its epoch moves on.
+      const other = readSince && row.epoch === replica.stream.epoch && !row.inSync && row.standbyIncarnation !== null && row.standbyIncarnation !== runtime.identity.incarnation;
       if (moved || other) {
         standby.store.drop(shard);
         this.firstSeen.delete(shard);

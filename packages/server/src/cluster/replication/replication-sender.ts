@@ -40,6 +40,12 @@ export interface ReplicationSenderOptions<E> {
    * single message in flight, each carrying everything that accumulated meanwhile.
    */
   readonly maxInFlight?: number | undefined;
+  /**
+   * Passes what the standby acknowledged (cumulative) on. Default: the log's own acknowledgement
+   * ({@link ReplicationLog.acknowledge}); a leader streaming to two standbys at once (a standby
+   * move) acknowledges the log only up to what both hold.
+   */
+  readonly acknowledge?: ((ackedSeq: number) => void) | undefined;
   /** Hears each acknowledgement with the round trip of its message (ms). Default: nothing. */
   readonly onAck?: ((ackedSeq: number, roundTripMs: number) => void) | undefined;
   /** The standby refused the stream (it is over: a re-sync starts a new one). */
@@ -173,7 +179,8 @@ export class ReplicationSender<E> {
       return;
     }
     this.acked = Math.max(this.acked ?? 0, ack.ackedSeq);
-    if (this.acked > this.options.log.ackedSeq) this.options.log.acknowledge(this.acked);
+    if (this.options.acknowledge !== undefined) this.options.acknowledge(this.acked);
+    else if (this.acked > this.options.log.ackedSeq) this.options.log.acknowledge(this.acked);
     this.options.onAck?.(this.acked, this.options.clock.now() - sentAt);
     this.pump();
   }

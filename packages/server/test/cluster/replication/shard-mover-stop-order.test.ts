@@ -15,6 +15,8 @@ function inSyncTerm(shard: number, waiting = false): ShardTerm {
     // The hand-over entry, acknowledged at once (this test is about the order of statements).
     append: () => 4,
     whenAcked: () => Promise.resolve("acked" as const),
+    // No standby move under way.
+    settleMove: () => Promise.resolve(),
     // The standby answers the stop's fresh probe at once.
     confirmStandby: () => Promise.resolve(true),
     // The hand-over's deadline timer: never due in this test.

@@ -53,6 +53,8 @@ function termWithGoneStandby(events: string[]): ShardTerm {
     log: { lastSeq: 3 },
     append: () => 4,
     whenAcked: () => Promise.resolve(replication.standby === gone ? ("unreplicated" as const) : ("acked" as const)),
+    // No standby move under way.
+    settleMove: () => Promise.resolve(),
     confirmStandby: () => {
       events.push("confirm 0");
       replication.rule.state = "out";
