@@ -47,6 +47,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "a SIGTERM of a protected cluster released a term still inside its lease-wait (\"it granted nothing\"), losing a transaction's immutable-timestamp lock it had granted (transactions/start is served during the wait)",
   },
+  {
+    seed: 532,
+    finding:
+      "a balance taker's adoption, its database slow, timed out but committed and cleared the row's standby (the former leader, holding the table); the taker never learned it led, the row expired and was taken empty",
+  },
 ];
 
 /**
@@ -62,6 +67,8 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "release-waiting-at-stop", firstSeed: 90 },
   { rule: "stop-unconfirmed-standby", firstSeed: 39 },
   { rule: "end-on-gate-close", firstSeed: 337 },
+  { rule: "adopt-clears-former", firstSeed: 532 },
+  { rule: "move-unknown-as-failed", firstSeed: 133 },
 ];
 const SCAN = 60;
 

@@ -50,6 +50,8 @@ export interface LeaderSideOptions {
   readonly unsafeAnswerFirst?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=snapshot-after-position`): see `ShardReplicationOptions.unsafeSnapshotAfterPosition`. Default false. */
   readonly unsafeSnapshotAfterPosition?: boolean | undefined;
+  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=move-unknown-as-failed`): see `ShardReplicationOptions.unsafeUnknownMoveAsFailed`. Default false. */
+  readonly unsafeUnknownMoveAsFailed?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_REPLICATION_WINDOW`): see `ReplicationSenderOptions.maxInFlight`. Default: the sender's. */
   readonly maxInFlight?: number | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=no-standby-probe`): idle standbys are never probed (see `ShardReplication.probe`). Default false. */
@@ -197,6 +199,7 @@ export class LeaderSide {
       onStandbyLost: () => this.notBefore.set(term, this.clock.now() + leaderLeaseMs / 3),
       unsafeAnswerFirst: this.options.unsafeAnswerFirst,
       unsafeSnapshotAfterPosition: this.options.unsafeSnapshotAfterPosition,
+      unsafeUnknownMoveAsFailed: this.options.unsafeUnknownMoveAsFailed,
     });
   }
 
@@ -279,7 +282,9 @@ export class LeaderSide {
         this.notBefore.set(term, now);
         continue;
       }
-      void replication.moveStandby({ serverId: member.serverId, incarnation: member.incarnation, url: member.url });
+      replication
+        .moveStandby({ serverId: member.serverId, incarnation: member.incarnation, url: member.url })
+        .catch((err: unknown) => this.options.logger.warn({ shard: term.shard, epoch: term.epoch, err }, "moving the standby failed; the standby stays"));
     }
   }
 

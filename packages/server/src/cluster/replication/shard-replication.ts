@@ -51,6 +51,12 @@ export interface ShardReplicationOptions {
    * refuses it as diverged). Default false.
    */
   readonly unsafeSnapshotAfterPosition?: boolean | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=move-unknown-as-failed`): a standby move whose row update's
+   * outcome is unknown is given up as if it had not committed (the new standby dropped, the former
+   * alone waited on), though the row may name the new one. Default false.
+   */
+  readonly unsafeUnknownMoveAsFailed?: boolean | undefined;
   /** Most messages in flight to the standby: see `ReplicationSenderOptions.maxInFlight`. Default: the sender's (64). */
   readonly maxInFlight?: number | undefined;
 }
@@ -262,7 +268,12 @@ export class ShardReplication {
       clock,
       retryMs: Math.max(1, Math.floor(lateMs / 10)),
       onUnknown: (err) => logger.warn({ ...where, err }, "naming the new standby failed, its outcome unknown: waiting on both standbys, sending it again"),
+      unknownAsFailed: this.options.unsafeUnknownMoveAsFailed,
     });
+    if (outcome === "unknown") {
+      this.endMove(move);
+      return "kept";
+    }
     // "let-go": the rule let go of both standbys (or is recording so): its write decides the row.
     if (outcome === "let-go") return "kept";
     if (outcome === "fenced") {

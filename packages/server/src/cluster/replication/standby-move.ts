@@ -165,6 +165,8 @@ export interface RowUpdateOptions {
   readonly retryMs: number;
   /** Hears each unknown outcome. */
   readonly onUnknown: (err: unknown) => void;
+  /** TEST ONLY (`move-unknown-as-failed`): an unknown outcome answers `"unknown"` at once. Default false. */
+  readonly unknownAsFailed?: boolean | undefined;
 }
 
 /**
@@ -174,7 +176,7 @@ export interface RowUpdateOptions {
  * `"fenced"` (it matched nothing: the row is no longer this term's), or `"let-go"` (the move ended,
  * or the rule left `in-sync`, before an outcome was known: the rule's write decides the row).
  */
-export async function sendRowUpdate(move: StandbyMove, options: RowUpdateOptions): Promise<"matched" | "fenced" | "let-go"> {
+export async function sendRowUpdate(move: StandbyMove, options: RowUpdateOptions): Promise<"matched" | "fenced" | "let-go" | "unknown"> {
   move.sendingRowUpdate();
   while (options.current()) {
     let matched: boolean;
@@ -183,6 +185,7 @@ export async function sendRowUpdate(move: StandbyMove, options: RowUpdateOptions
     } catch (err) {
       if (!options.current()) break;
       options.onUnknown(err);
+      if (options.unknownAsFailed === true) return "unknown";
       await new Promise<void>((resolve) => options.clock.setTimer(resolve, options.retryMs));
       continue;
     }

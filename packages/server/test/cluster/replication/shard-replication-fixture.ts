@@ -87,7 +87,7 @@ export class Standby {
  * A leader's {@link ShardReplication} of `term` over a fake clock and coordinator, streaming in
  * process to the standby the target names: `standby()`, or one of `others` (by incarnation).
  */
-export function setup(others: readonly Standby[] = []) {
+export function setup(others: readonly Standby[] = [], unsafe: { readonly unknownMoveAsFailed?: boolean } = {}) {
   const clock = new FakeReplicationClock();
   const coordinator = new FakeCoordinator();
   const table: unknown[] = ["held-before"];
@@ -115,6 +115,7 @@ export function setup(others: readonly Standby[] = []) {
     logger: pino({ level: "silent" }),
     onFenced: () => fenced++,
     onStandbyLost: (reason) => lost.push(reason),
+    unsafeUnknownMoveAsFailed: unsafe.unknownMoveAsFailed,
   });
   /** A grant: the table changes and its entry is appended in the same turn. */
   const grant = (what: string): number => {

@@ -8,9 +8,9 @@ import { LATE_MS, setup, Standby } from "./shard-replication-fixture.js";
  * ("standby", kept by the adoption) in sync and the replication resumed to it; the move goes to
  * `p`. Whatever happens, nothing is answered that the standby the row names in sync lacks.
  */
-function resumed() {
+function resumed(unknownMoveAsFailed = false) {
   const p = new Standby("p-1", "p");
-  const s = setup([p]);
+  const s = setup([p], { unknownMoveAsFailed });
   s.coordinator.row = { ...s.coordinator.row, standby: { serverId: "standby", incarnation: "standby-1" }, inSync: true, round: 0 };
   s.replication.resume(s.standby().target);
   return { ...s, p };
@@ -89,6 +89,41 @@ describe("ShardReplication.moveStandby", () => {
     expect(s.coordinator.row.inSync).toBe(false);
     expect(s.coordinator.writes.filter((w) => w.startsWith("move"))).toHaveLength(1);
     expect(s.replication.rule.state).toBe("out");
+  });
+});
+
+/** The row update commits but its answer is lost; then a grant: answered only once the standby the row names holds it? */
+async function unknownOutcomeThenGrant(unknownMoveAsFailed: boolean) {
+  const s = resumed(unknownMoveAsFailed);
+  await inSync(s);
+  s.coordinator.holdMoves = true;
+  const outcome = s.replication.moveStandby(s.p.target);
+  await s.clock.endTurn();
+  await settle();
+  s.coordinator.heldMoves.shift()!(true, "unknown");
+  await settle();
+  expect(s.coordinator.row.standby?.serverId).toBe("p");
+  s.coordinator.holdMoves = false;
+  const seen = answered(s, "g1");
+  await s.clock.endTurn();
+  await s.clock.advance(LATE_MS / 10);
+  await settle();
+  return { s, seen, outcome: await outcome };
+}
+
+describe("ShardReplication.moveStandby: the row update's outcome unknown", () => {
+  it("is sent again while both standbys are waited on: the standby the row names (p) holds every grant answered", async () => {
+    const { s, seen, outcome } = await unknownOutcomeThenGrant(false);
+    expect(outcome).toBe("moved");
+    expect(seen).toEqual(["acked in_sync=true standby=p"]);
+    expect(s.p.items()).toContain("g1");
+  });
+
+  it("negative control (move-unknown-as-failed): given up as if not committed, a grant is answered that p, named in sync, lacks", async () => {
+    const { s, seen, outcome } = await unknownOutcomeThenGrant(true);
+    expect(outcome).toBe("kept");
+    expect(seen).toEqual(["acked in_sync=true standby=p"]);
+    expect(s.p.items()).not.toContain("g1");
   });
 });
 
