@@ -65,8 +65,8 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "balance-by-release", firstSeed: 1 },
   { rule: "hand-over-during-lease-wait", firstSeed: 76 },
   { rule: "release-waiting-at-stop", firstSeed: 90 },
-  { rule: "stop-unconfirmed-standby", firstSeed: 39 },
-  { rule: "end-on-gate-close", firstSeed: 337 },
+  { rule: "stop-unconfirmed-standby", firstSeed: 223 },
+  { rule: "end-on-gate-close", firstSeed: 433 },
   { rule: "adopt-clears-former", firstSeed: 532 },
   { rule: "move-unknown-as-failed", firstSeed: 133 },
 ];
