@@ -47,6 +47,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "a SIGTERM of a protected cluster released a term still inside its lease-wait (\"it granted nothing\"), losing a transaction's immutable-timestamp lock it had granted (transactions/start is served during the wait)",
   },
+  {
+    seed: 760,
+    finding:
+      "a SIGTERM handed over a term still inside its lease-wait: its held-back lock requests (outside the engine) were not carried, so the taker queued the re-sends in arrival order and granted c2 ahead of c1, queued earlier (queue-order)",
+  },
 ];
 
 /**

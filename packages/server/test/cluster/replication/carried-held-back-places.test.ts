@@ -26,7 +26,7 @@ async function promotedInsideTheWait(heldBack: Parameters<typeof handOverEntry>[
     sink: (clock) => new ShardReplicaSink(new InMemoryLockService({ replica: true, leaderId: "L5", leaseMs: LEASE_MS, clock }), clock),
     coordinator: { acquire: async () => ({ shard: 0, epoch: 6, lockDelayMs: LEASE_MS / 2 }) },
   });
-  bed.sink.apply(handOverEntry(heldBack));
+  (bed.sink as unknown as ShardReplicaSink<InMemoryLockService>).apply(handOverEntry(heldBack));
   bed.advance(100);
   await bed.starter.acquire(expiredRow);
   const term = bed.terms[0];
@@ -98,6 +98,7 @@ describe("a hand-over inside the lease-wait carries the held-back line's order (
     bed.advance(200);
     const c1 = lock(term, "c1-9");
     bed.advance(LEFT_MS * 2);
+    expect(term.waiting).toBe(false);
     expect(await statuses({ c1, c2 })).toEqual({ c1: "waiting", c2: "acquired" });
   });
 
