@@ -52,6 +52,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "a balance taker's adoption, its database slow, timed out but committed and cleared the row's standby (the former leader, holding the table); the taker never learned it led, the row expired and was taken empty",
   },
+  {
+    seed: 760,
+    finding:
+      "a SIGTERM handed over a term still inside its lease-wait: its held-back lock requests (outside the engine) were not carried, so the taker queued the re-sends in arrival order and granted c2 ahead of c1, queued earlier (queue-order)",
+  },
 ];
 
 /**

@@ -213,6 +213,7 @@ export class TermStarter {
       endOnGateClose: options.breaks?.has("end-on-gate-close") === true,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
       carried: carried?.namespaces,
+      heldBack: carried?.heldBack,
       // Every holder keeps its lock as long as an earlier leader told it (TEST ONLY: not with short-carried-lease).
       carriedLeaseMs: options.breaks?.has("short-carried-lease") === true ? leaseMs : carriedLeaseMs(leaseMs, got.lockDelayMs, leaderLeaseMs),
       loadedBounds,

@@ -86,7 +86,7 @@ export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, con
     logger.warn({ ...where, why }, "hand-over abandoned: keeping the shard with its table (its gate reopened); balance tries again later");
     return { kind: "kept", why };
   };
-  const outcome = await awaitHandOverAck(replication, { leaderLeaseMs, logger, where, staleAck: context.staleAck });
+  const outcome = await awaitHandOverAck(replication, { leaderLeaseMs, logger, where, staleAck: context.staleAck, heldBack: term.heldBackPlaces() });
   if (term.isEnded) return { kind: "ended" };
   if (outcome !== "acked") {
     if (abandonRelease) return { kind: "no-ack" };

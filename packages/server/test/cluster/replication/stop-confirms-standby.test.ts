@@ -68,7 +68,7 @@ function termWithGoneStandby(events: string[]): ShardTerm {
     dropStandby: () => undefined,
     clock: { now: () => 0, setTimer: () => () => undefined, defer: (fn: () => void) => fn() },
   };
-  return { shard: 0, epoch: 7, leaderId: "L", waiting: false, replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined } as unknown as ShardTerm;
+  return { shard: 0, epoch: 7, leaderId: "L", waiting: false, replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined, heldBackPlaces: () => ({}) } as unknown as ShardTerm;
 }
 
 function stoppingMover(term: ShardTerm, events: string[], breaks: TestBreak[]): ShardMover {
