@@ -13,7 +13,7 @@ export const TEST_BREAKS = {
   "promote-any-replica": "a member promotes whatever replica it holds of a shard it takes, whatever the row says of its standby, incarnation, epoch and leaderId",
   "balance-by-release": "a balance move releases the shard instead of handing it over with its table",
   "stop-release-unsynced": "at stop a shard without an in-sync standby is released at once instead of getting one first",
-  "drop-carried-waiters": "a promoted table keeps no waiter's place for its re-sent requestId",
+  "drop-carried-waiters": "a promoted or handed-over table keeps no waiter's place for its re-sent requestId: neither the engine's carried waiters nor the requests held back during a lease-wait",
   "move-row-before-gate": "a balance hand-over moves the row to the taker before it ends the old term, which serves on until its gate closes by time",
   "release-handing-over": "a pass counts the row of a shard being handed over as an orphan and releases it, table and all",
   "retry-before-ack": "an answer waits only for the entries its own operation appended: a retry with the same requestId, a lock-watch event or an inspection reveals a grant the standby has not acknowledged",
