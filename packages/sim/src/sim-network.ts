@@ -20,6 +20,11 @@ export interface ReplicationPath {
   slowMs: number;
   /** Bytes stop both ways; every connection stays open (the partition of issue 29 item 1). */
   cut: boolean;
+  /**
+   * Connection resets so far ({@link SimNetwork.resetReplication}): a message or acknowledgement in
+   * flight on a connection that was reset since it was sent never arrives.
+   */
+  resets: number;
 }
 
 /** The probabilities of the network's small misfortunes, per message. */
@@ -42,6 +47,8 @@ export interface NetworkOdds {
 export class SimNetwork {
   private readonly databasePaths = new Map<string, DatabasePath>();
   private readonly replicationPaths = new Map<string, ReplicationPath>();
+  /** The exchanges in flight on each replication path: a reset fails them at once. */
+  private readonly inFlight = new Map<ReplicationPath, Set<(err: Error) => void>>();
 
   constructor(
     private readonly random: SimRandom,
@@ -59,8 +66,24 @@ export class SimNetwork {
   replicationPath(a: string, b: string): ReplicationPath {
     const key = a < b ? `${a}|${b}` : `${b}|${a}`;
     let path = this.replicationPaths.get(key);
-    if (path === undefined) this.replicationPaths.set(key, (path = { slowMs: 0, cut: false }));
+    if (path === undefined) this.replicationPaths.set(key, (path = { slowMs: 0, cut: false, resets: 0 }));
     return path;
+  }
+
+  /**
+   * Reset every replication connection between `a` and `b` (a proxy or NAT dropping them, a
+   * peer's RST): what is in flight on them is lost either way (a message the standby already
+   * applied loses only its acknowledgement), each exchange fails at once as a reset connection
+   * does, and the sender reconnects and re-sends from its last acknowledgement, so the standby sees
+   * frames it already holds again.
+   */
+  resetReplication(a: string, b: string): void {
+    const path = this.replicationPath(a, b);
+    path.resets++;
+    const failing = this.inFlight.get(path);
+    if (failing === undefined) return;
+    this.inFlight.delete(path);
+    for (const fail of failing) fail(new Error("simulated replication connection reset"));
   }
 
   private delay(extra: number): number {
@@ -136,7 +159,20 @@ export class SimNetwork {
           let settled = false;
           // Paths are between servers (their `--server-id`), whatever process runs each now.
           const path = this.replicationPath(serverOf(from), serverOf(to));
+          const connection = path.resets;
+          let failing = this.inFlight.get(path);
+          if (failing === undefined) this.inFlight.set(path, (failing = new Set()));
+          const exchanges = failing;
+          const fail = (err: Error): void =>
+            from.deliver("replication reset", () => {
+              if (settled) return;
+              settled = true;
+              cancelTimeout();
+              reject(err);
+            });
+          exchanges.add(fail);
           const cancelTimeout = from.setTimer(() => {
+            exchanges.delete(fail);
             if (settled) return;
             settled = true;
             reject(new Error(`simulated replication exchange timed out after ${timeoutMs} ms`));
@@ -147,7 +183,7 @@ export class SimNetwork {
           lastArrival = arrival;
           from.scheduler.at(arrival, "network", `replicate ${from.name}->${to.name}`, () =>
             to.deliver("replication message", () => {
-              if (path.cut) return;
+              if (path.cut || path.resets !== connection) return;
               let answer: { ok: true; ack: ReplicationAck } | { ok: false; error: unknown };
               const target = store();
               try {
@@ -160,7 +196,8 @@ export class SimNetwork {
               lastAckArrival = ackArrival;
               to.scheduler.at(ackArrival, "network", `ack ${to.name}->${from.name}`, () =>
                 from.deliver("replication ack", () => {
-                  if (settled || path.cut) return;
+                  exchanges.delete(fail);
+                  if (settled || path.cut || path.resets !== connection) return;
                   settled = true;
                   cancelTimeout();
                   if (answer.ok) resolve(answer.ack);

@@ -131,7 +131,9 @@ export interface Violation {
     | "immutable-timestamp"
     | "leader-id"
     | "lock-watch"
-    | "queue-order";
+    | "queue-order"
+    | "bound-fence"
+    | "protected-claim";
   readonly detail: string;
 }
 

@@ -15,6 +15,7 @@ import { SimProcess } from "./sim-clock.js";
 import { SimHistory } from "./sim-history.js";
 import { SimWatcher } from "./sim-watcher.js";
 import { SimNetwork } from "./sim-network.js";
+import { FenceCheckedStore } from "./sim-store-checks.js";
 import type { SimRandom } from "./sim-random.js";
 import { Scheduler } from "./scheduler.js";
 
@@ -26,6 +27,10 @@ export interface WorldSettings {
   /** Each server's `--lease-ms` (members may differ). */
   readonly leaseMs: readonly number[];
   readonly breaks: ReadonlySet<TestBreak>;
+  /** Members that are not started with the others but may join mid-run ({@link SimWorld.join}). Default 0. */
+  readonly joiners?: number | undefined;
+  /** The timestamp bound's reservation block (`LEASEHOLD_TEST_RESERVE_BLOCK`: 2 makes nearly every timestamp extend the bound). */
+  readonly reserveBlock: number;
 }
 
 /** One server slot: its id and URL are fixed (a restart keeps `--server-id`); its process changes. */
@@ -40,6 +45,10 @@ interface Slot {
   listening: boolean;
   /** Calls in flight to it: failed when it crashes. */
   readonly inFlight: Set<(err: Error) => void>;
+  /** Clients know its URL (a member started with the others, or one that joined). */
+  known: boolean;
+  /** A second process started with this `--server-id` (its own URL), `false` for the member itself. */
+  readonly twin: boolean;
 }
 
 
@@ -59,6 +68,10 @@ export class SimWorld implements SimServers {
   readonly scheduler: Scheduler;
   readonly history = new SimHistory();
   readonly store: MemoryStore;
+  /** When each process incarnation that had joined died (crash or the end of a stop), by incarnation. */
+  private readonly deaths = new Map<string, number>();
+  /** Shards already reported by {@link checkStandbyClaims} (once each). */
+  private readonly claimBroken = new Set<number>();
   readonly network: SimNetwork;
   private readonly slots: Slot[] = [];
   /** The odds of client calls' answers (lost or not). */
@@ -72,25 +85,55 @@ export class SimWorld implements SimServers {
     onStep?: (at: number, owner: string, label: string) => void,
   ) {
     this.scheduler = new Scheduler(onStep);
-    this.store = new MemoryStore({ now: () => this.scheduler.now, key: Buffer.alloc(32, 7) });
+    this.store = new FenceCheckedStore({ now: () => this.scheduler.now, key: Buffer.alloc(32, 7) }, (v) => this.history.violated(v));
     this.network = new SimNetwork(random.fork("network"), { answerLost: 0.01, notifyTwice: 0.05, notifyLost: 0.05 });
     this.calls = random.fork("calls");
-    for (let i = 0; i < settings.servers; i++) {
-      this.slots.push({ id: `s${i}`, url: `http://s${i}.sim`, leaseMs: settings.leaseMs[i % settings.leaseMs.length]!, generation: 0, process: null, member: null, listening: false, inFlight: new Set() });
+    for (let i = 0; i < settings.servers + (settings.joiners ?? 0); i++) {
+      this.slots.push(this.newSlot(`s${i}`, `http://s${i}.sim`, settings.leaseMs[i % settings.leaseMs.length]!, i < settings.servers, false));
     }
   }
 
+  private newSlot(id: string, url: string, leaseMs: number, known: boolean, twin: boolean): Slot {
+    return { id, url, leaseMs, generation: 0, process: null, member: null, listening: false, inFlight: new Set(), known, twin };
+  }
+
+  /** The URLs clients are configured with: the members started with the others, and those that joined. */
   urls(): readonly string[] {
-    return this.slots.map((s) => s.url);
+    return this.slots.filter((s) => s.known && !s.twin).map((s) => s.url);
   }
 
-  /** The slots' ids. */
+  /** The ids of the members started with the others and of those that joined (the fault plan's targets). */
   ids(): readonly string[] {
-    return this.slots.map((s) => s.id);
+    return this.slots.filter((s) => s.known && !s.twin).map((s) => s.id);
   }
 
+  /** The id of a member not started yet that may {@link join}, `null` when none is left. */
+  joiner(): string | null {
+    return this.slots.find((s) => !s.known && !s.twin)?.id ?? null;
+  }
+
+  /** A new member joins the cluster mid-run: clients learn its URL and it starts. */
+  join(id: string): void {
+    this.slot(id).known = true;
+    this.start(id);
+  }
+
+  /**
+   * Start a second process with server `id`'s `--server-id` (and its own URL) while the first may
+   * still run: a deploy mistake. Answers the twin's handle for {@link crash} (its URL).
+   */
+  startTwin(id: string): string {
+    const main = this.slot(id);
+    const url = `http://${id}-twin.sim`;
+    let twin = this.slots.find((s) => s.url === url);
+    if (twin === undefined) this.slots.push((twin = this.newSlot(id, url, main.leaseMs, false, true)));
+    this.startSlot(twin);
+    return url;
+  }
+
+  /** The slot of a member by its URL, or by its id (never a twin's). */
   private slot(idOrUrl: string): Slot {
-    const slot = this.slots.find((s) => s.id === idOrUrl || s.url === idOrUrl);
+    const slot = this.slots.find((s) => s.url === idOrUrl) ?? this.slots.find((s) => s.id === idOrUrl && !s.twin);
     if (slot === undefined) throw new Error(`no simulated server ${idOrUrl}`);
     return slot;
   }
@@ -109,12 +152,17 @@ export class SimWorld implements SimServers {
 
   /** Start server `id` (a new process with the same `--server-id`). */
   start(id: string): void {
-    const slot = this.slot(id);
-    if (this.running(id)) return;
+    this.startSlot(this.slot(id));
+  }
+
+  private startSlot(slot: Slot): void {
+    const id = slot.id;
+    if (slot.process !== null && slot.process.alive) return;
     slot.generation++;
-    const rnd = this.random.fork(`${id}#${slot.generation}`);
+    const name = `${id}#${slot.twin ? "t" : ""}${slot.generation}`;
+    const rnd = this.random.fork(name);
     // Each process's clocks start anywhere; wall clocks agree within a few ms (NTP).
-    const process = new SimProcess(`${id}#${slot.generation}`, this.scheduler, { monoStart: rnd.int(1_000, 1_000_000), wallEpoch: 1_800_000_000_000 + rnd.int(-5, 5) });
+    const process = new SimProcess(name, this.scheduler, { monoStart: rnd.int(1_000, 1_000_000), wallEpoch: 1_800_000_000_000 + rnd.int(-5, 5) });
     slot.process = process;
     slot.member = null;
     slot.listening = false;
@@ -129,7 +177,7 @@ export class SimWorld implements SimServers {
           leaderLeaseMs,
           shards,
           replicas: 1,
-          reserveBlock: 1_000,
+          reserveBlock: this.settings.reserveBlock,
           coordinator,
           unsafeTestKnobs: breaks.size > 0,
           unsafeTestBreaks: breaks.size > 0 ? breaks : undefined,
@@ -156,6 +204,7 @@ export class SimWorld implements SimServers {
   /** SIGKILL: the process and everything it held in memory are gone at once. */
   crash(id: string): void {
     const slot = this.slot(id);
+    if (slot.member !== null && slot.process?.alive === true) this.deaths.set(slot.member.runtime.identity.incarnation, this.scheduler.now);
     slot.process?.kill();
     slot.listening = false;
     slot.member = null;
@@ -267,13 +316,36 @@ export class SimWorld implements SimServers {
     });
   }
 
-  /** Start `count` clients working until `until`, and a lock-watch follower. */
-  startClients(count: number, namespaces: readonly string[], descriptors: readonly string[], until: number): void {
-    for (let i = 0; i < count; i++) {
+  /**
+   * Start `count` clients (`c<first>`, `c<first+1>`, …) working on `namespaces` until `until`; the
+   * first call (`first` 0) also starts a lock-watch follower of half the namespaces.
+   */
+  startClients(count: number, namespaces: readonly string[], descriptors: readonly string[], until: number, first = 0): void {
+    for (let i = first; i < first + count; i++) {
       new SimClient(`c${i}`, this.scheduler, this, this.random.fork(`c${i}`), this.history, { namespaces, descriptors, until }).start();
     }
     // A lock-watch follower of half the namespaces.
-    new SimWatcher("w0", this.scheduler, this, this.random.fork("w0"), this.history, namespaces.filter((_, i) => i % 2 === 0), until).start();
+    if (first === 0) new SimWatcher("w0", this.scheduler, this, this.random.fork("w0"), this.history, namespaces.filter((_, i) => i % 2 === 0), until).start();
+  }
+
+  /**
+   * The promise behind "protected" (DESIGN.md "Protected", PROTOCOL.md `GET /v1/health`): a row
+   * its leader still renews never names as its in-sync standby a process that died more than
+   * `withinMs` ago (a leader asks even an idle shard's standby for an acknowledgement, and records
+   * one that does not answer not in sync). Otherwise the cluster says it is protected while a crash
+   * of that leader loses every lock of the shard, and a deploy tool restarts the next server.
+   */
+  checkStandbyClaims(withinMs: number): void {
+    for (const r of this.store.readLeases()) {
+      if (r.expired || !r.inSync || r.standbyIncarnation === null || this.claimBroken.has(r.shard)) continue;
+      const died = this.deaths.get(r.standbyIncarnation);
+      if (died === undefined || this.scheduler.now - died <= withinMs) continue;
+      this.claimBroken.add(r.shard);
+      this.history.violated({
+        invariant: "protected-claim",
+        detail: `shard ${r.shard} (epoch ${r.epoch}, led by ${r.holder ?? "nobody"}) names ${r.standbyId ?? "?"}'s process that died at ${died.toFixed(1)} its in-sync standby at ${this.scheduler.now.toFixed(1)}`,
+      });
+    }
   }
 
   /** True when every shard has a live leader whose row names an in-sync standby (the database's view). */
@@ -288,6 +360,12 @@ export class SimWorld implements SimServers {
     let best: string | null = null;
     for (const [id, n] of led) if (best === null || n > led.get(best)! || (n === led.get(best)! && id < best)) best = id;
     return best;
+  }
+
+  /** A member `leader`'s live rows name as their in-sync standby (the lowest shard's), `null` when none. */
+  standbyOf(leader: string): string | null {
+    for (const r of this.store.readLeases()) if (!r.expired && r.holder === leader && r.inSync && r.standbyId !== null && r.standbyId !== leader) return r.standbyId;
+    return null;
   }
 
   /** True when every shard has a live leader. */

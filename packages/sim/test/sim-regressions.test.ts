@@ -18,11 +18,44 @@ const FIXED: readonly { seed: number; finding: string }[] = [
   { seed: 322, finding: 'a member still running a superseded term of a shard adopted the shard handed to it, started nothing ("led already"), and later released the adopted row with every lock' },
   { seed: 366, finding: "a term acquired after an expiry was handed over for balance inside its lease-wait; the taker served at once and granted a lock the dead leader's client still held (a second holder)" },
   { seed: 73, finding: "a leader whose standby had just crashed lost the answers of two renewals that committed; its gate closed, the term dropped its table, and its pass released its own live row with every lock" },
+  {
+    seed: 160,
+    finding:
+      "a rolling restart stopped s1 about 120 ms after s0; s1's rows still named s0's old process in sync, so its stop handed a shard to it, got no acknowledgement and released the shard with its locks",
+  },
+  {
+    seed: 684,
+    finding:
+      "a rolling restart stopped s2 270 ms after s1's stop handed it a shard; its NOTIFY lost and no pass since, s2 had not adopted the row, which expired once it exited and was taken empty",
+  },
+  {
+    seed: 274,
+    finding:
+      "a term acquired empty after a crash got an in-sync standby inside its lease-wait; its own leader crashed, and the standby took the shard over with the empty table and no lease-wait, granting a lock the first leader's client still held (a second holder)",
+  },
+  {
+    seed: 364,
+    finding: "with a reservation block of 2, a lease lapsing on a timer handed a lock to a waiter whose fencing token needed a bound extension under way: the reserver's 503 escaped from the timer (an uncaught exception, the process dies)",
+  },
+  {
+    seed: 143,
+    finding: "a balance hand-over reached s2 as a rolling restart stopped it; the adoption landed after the stop had listed its terms and the starter released the adopted row with its lock",
+  },
   { seed: 132, finding: "a taker on a slow database adopted a handed-over shard, its gate closed before a standby came in sync, and the row, still its own, was released with the lock carried" },
   {
     seed: 346,
     finding:
       "a SIGTERM of a protected cluster released a term still inside its lease-wait (\"it granted nothing\"), losing a transaction's immutable-timestamp lock it had granted (transactions/start is served during the wait)",
+  },
+  {
+    seed: 532,
+    finding:
+      "a balance taker's adoption, its database slow, timed out but committed and cleared the row's standby (the former leader, holding the table); the taker never learned it led, the row expired and was taken empty",
+  },
+  {
+    seed: 760,
+    finding:
+      "a SIGTERM handed over a term still inside its lease-wait: its held-back lock requests (outside the engine) were not carried, so the taker queued the re-sends in arrival order and granted c2 ahead of c1, queued earlier (queue-order)",
   },
 ];
 
@@ -33,11 +66,14 @@ const FIXED: readonly { seed: number; finding: string }[] = [
  * looks on through the next seeds (up to {@link SCAN}) before it gives up.
  */
 const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
-  { rule: "handed-over-without-former", firstSeed: 45 },
+  { rule: "handed-over-without-former", firstSeed: 9 },
   { rule: "balance-by-release", firstSeed: 1 },
-  { rule: "hand-over-during-lease-wait", firstSeed: 1 },
-  { rule: "end-on-gate-close", firstSeed: 331 },
-  { rule: "release-waiting-at-stop", firstSeed: 346 },
+  { rule: "hand-over-during-lease-wait", firstSeed: 76 },
+  { rule: "release-waiting-at-stop", firstSeed: 90 },
+  { rule: "stop-unconfirmed-standby", firstSeed: 223 },
+  { rule: "end-on-gate-close", firstSeed: 433 },
+  { rule: "adopt-clears-former", firstSeed: 532 },
+  { rule: "move-unknown-as-failed", firstSeed: 133 },
 ];
 const SCAN = 60;
 

@@ -1,3 +1,4 @@
+import { adoptBeforeStop } from "./replication/adopt-before-stop.js";
 import { unavailable } from "./cluster-errors.js";
 import type { LossReason } from "./cluster-metrics.js";
 import type { ClusterRuntimeOptions } from "./cluster-runtime-options.js";
@@ -89,8 +90,12 @@ export class ClusterRuntime {
   coordinatorDown: string | null = null;
   /** Hears every term that ended (the service folds its counters into its totals). */
   onTermEnded: (term: ShardTerm) => void = () => undefined;
+  /** Hears every term that started, in the turn it did, before it answers anything (the leader side resumes its replication). */
+  onTermStarted: (term: ShardTerm) => void = () => undefined;
   /** Takes over shards with this member's replicas (`--replicas 1`), `null`: every term starts empty. */
   promoter: ReplicaPromoter | null = null;
+  /** True while a stop adopts the rows handed over to this member first (see {@link stop}). */
+  private adoptingBeforeStop = false;
   /** The URL other servers and clients reach this one at; set once the server listens. */
   url: string;
 
@@ -145,6 +150,7 @@ export class ClusterRuntime {
         this.tookAt = this.clock();
         this.terms[term.shard] = term;
         this.leases[term.shard] = row;
+        this.onTermStarted(term);
       },
       renewSoon: () => this.renewer.renewSoon(),
       reread: () => void this.pass(),
@@ -273,6 +279,26 @@ export class ClusterRuntime {
    * re-send there), released with `NOTIFY` otherwise, so other servers take them at once.
    */
   async stop(): Promise<void> {
+    if (this.stopping || this.adoptingBeforeStop) return;
+    // Rows handed over to this member and not adopted yet are adopted first, so the stop hands
+    // them on with their tables (replication/adopt-before-stop.ts). TEST ONLY: the
+    // `stop-skips-handed-over` break leaves them to expire.
+    const promoter = this.promoter;
+    if (this.shards !== null && promoter !== null && this.options.breaks?.has("stop-skips-handed-over") !== true) {
+      this.adoptingBeforeStop = true;
+      await adoptBeforeStop({
+        serverId: this.options.serverId,
+        incarnation: this.identity.incarnation,
+        readLeases: () => this.options.coordinator.readLeases(),
+        ledEpoch: (shard) => this.terms[shard]?.epoch ?? null,
+        forHandOver: (row) => promoter.forHandOver(row),
+        busy: (shard) => promoter.busy(shard),
+        adopt: (row, candidate) => this.adopt(row, candidate),
+        now: this.clock,
+        setTimer: (fn, ms) => this.time.setTimer(fn, ms),
+        deadlineMs: this.options.leaderLeaseMs,
+      });
+    }
     if (this.stopping) return;
     this.stopping = true;
     this.cancelTimer?.();

@@ -119,6 +119,16 @@ export interface Coordinator {
    */
   setInSync(term: LeaderTerm, standbyIncarnation: string, inSync: boolean, round: number): Promise<boolean>;
   /**
+   * Move the in-sync standby of `term`'s shard from `from` to `to` in one statement, fenced like
+   * {@link nameStandby} (the row still `term`'s, `sync_round` below `round`) and by the row naming
+   * `from` or `to` (id and incarnation) in sync: the row names `to` in sync, `round` stored. The
+   * leader sends it only once `to` holds every grant answered (a snapshot it acknowledged, then the
+   * log), and waits on both standbys until its outcome is known, so whatever it did, the standby
+   * the row names holds every grant answered (`ShardReplication.moveStandby`). Naming `to` already
+   * also matches (a retry after an unknown outcome). True when written; false when it matched nothing.
+   */
+  moveStandby(term: LeaderTerm, from: MemberIdentity, to: MemberIdentity, round: number): Promise<boolean>;
+  /**
    * Hand `term`'s shard to its in-sync standby in one statement fenced by the epoch: holder, URL
    * (from the standby's member row) and incarnation become the standby's, epoch + 1, a fresh expiry
    * of `leaderLeaseMs`, `leader_id` unchanged (the table moves with it); then NOTIFY as a release
@@ -133,15 +143,18 @@ export interface Coordinator {
   /**
    * The standby a shard was handed to starts its term: one statement fenced by the handed-over
    * row (shard, `epoch`, holder and incarnation the claim's, `leader_id` the claim's) sets a fresh
-   * expiry of `claim.leaderLeaseMs` (the serving gate counts from when it was sent), clears the
-   * standby fields (a former leader named by {@link handOver} holds the table as it was handed
-   * over, which the adopted term's first grant makes stale) and records the lease-wait as an
+   * expiry of `claim.leaderLeaseMs` (the serving gate counts from when it was sent), keeps an
+   * in-sync standby the row names (a former leader named by {@link handOver}: it holds the table
+   * as it was handed over, so a taker that fails right after adopting still leaves the shard to a
+   * takeover with its locks; the taker's replication resumes to it before it answers anything,
+   * `ShardReplication.resume`), or clears the standby fields when the row names none in sync or
+   * `clearStandby` (TEST ONLY, `adopt-clears-former`) says so, and records the lease-wait as an
    * acquisition does (`validForMs`, complete up to this epoch) before the term serves. With `bounds`, the same statement loads those namespaces' bounds for the term as
    * {@link loadBounds} does, fenced by the adoption itself (nothing is loaded unless it matched):
    * a taker that carries them serves a round trip sooner. Answers the term with the bounds loaded
    * (none without `bounds`), or `null` when it matched nothing.
    */
-  adoptHandOver(shard: number, epoch: number, claim: LeaseClaim, bounds?: BoundsToLoad | undefined): Promise<AdoptedTerm | null>;
+  adoptHandOver(shard: number, epoch: number, claim: LeaseClaim, bounds?: BoundsToLoad | undefined, clearStandby?: boolean): Promise<AdoptedTerm | null>;
   /** Close every connection. */
   close(): Promise<void>;
 }
@@ -303,6 +316,12 @@ export interface BoundsToLoad {
 export interface AdoptedTerm extends AcquiredTerm {
   /** The namespaces' bounds loaded under the term's epoch (only those extended; none when not asked). */
   readonly bounds: readonly LoadedBound[];
+  /**
+   * The in-sync standby the adopted row still names (a balance move's former leader), `null` when
+   * it names none: the taker's replication must resume to it before answering anything. Default
+   * `null` (an implementation that clears the standby fields).
+   */
+  readonly standby?: MemberIdentity | null | undefined;
 }
 
 /** A namespace's bound as {@link Coordinator.loadBounds} found and extended it. */

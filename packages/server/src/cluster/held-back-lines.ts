@@ -1,7 +1,8 @@
 import type { LeaseholdError } from "@leasehold/protocol";
 import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { coordinatorUnavailable } from "./cluster-errors.js";
-import type { ProcessClock } from "./process-clock.js";
+import type { HeldBackPlace, HeldBackPlaces } from "./held-back-places.js";
+import { realProcessClock, type ProcessClock } from "./process-clock.js";
 import { QueuedLock, type HeldBack } from "./queued-lock.js";
 import type { ShardReserver } from "./shard-reserver.js";
 
@@ -22,6 +23,28 @@ export interface HeldBackLinesHost {
 }
 
 /**
+ * A request's place carried from an earlier leader's line (a hand-over inside its lease-wait): the
+ * line stops at it until its re-sent `requestId` claims it (the re-send takes its place), or until
+ * `until` (the claim window, or the request's own deadline, whichever is first); then it is dropped.
+ */
+class CarriedPlace {
+  constructor(
+    readonly requestId: string,
+    /** Monotonic deadline of the request itself. */
+    readonly deadline: number,
+    /** Monotonic end of its claim window. */
+    public claimUntil: number,
+  ) {}
+
+  get until(): number {
+    return Math.min(this.deadline, this.claimUntil);
+  }
+}
+
+/** One entry of a line: a held-back request, or a carried place not claimed yet. */
+type LineEntry = HeldBack | CarriedPlace;
+
+/**
  * A new term's held-back requests (locks and `wait-for-locks`), one first-in-first-out line per
  * namespace (PROTOCOL.md "Leases across failover"): a request that arrives while the term may not
  * grant yet, or while its namespace's line is not empty, queues at the end of the line; a line
@@ -29,8 +52,10 @@ export interface HeldBackLinesHost {
  * is answered `timeout` at its own deadline if still held back then (queued-lock.ts).
  */
 export class HeldBackLines {
-  /** Held-back requests per namespace, in arrival order (their answer types differ). */
-  private readonly lines = new Map<string, HeldBack[]>();
+  /** Held-back requests per namespace, in arrival order (their answer types differ), and carried places. */
+  private readonly lines = new Map<string, LineEntry[]>();
+  /** Per namespace, the timer that drains its line again once the carried place it stops at is due. */
+  private readonly wakes = new Map<string, () => void>();
 
   constructor(private readonly host: HeldBackLinesHost) {}
 
@@ -53,6 +78,7 @@ export class HeldBackLines {
     let queue = this.lines.get(namespace);
     if (queue === undefined) this.lines.set(namespace, (queue = []));
     const line = queue;
+    const carried = line.some((e) => e instanceof CarriedPlace);
     const queued = new QueuedLock<A>(
       request,
       now + (request.acquireTimeoutMs ?? 0),
@@ -61,19 +87,68 @@ export class HeldBackLines {
         const i = line.indexOf(gone);
         if (i >= 0) line.splice(i, 1);
       },
-      this.host.waiting(),
+      // Answered timeout at its deadline while held back: during the lease-wait, or behind a carried place.
+      this.host.waiting() || carried,
       begin,
       cancelledAs,
       this.host.setTimer,
     );
-    line.push(queued);
-    if (!this.host.reserver.isPrepared(namespace)) {
-      this.host.reserver.prepare(namespace).then(
-        () => this.drain(namespace),
-        (err: unknown) => this.fail(namespace, coordinatorUnavailable(err, this.host.retryAfterMs)),
-      );
-    }
+    // A re-send of a carried request takes its place while it is kept; any other request goes to the end.
+    const place = line.findIndex((e) => e instanceof CarriedPlace && e.requestId === request.requestId && e.until > now);
+    if (place >= 0) line[place] = queued;
+    else line.push(queued);
+    this.prepare(namespace);
+    if (carried) this.drain(namespace);
     return queued.handle;
+  }
+
+  /**
+   * Seed the lines with the places an earlier leader's hand-over carried, ahead of anything held
+   * here (a term calls it as it starts), each kept for `claimWindowMs` for its re-sent `requestId`.
+   */
+  carry(places: HeldBackPlaces, claimWindowMs: number): void {
+    const now = this.host.clock();
+    for (const [namespace, carried] of Object.entries(places)) {
+      if (carried.length === 0) continue;
+      const line = this.lines.get(namespace) ?? [];
+      this.lines.set(namespace, [...carried.map((p: HeldBackPlace) => new CarriedPlace(p.requestId, now + p.remainingMs, now + claimWindowMs)), ...line]);
+      this.prepare(namespace);
+      this.drain(namespace);
+    }
+  }
+
+  /** Count every carried place's claim window from now (the term's gate opens only now: re-sends were refused until here). */
+  restartClaimWindow(claimWindowMs: number): void {
+    const until = this.host.clock() + claimWindowMs;
+    for (const line of this.lines.values()) for (const e of line) if (e instanceof CarriedPlace) e.claimUntil = until;
+  }
+
+  /**
+   * The places of every request still held back, in line order, with the time left to each
+   * deadline (a hand-over carries them): requests without a `requestId` cannot be claimed, so
+   * they are left out; carried places not claimed yet are carried on.
+   */
+  places(): HeldBackPlaces {
+    const now = this.host.clock();
+    const out: Record<string, HeldBackPlace[]> = {};
+    for (const [namespace, line] of this.lines) {
+      const places: HeldBackPlace[] = [];
+      for (const e of line) {
+        const requestId = e instanceof CarriedPlace ? e.requestId : e.request.requestId;
+        const deadline = e instanceof CarriedPlace ? e.until : e.deadline;
+        if (requestId !== undefined && deadline > now) places.push({ requestId, remainingMs: Math.floor(deadline - now) });
+      }
+      if (places.length > 0) out[namespace] = places;
+    }
+    return out;
+  }
+
+  private prepare(namespace: string): void {
+    if (this.host.reserver.isPrepared(namespace)) return;
+    this.host.reserver.prepare(namespace).then(
+      () => this.drain(namespace),
+      (err: unknown) => this.fail(namespace, coordinatorUnavailable(err, this.host.retryAfterMs)),
+    );
   }
 
   /** Cancel held-back requests of `namespace` with this `requestId`; true when there were some. */
@@ -82,21 +157,42 @@ export class HeldBackLines {
     if (queue === undefined) return false;
     let found = false;
     for (const queued of [...queue]) {
+      if (queued instanceof CarriedPlace) {
+        if (queued.requestId !== requestId) continue;
+        found = true;
+        queue.splice(queue.indexOf(queued), 1);
+        continue;
+      }
       if (queued.request.requestId !== requestId) continue;
       found = true;
       queued.cancel();
     }
+    if (found) this.drain(namespace);
     return found;
   }
 
-  /** Start `namespace`'s line, in order, if it may start now. */
+  /**
+   * Start `namespace`'s line, in order, if it may start now: up to a carried place not claimed
+   * yet and not due (the rest waits behind it; it is drained again when the place is due).
+   */
   drain(namespace: string): void {
     if (!this.host.mayStart(namespace)) return;
     const queue = this.lines.get(namespace);
     if (queue === undefined) return;
-    this.lines.delete(namespace);
+    this.wakes.get(namespace)?.();
+    this.wakes.delete(namespace);
     const now = this.host.clock();
-    for (const queued of queue) queued.start(now);
+    while (queue.length > 0) {
+      const next = queue[0]!;
+      if (next instanceof CarriedPlace && next.until > now) {
+        const setTimer = this.host.setTimer ?? realProcessClock.setTimer;
+        this.wakes.set(namespace, setTimer(() => this.drain(namespace), Math.ceil(next.until - now)));
+        return;
+      }
+      queue.shift();
+      if (!(next instanceof CarriedPlace)) next.start(now);
+    }
+    this.lines.delete(namespace);
   }
 
   /** Start every line that may start now (the lease-wait is over). */
@@ -109,7 +205,9 @@ export class HeldBackLines {
     const queue = this.lines.get(namespace);
     if (queue === undefined) return;
     this.lines.delete(namespace);
-    for (const queued of queue) queued.fail(error);
+    this.wakes.get(namespace)?.();
+    this.wakes.delete(namespace);
+    for (const queued of queue) if (!(queued instanceof CarriedPlace)) queued.fail(error);
   }
 
   /** Answer every held-back request with `error` (the term ended). */

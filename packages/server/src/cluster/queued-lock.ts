@@ -12,6 +12,8 @@ interface HeldBackRequest {
 /** A held-back request of either kind, as its term's line keeps it. */
 export interface HeldBack {
   readonly request: HeldBackRequest;
+  /** Monotonic deadline: when it was queued plus its `acquireTimeoutMs`. */
+  readonly deadline: number;
   readonly handle: { abandon(): void };
   start(now: number): void;
   fail(error: LeaseholdError): void;

@@ -1,5 +1,6 @@
 import { requestValidators, type LeaseholdError, type LockResponse, type WaitForLocksResponse } from "@leasehold/protocol";
 import type { Logger } from "pino";
+import { DEFAULT_CLAIM_WINDOW_MS } from "../engine/promote-replica.js";
 import type { PromoteSummary } from "../engine/replication-entries.js";
 import { WAIT_TIMEOUT } from "../engine/timeout-answers.js";
 import type { ServingGate } from "../engine/serving-gate.js";
@@ -8,6 +9,7 @@ import type { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { coordinatorUnavailable, TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
 import type { Coordinator, HeldTerm, ImmutableRecord, LoadedBound } from "./coordinator.js";
 import { HeldBackLines } from "./held-back-lines.js";
+import type { HeldBackPlaces } from "./held-back-places.js";
 import { realProcessClock, type ProcessClock } from "./process-clock.js";
 import { RevealedAnswers, type RevealedAnswersOptions } from "./replication/revealed-answers.js";
 import type { TermReplicator } from "./replication/term-replicator.js";
@@ -92,6 +94,12 @@ export interface ShardTermOptions {
    * test break `drop-carried-waiters` sets 0, so a negative control shows the place is lost without it.
    */
   readonly claimWindowMs?: number | undefined;
+  /**
+   * The places of the requests an earlier leader still held back in its lease-wait when it handed
+   * the table over (its hand-over entry carried them): each namespace's line starts with them, in
+   * their order, each kept for {@link claimWindowMs} for its re-sent `requestId`. Default: none.
+   */
+  readonly heldBack?: HeldBackPlaces | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=gate`): the gate never closes by time. Default false. */
   readonly gateless?: boolean | undefined;
   /** TEST ONLY (`retry-before-ack`, `unheld-before-attach`): see {@link RevealedAnswersOptions}. Default: the rule whole. */
@@ -165,6 +173,8 @@ export class ShardTerm implements ServingGate {
   /** Held-back locks and waits, a first-in-first-out line per namespace. */
   private readonly lines: HeldBackLines;
   private readonly recorded = new Map<string, number>();
+  /** The held-back places when the term ended to hand its table over ({@link heldBackPlaces}). */
+  private handedOverPlaces: HeldBackPlaces | null = null;
   private ended: LeaseholdError | null = null;
 
   constructor(private readonly options: ShardTermOptions) {
@@ -218,6 +228,7 @@ export class ShardTerm implements ServingGate {
     if (!this.waitOver) {
       this.cancelWaitTimer = this.setTimer(() => this.finishWait(), Math.ceil(wait) + 1);
     }
+    if (options.heldBack !== undefined) this.lines.carry(options.heldBack, this.claimWindowMs);
     this.armGate();
   }
 
@@ -275,6 +286,7 @@ export class ShardTerm implements ServingGate {
       if (--this.loadingCarried > 0) return;
       // The gate opens now: re-sent waiters were refused until here, so their window starts here.
       this.service.restartClaimWindow();
+      this.lines.restartClaimWindow(this.claimWindowMs);
       serving();
     };
     // The engine's deadline timer keeps firing while the gate is shut: it catches up once open.
@@ -289,6 +301,21 @@ export class ShardTerm implements ServingGate {
   /** How long the lease-wait still holds lock grants back (ms; 0 once over): a standby's snapshot carries it. */
   leaseWaitLeftMs(): number {
     return this.waiting ? Math.max(0, this.options.grantsFrom - this.options.clock()) : 0;
+  }
+
+  /** How long a carried waiter or held-back place keeps its place for its re-sent `requestId`. */
+  private get claimWindowMs(): number {
+    return this.options.claimWindowMs ?? DEFAULT_CLAIM_WINDOW_MS;
+  }
+
+  /**
+   * The places of the requests this term holds back (its lease-wait's first-in-first-out lines),
+   * in order, as a hand-over carries them; once the term ended to hand its table over, those it
+   * held then (its lines were answered 503 at once). Empty once ended otherwise.
+   */
+  heldBackPlaces(): HeldBackPlaces {
+    if (this.ended !== null) return this.handedOverPlaces ?? {};
+    return this.lines.places();
   }
 
   /** True while the lease-wait holds lock grants back. */
@@ -454,6 +481,7 @@ export class ShardTerm implements ServingGate {
     if (handingOver) {
       const { heldTokens, waitingRequests } = this.service.metrics();
       this.handedOver = { locks: heldTokens, waiters: waitingRequests };
+      this.handedOverPlaces = this.lines.places();
     }
     this.cancelGateTimer?.();
     this.cancelWaitTimer?.();

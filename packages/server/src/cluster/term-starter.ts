@@ -109,7 +109,9 @@ export class TermStarter {
     const { options } = this.host;
     const claim = this.claim(candidate.leaderId, true);
     const bounds = { namespaces: this.host.promoter()?.replicaNamespaces(row.shard) ?? [], block: options.reserveBlock };
-    return this.claimThenStart(row, claim, candidate, () => options.coordinator.adoptHandOver(row.shard, row.epoch, claim, bounds), failed);
+    // TEST ONLY (adopt-clears-former): the adoption clears the former leader's standby naming.
+    const clearStandby = options.breaks?.has("adopt-clears-former") === true;
+    return this.claimThenStart(row, claim, candidate, () => options.coordinator.adoptHandOver(row.shard, row.epoch, claim, bounds, clearStandby), failed);
   }
 
   /**
@@ -169,7 +171,12 @@ export class TermStarter {
     const { coordinator, serverId, leaderLeaseMs, leaseMs, logger, metrics } = options;
     const { url, leaderId, validForMs } = claim;
     if (host.stopping()) {
-      void coordinator.release(serverId, [got]).catch(() => undefined);
+      // A claim that landed once this server began to stop. Taken empty, it is released (nothing
+      // was granted). Adopted with a table (a hand-over that reached this member as it stopped),
+      // it is left to expire instead: a balance hand-over's row names the former leader its
+      // in-sync standby, which then takes the shard over with every lock; a release would drop
+      // them (found by pnpm sim, seed 143: a rolling restart). TEST ONLY: `stop-releases-adopted`.
+      if (carried === null || options.breaks?.has("stop-releases-adopted") === true) void coordinator.release(serverId, [got]).catch(() => undefined);
       return;
     }
     // A promoted table carries every lock granted: nothing to wait out, but the rest of its
@@ -206,12 +213,17 @@ export class TermStarter {
       endOnGateClose: options.breaks?.has("end-on-gate-close") === true,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
       carried: carried?.namespaces,
+      heldBack: carried?.heldBack,
       // Every holder keeps its lock as long as an earlier leader told it (TEST ONLY: not with short-carried-lease).
       carriedLeaseMs: options.breaks?.has("short-carried-lease") === true ? leaseMs : carriedLeaseMs(leaseMs, got.lockDelayMs, leaderLeaseMs),
       loadedBounds,
       claimWindowMs: options.breaks?.has("drop-carried-waiters") === true ? 0 : undefined,
     });
-    host.onStarted(term, { ...row, holder: serverId, url, leaderId, incarnation: host.incarnation, epoch: got.epoch, expired: false });
+    // The standby the claim left named in sync (an adoption's former leader): the leader side
+    // resumes the term's replication to it before anything is answered (LeaderSide.follow).
+    const kept = "standby" in got ? ((got as AdoptedTerm).standby ?? null) : null;
+    const named = { standbyId: kept?.serverId ?? null, standbyIncarnation: kept?.incarnation ?? null, inSync: kept !== null };
+    host.onStarted(term, { ...row, holder: serverId, url, leaderId, incarnation: host.incarnation, epoch: got.epoch, expired: false, ...named });
     // Counted from when it was sent, the gate may close before the next tick's renewal answers
     // when the acquisition waited long for a connection: renew this term at once then.
     if (host.clock() - sentAt > leaderLeaseMs / 3 - host.margin) host.renewSoon();

@@ -13,7 +13,7 @@ export const TEST_BREAKS = {
   "promote-any-replica": "a member promotes whatever replica it holds of a shard it takes, whatever the row says of its standby, incarnation, epoch and leaderId",
   "balance-by-release": "a balance move releases the shard instead of handing it over with its table",
   "stop-release-unsynced": "at stop a shard without an in-sync standby is released at once instead of getting one first",
-  "drop-carried-waiters": "a promoted table keeps no waiter's place for its re-sent requestId",
+  "drop-carried-waiters": "a promoted or handed-over table keeps no waiter's place for its re-sent requestId: neither the engine's carried waiters nor the requests held back during a lease-wait",
   "move-row-before-gate": "a balance hand-over moves the row to the taker before it ends the old term, which serves on until its gate closes by time",
   "release-handing-over": "a pass counts the row of a shard being handed over as an orphan and releases it, table and all",
   "retry-before-ack": "an answer waits only for the entries its own operation appended: a retry with the same requestId, a lock-watch event or an inspection reveals a grant the standby has not acknowledged",
@@ -31,6 +31,12 @@ export const TEST_BREAKS = {
   "release-waiting-at-stop": "at stop a term still inside its lease-wait is released instead of handed over, losing the transactions' immutable-timestamp locks and leased timestamps it served during the wait",
   "drop-carried-lease-wait": "a table promoted or handed over while its leader was still inside its lease-wait serves at once, without the rest of the wait its snapshot carried",
   "end-on-gate-close": "a term whose serving gate closed by time (no renewal confirmed the row in time) ends at once and drops its table, instead of keeping it until a renewal tells",
+  "stop-unconfirmed-standby": "at stop a shard whose row names an in-sync standby is handed to it without first confirming that it still answers, so a standby stopped or killed moments before (not yet noticed) gets a hand-over it never acknowledges and the shard is released, table and all",
+  "stop-skips-handed-over": "at stop a row handed over to this member that it has not adopted yet (its NOTIFY lost, no pass since) is left to expire once it exits, and is taken empty, instead of adopted and handed on with its table",
+  "stop-releases-adopted": "a hand-over adopted with its table once this server began to stop is released, table and all, instead of left to expire for its in-sync standby (the former leader) to take over",
+  "adopt-clears-former": "a taker's adoption of a balance hand-over clears the row's standby (the former leader, which holds the table as handed over) instead of keeping it named in sync and resuming its replication to it, so a taker that fails right after adopting leaves the shard to be taken empty, its locks lost",
+  "move-standby-unprotected": "a taker moves the standby its adoption kept (the former leader) to the member standbys spread best to by recording it not in sync first and then naming and syncing the new one, instead of syncing the new one while the kept one stays named in sync, so a taker that fails during the new one's join leaves the shard to be taken empty",
+  "move-unknown-as-failed": "a standby move whose row update's outcome is unknown (statement timeout) is given up as if it had not committed: the new standby's stream is dropped and grants wait for the former alone, though the row may name the new one in sync",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 

@@ -309,6 +309,7 @@ export abstract class LockEngineCore {
     if (this.gate !== null && !this.gate.isOpen(now)) throw this.gate.refusal();
     this.table.now = now;
     if (this.claims !== null && this.claims.until <= now) this.endClaimWindow(now);
+    this.table.repumpStalled();
     const head = this.table.leases.head;
     if ((head !== null && head.expiresAt <= now) || this.table.deadlines.nextDeadline() <= now) reapDue(this.table, now, this.tally, this.reapHooks);
     return now;

@@ -73,6 +73,10 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     name: `set-in-sync ${JSON.stringify(a)}`,
     run: (c: Coordinator) => c.setInSync(termOf(a.s, a.sh, a.e), `${a.of}-inc`, a.inSync, a.round),
   })),
+  fc.record({ s: server, sh: shard, e: epoch, from: server, to: server, round: small }).map((a) => ({
+    name: `move-standby ${JSON.stringify(a)}`,
+    run: (c: Coordinator) => c.moveStandby(termOf(a.s, a.sh, a.e), { serverId: a.from, incarnation: `${a.from}-inc` }, { serverId: a.to, incarnation: `${a.to}-inc` }, a.round),
+  })),
   fc.record({ s: server, sh: shard, e: epoch, to: server, ms: leaseMs, former: fc.boolean() }).map((a) => ({
     name: `hand-over ${JSON.stringify(a)}`,
     run: (c: Coordinator) => c.handOver(termOf(a.s, a.sh, a.e), { serverId: a.to, incarnation: `${a.to}-inc` }, a.ms, a.former),
@@ -116,7 +120,7 @@ describe("the in-memory store answers every coordinator statement as PostgreSQL 
 });
 
 describe("a balance hand-over, step by step, on both", () => {
-  it("names the former leader the new epoch's in-sync standby until the taker adopts, which clears it", async () => {
+  it("names the former leader the new epoch's in-sync standby, and the taker's adoption keeps it named (only the adopt-clears-former break's statement clears it)", async () => {
     const schema = await createTestSchema();
     const pg = createPostgresCoordinator({ connectionString: schema.connectionString });
     const memory = createMemoryCoordinator({ store: new MemoryStore({ now: () => Date.now() }) });
@@ -133,10 +137,31 @@ describe("a balance hand-over, step by step, on both", () => {
         const moved = (await c.readLeases())[0]!;
         expect(moved).toMatchObject({ holder: "s1", incarnation: "s1-inc", leaderId: "s0-term", epoch: 2, standbyId: "s0", standbyIncarnation: "s0-inc", inSync: true });
         rows[i]!.push(moved);
-        expect(await c.adoptHandOver(0, 2, claimOf("s1", 60_000, 1_000, 1_000, "s0-term"))).not.toBeNull();
+        expect((await c.adoptHandOver(0, 2, claimOf("s1", 60_000, 1_000, 1_000, "s0-term")))?.standby).toEqual({ serverId: "s0", incarnation: "s0-inc" });
         const adopted = (await c.readLeases())[0]!;
-        expect(adopted).toMatchObject({ holder: "s1", epoch: 2, standbyId: null, standbyIncarnation: null, inSync: false });
+        expect(adopted).toMatchObject({ holder: "s1", epoch: 2, standbyId: "s0", standbyIncarnation: "s0-inc", inSync: true });
         rows[i]!.push(adopted);
+        // The taker moves that standby to s2 (ShardReplication.moveStandby): fenced by its term and
+        // by the row naming either standby in sync; a retry after an unknown outcome matches too.
+        const s1Term = termOf("s1", 0, 2);
+        const [s0, s2] = [{ serverId: "s0", incarnation: "s0-inc" }, { serverId: "s2", incarnation: "s2-inc" }];
+        expect(await c.moveStandby({ ...s1Term, incarnation: "s1-other" }, s0, s2, 1)).toBe(false);
+        expect(await c.moveStandby(s1Term, { serverId: "s3", incarnation: "s3-inc" }, s2, 1)).toBe(false);
+        expect(await c.moveStandby(s1Term, s0, s2, 1)).toBe(true);
+        expect(await c.moveStandby(s1Term, s0, s2, 1)).toBe(false);
+        expect(await c.moveStandby(s1Term, s0, s2, 2)).toBe(true);
+        const movedStandby = (await c.readLeases())[0]!;
+        expect(movedStandby).toMatchObject({ holder: "s1", epoch: 2, standbyId: "s2", standbyIncarnation: "s2-inc", inSync: true });
+        rows[i]!.push(movedStandby);
+        // Not in sync (a later round): nothing is named in sync by a move any more.
+        expect(await c.setInSync(s1Term, "s2-inc", false, 3)).toBe(true);
+        expect(await c.moveStandby(s1Term, s0, s2, 4)).toBe(false);
+        expect(await c.setInSync(s1Term, "s2-inc", true, 5)).toBe(true);
+        // TEST ONLY (adopt-clears-former): the same adoption with the break's flag clears the standby fields.
+        expect((await c.adoptHandOver(0, 2, claimOf("s1", 60_000, 1_000, 1_000, "s0-term"), undefined, true))?.standby).toBeNull();
+        const cleared = (await c.readLeases())[0]!;
+        expect(cleared).toMatchObject({ holder: "s1", epoch: 2, standbyId: null, standbyIncarnation: null, inSync: false });
+        rows[i]!.push(cleared);
       }
       const strip = (r: unknown): unknown => ({ ...(r as Record<string, unknown>), version: undefined });
       expect(rows[1]!.map(strip)).toEqual(rows[0]!.map(strip));

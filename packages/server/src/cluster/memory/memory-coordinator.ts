@@ -72,8 +72,9 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions): Memo
     readClusterKey: () => run("read-cluster-key", () => store.readClusterKey()),
     nameStandby: (term, standby, round) => run("name-standby", () => store.nameStandby(term, standby, round)),
     setInSync: (term, incarnation, inSync, round) => run("set-in-sync", () => store.setInSync(term, incarnation, inSync, round)),
+    moveStandby: (term, from, to, round) => run("move-standby", () => store.moveStandby(term, from, to, round)),
     handOver: (term, standby, leaderLeaseMs, formerAsStandby) => run("hand-over", () => store.handOver(term, standby, leaderLeaseMs, formerAsStandby)),
-    adoptHandOver: (shard, epoch, claim, bounds) => run("adopt-hand-over", () => store.adoptHandOver(shard, epoch, claim, bounds)),
+    adoptHandOver: (shard, epoch, claim, bounds, clearStandby) => run("adopt-hand-over", () => store.adoptHandOver(shard, epoch, claim, bounds, clearStandby)),
     async watch(listener, onLost) {
       await run("listen", () => undefined);
       stopWatching();

@@ -328,6 +328,18 @@ export class MemoryStore {
     return true;
   }
 
+  moveStandby(term: LeaderTerm, from: MemberIdentity, to: MemberIdentity, round: number): boolean {
+    const r = this.leaderRow(term);
+    if (r === null || r.syncRound >= round || !r.inSync) return false;
+    const names = (m: MemberIdentity): boolean => r.standbyId === m.serverId && r.standbyIncarnation === m.incarnation;
+    if (!names(from) && !names(to)) return false;
+    r.standbyId = to.serverId;
+    r.standbyIncarnation = to.incarnation;
+    r.syncRound = round;
+    r.version += 1;
+    return true;
+  }
+
   handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number, formerAsStandby = false): HandedOverTerm | null {
     const r = this.leaderRow(term);
     if (r === null || r.standbyId !== standby.serverId || r.standbyIncarnation !== standby.incarnation || !r.inSync) return null;
@@ -343,7 +355,13 @@ export class MemoryStore {
     return { shard: term.shard, epoch: r.epoch, url: m.url };
   }
 
-  adoptHandOver(shard: number, epoch: number, claim: LeaseClaim, bounds: { readonly namespaces: readonly string[]; readonly block: number } | undefined): (AcquiredTerm & { bounds: LoadedBound[] }) | null {
+  adoptHandOver(
+    shard: number,
+    epoch: number,
+    claim: LeaseClaim,
+    bounds: { readonly namespaces: readonly string[]; readonly block: number } | undefined,
+    clearStandby = false,
+  ): (AcquiredTerm & { bounds: LoadedBound[]; standby: MemberIdentity | null }) | null {
     const r = this.leases[shard];
     if (r === undefined || r.epoch !== epoch || r.holder !== claim.serverId || r.incarnation !== claim.incarnation || r.leaderId !== claim.leaderId) return null;
     const waitMs = r.validForEpoch === r.epoch - 1 ? r.validForMs : Math.max(r.validForMs, r.lockLeaseMs);
@@ -352,7 +370,11 @@ export class MemoryStore {
     r.lockLeaseMs = Math.max(r.lockLeaseMs, Math.ceil(claim.lockLeaseMs));
     r.validForMs = Math.max(waitMs, Math.ceil(claim.validForMs));
     r.validForEpoch = r.epoch;
-    this.clearStandby(r);
-    return { shard, epoch: r.epoch, lockDelayMs: waitMs, bounds: this.loadFenced(epoch, bounds?.namespaces ?? [], bounds?.block ?? 1) };
+    // An in-sync standby (the former leader of a balance move) stays named: the taker resumes to it.
+    const keep = !clearStandby && r.inSync && r.standbyId !== null && r.standbyIncarnation !== null;
+    const standby = keep ? { serverId: r.standbyId!, incarnation: r.standbyIncarnation! } : null;
+    if (keep) r.syncRound = 0;
+    else this.clearStandby(r);
+    return { shard, epoch: r.epoch, lockDelayMs: waitMs, bounds: this.loadFenced(epoch, bounds?.namespaces ?? [], bounds?.block ?? 1), standby };
   }
 }

@@ -2,7 +2,6 @@ import type { AdoptedTerm, Coordinator, HandedOverTerm, LeaderTerm, MemberInfo }
 import type { LoadedBoundEvent } from "./coordinator-event.js";
 import { boundLoadSql, parseLoadedBounds } from "./postgres-bound-load.js";
 import type { RunStatement } from "./run-statement.js";
-import { CLEAR_STANDBY } from "./sql-fragments.js";
 
 /** The fence of a leader's write: the row is still this term's, on this process. */
 const FENCE = "shard = $1 AND epoch = $2 AND holder = $3 AND incarnation = $4";
@@ -20,7 +19,7 @@ export function standbyStatements(
   run: RunStatement,
   channel: string,
   onCommitted?: ((event: LoadedBoundEvent) => void) | undefined,
-): Pick<Coordinator, "readStandbyCandidates" | "readClusterKey" | "nameStandby" | "setInSync" | "handOver" | "adoptHandOver"> {
+): Pick<Coordinator, "readStandbyCandidates" | "readClusterKey" | "nameStandby" | "setInSync" | "moveStandby" | "handOver" | "adoptHandOver"> {
   return {
     async readStandbyCandidates(withinMs) {
       const rows = await run<{ server_id: string; url: string; incarnation: string | null; ready: boolean }>(
@@ -60,6 +59,17 @@ export function standbyStatements(
       return rows.length === 1;
     },
 
+    async moveStandby(term, from, to, round) {
+      const rows = await run(
+        "move-standby",
+        `UPDATE leases SET standby_id = $7, standby_incarnation = $8, sync_round = $9, version = version + 1
+         WHERE ${FENCE} AND sync_round < $9 AND in_sync
+           AND ((standby_id = $5 AND standby_incarnation = $6) OR (standby_id = $7 AND standby_incarnation = $8)) RETURNING shard`,
+        [...termValues(term), from.serverId, from.incarnation, to.serverId, to.incarnation, String(round)],
+      );
+      return rows.length === 1;
+    },
+
     async handOver(term, standby, leaderLeaseMs, formerAsStandby = false) {
       // SET reads the row as it was: holder and incarnation become the standby's, and (with $9) the
       // standby fields the former holder's, from the same row.
@@ -83,21 +93,26 @@ export function standbyStatements(
       return row === undefined ? null : ({ shard: term.shard, epoch: Number(row.epoch), url: row.url } satisfies HandedOverTerm);
     },
 
-    async adoptHandOver(shard, epoch, claim, bounds) {
+    async adoptHandOver(shard, epoch, claim, bounds, clearStandby = false) {
       // The lease-wait record as an acquisition writes it: complete up to the previous epoch (the
       // leader that handed over) when that one kept it, else its lock lease as well. The bounds
       // asked for are loaded in the same statement, fenced by the adoption's row (locked by it).
-      const rows = await run<{ epoch: string; wait_ms: number; bounds: unknown }>(
+      // An in-sync standby (a balance move's former leader) stays named unless $11: SET reads the
+      // row as it was, RETURNING the row as it is.
+      const rows = await run<{ epoch: string; wait_ms: number; bounds: unknown; standby_id: string | null; standby_incarnation: string | null }>(
         "adopt-hand-over",
         `WITH a AS (
-           UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => $6::float8 / 1000), version = l.version + 1, ${CLEAR_STANDBY},
+           UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => $6::float8 / 1000), version = l.version + 1,
+             standby_id = CASE WHEN l.in_sync AND NOT $11 THEN l.standby_id END,
+             standby_incarnation = CASE WHEN l.in_sync AND NOT $11 THEN l.standby_incarnation END,
+             in_sync = (l.in_sync AND NOT $11 AND l.standby_id IS NOT NULL), sync_round = 0,
              lock_lease_ms = GREATEST(l.lock_lease_ms, $7), valid_for_ms = GREATEST(p.wait_ms, $8), valid_for_epoch = l.epoch
            FROM (SELECT shard, CASE WHEN valid_for_epoch = epoch - 1 THEN valid_for_ms ELSE GREATEST(valid_for_ms, lock_lease_ms) END AS wait_ms
                  FROM leases WHERE shard = $1) p
            WHERE l.shard = p.shard AND l.epoch = $2 AND l.holder = $3 AND l.incarnation = $4 AND l.leader_id = $5
-           RETURNING l.epoch, p.wait_ms),
+           RETURNING l.epoch, p.wait_ms, l.standby_id, l.standby_incarnation),
          ${boundLoadSql({ fence: "a", epoch: "$2", namespaces: "$9", block: "$10" })}
-         SELECT a.epoch, a.wait_ms, loaded.bounds FROM a, loaded`,
+         SELECT a.epoch, a.wait_ms, a.standby_id, a.standby_incarnation, loaded.bounds FROM a, loaded`,
         [
           shard,
           String(epoch),
@@ -109,12 +124,14 @@ export function standbyStatements(
           Math.ceil(claim.validForMs),
           [...(bounds?.namespaces ?? [])],
           String(bounds?.block ?? 1),
+          clearStandby,
         ],
       );
       const row = rows[0];
       if (row === undefined) return null;
       const term = { shard, epoch: Number(row.epoch) };
-      return { ...term, lockDelayMs: row.wait_ms, bounds: parseLoadedBounds(row.bounds, term, onCommitted) } satisfies AdoptedTerm;
+      const standby = row.standby_id !== null && row.standby_incarnation !== null ? { serverId: row.standby_id, incarnation: row.standby_incarnation } : null;
+      return { ...term, lockDelayMs: row.wait_ms, bounds: parseLoadedBounds(row.bounds, term, onCommitted), standby } satisfies AdoptedTerm;
     },
   };
 }

@@ -61,9 +61,12 @@ export type BalanceHandOverOutcome =
  * statement fenced by the epoch and by the taker being the row's in-sync standby. When the
  * acknowledgement does not come, or the statement matched nothing (the row is still this term's:
  * only its holder moves a row that has not expired), the gate reopens and the term serves on with
- * its table. Once the row moved, the row names this leader the new epoch's in-sync standby until
- * the taker adopts (which clears it), and the outcome carries the table for this member's replica
- * store: a taker that never adopts leaves the shard to its former leader's takeover with state.
+ * its table. Once the row moved, the row names this leader the new epoch's in-sync standby, also
+ * after the taker adopts (its replication resumes to this member: `ShardReplication.resume`; the
+ * taker later moves its standby to where standbys spread, never unprotected:
+ * `ShardReplication.moveStandby`), and
+ * the outcome carries the table for this member's replica store: a taker that never adopts, or
+ * fails right after adopting, leaves the shard to its former leader's takeover with state.
  * `abandonRelease` (TEST ONLY, `balance-abandon-release`) answers `no-ack` instead of reopening.
  */
 export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, context: BalanceHandOverContext, abandonRelease = false): Promise<BalanceHandOverOutcome> {
@@ -71,6 +74,11 @@ export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, con
   const where = { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, reason: "balance", taker: taker.serverId };
   const replication = term.replicator?.replication;
   if (replication === undefined || term.isEnded) return { kind: "kept", why: "not replicated" };
+  // A standby move in flight is settled first: the row then names one standby for sure.
+  await replication.settleMove();
+  const named = replication.standby;
+  if (term.isEnded) return { kind: "ended" };
+  if (named === null || named.serverId !== taker.serverId || named.incarnation !== taker.incarnation || replication.rule.state !== "in-sync") return { kind: "kept", why: "the taker is no longer the in-sync standby" };
   const table = term.pauseForHandOver();
   const keep = (why: string): BalanceHandOverOutcome => {
     if (term.isEnded) return { kind: "ended" };
@@ -78,7 +86,7 @@ export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, con
     logger.warn({ ...where, why }, "hand-over abandoned: keeping the shard with its table (its gate reopened); balance tries again later");
     return { kind: "kept", why };
   };
-  const outcome = await awaitHandOverAck(replication, { leaderLeaseMs, logger, where, staleAck: context.staleAck });
+  const outcome = await awaitHandOverAck(replication, { leaderLeaseMs, logger, where, staleAck: context.staleAck, heldBack: term.heldBackPlaces() });
   if (term.isEnded) return { kind: "ended" };
   if (outcome !== "acked") {
     if (abandonRelease) return { kind: "no-ack" };

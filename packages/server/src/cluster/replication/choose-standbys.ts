@@ -50,3 +50,23 @@ export function chooseStandbys(input: StandbyChoiceInput): Map<number, string | 
 export function standbyGone(row: Pick<ShardLease, "standbyId">, members: readonly LiveMember[]): boolean {
   return row.standbyId === null || !members.some((m) => m.ready && m.serverId === row.standbyId);
 }
+
+/** What {@link standbyToMoveTo} decides from. */
+export interface StandbyMoveInput extends Omit<StandbyChoiceInput, "shards"> {
+  /** The shard whose standby might move. */
+  readonly shard: number;
+  /** Its standby now (an adoption kept it: a balance move's former leader). */
+  readonly current: string;
+}
+
+/**
+ * The member `shard`'s in-sync standby should move to so standbys spread ({@link chooseStandbys}'s
+ * choice), or `null` to keep `current`: only a member standby of fewer other shards than `current`
+ * is worth a move (each costs a snapshot), so a move never makes the spread worse. Pure.
+ */
+export function standbyToMoveTo(input: StandbyMoveInput): string | null {
+  const chosen = chooseStandbys({ ...input, shards: [input.shard] }).get(input.shard) ?? null;
+  if (chosen === null || chosen === input.current) return null;
+  const load = (id: string): number => input.leases.filter((r) => r.shard !== input.shard && r.standbyId === id).length;
+  return load(chosen) < load(input.current) ? chosen : null;
+}

@@ -3,7 +3,8 @@ import { unavailable } from "../cluster-errors.js";
 import type { HandOverReason } from "../cluster-metrics.js";
 import type { Coordinator, HandedOverTerm, MemberIdentity } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
-import { HAND_OVER_ENTRY } from "./replicated-tables.js";
+import type { HeldBackPlaces } from "../held-back-places.js";
+import { handOverEntry } from "./replicated-tables.js";
 import type { ShardReplication } from "./shard-replication.js";
 
 /** What {@link handOverTerm} needs of the runtime. */
@@ -28,7 +29,7 @@ export interface HandOverDone {
   readonly standby: MemberIdentity;
   /**
    * The member the moved row names as the new epoch's in-sync standby: the former leader, which
-   * keeps the table until the taker adopts (a balance move). Default none: the standby fields were
+   * keeps the table, and stays named past the taker's adoption (a balance move). Default none: the standby fields were
    * cleared (a stop).
    */
   readonly former?: MemberIdentity | undefined;
@@ -53,10 +54,12 @@ export interface HandOverAckContext {
    * a standby that died since. Default false.
    */
   readonly staleAck?: boolean | undefined;
+  /** The places of the requests the term holds back in its lease-wait (`ShardTerm.heldBackPlaces`): the entry carries them. Default none. */
+  readonly heldBack?: HeldBackPlaces | undefined;
 }
 
 /**
- * Append the hand-over entry ({@link HAND_OVER_ENTRY}) to a term whose gate is closed or shut
+ * Append the hand-over entry ({@link handOverEntry}: the held-back places with it) to a term whose gate is closed or shut
  * (nothing else is appended any more) and wait for the standby's acknowledgement of it: a fresh
  * round trip, sent after the gate closed, so it proves the standby is alive and holds the whole
  * table now. Answers `"acked"`, or why not: `"late"` (no acknowledgement within a leader lease),
@@ -64,7 +67,7 @@ export interface HandOverAckContext {
  */
 export async function awaitHandOverAck(replication: ShardReplication, context: HandOverAckContext): Promise<"acked" | "late" | "unreplicated" | "failed"> {
   const { leaderLeaseMs, logger, where } = context;
-  const seq = context.staleAck === true ? replication.log.lastSeq : replication.append(HAND_OVER_ENTRY, true);
+  const seq = context.staleAck === true ? replication.log.lastSeq : replication.append(handOverEntry(context.heldBack ?? {}), true);
   let cancel = (): void => undefined;
   const late = new Promise<"late">((resolve) => {
     cancel = replication.clock.setTimer(() => resolve("late"), leaderLeaseMs);
@@ -100,10 +103,12 @@ export async function handOverTerm(term: ShardTerm, context: HandOverContext): P
   const { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason } = context;
   const where = { shard: term.shard, epoch: term.epoch, leaderId: term.leaderId, reason };
   const replication = term.replicator?.replication;
-  const standby = replication?.standby ?? null;
   try {
+    // A standby move in flight is settled first: the row then names one standby for sure.
+    await replication?.settleMove();
+    const standby = replication?.standby ?? null;
     if (replication === undefined || standby === null) return null;
-    const outcome = await awaitHandOverAck(replication, { leaderLeaseMs, logger, where, staleAck: context.staleAck });
+    const outcome = await awaitHandOverAck(replication, { leaderLeaseMs, logger, where, staleAck: context.staleAck, heldBack: term.heldBackPlaces() });
     if (outcome !== "acked") {
       logger.warn({ ...where, standby: standby.serverId, outcome }, "hand-over abandoned: the standby did not acknowledge the hand-over entry; releasing the shard");
       return null;
@@ -114,7 +119,8 @@ export async function handOverTerm(term: ShardTerm, context: HandOverContext): P
       logger.warn({ ...where, standby: standby.serverId }, "hand-over matched nothing (the row is no longer this term's, or its standby not in sync); releasing the shard");
       return null;
     }
-    const carried = { locksCarried: term.handedOver?.locks ?? 0, waitersCarried: term.handedOver?.waiters ?? 0 };
+    const heldBackCarried = Object.values(term.heldBackPlaces()).reduce((n, line) => n + line.length, 0);
+    const carried = { locksCarried: term.handedOver?.locks ?? 0, waitersCarried: term.handedOver?.waiters ?? 0, heldBackCarried };
     logger.info({ ...where, standby: standby.serverId, newEpoch: moved.epoch, entries: replication.log.lastSeq, ...carried }, "shard handed over");
     return { moved, standby: { serverId: standby.serverId, incarnation: standby.incarnation } };
   } catch (err) {

@@ -3,7 +3,7 @@ import { unavailable } from "../cluster-errors.js";
 import type { Coordinator, LiveMember, ShardLease } from "../coordinator.js";
 import { realProcessClock } from "../process-clock.js";
 import type { ShardTerm } from "../shard-term.js";
-import { chooseStandbys } from "./choose-standbys.js";
+import { chooseStandbys, standbyToMoveTo } from "./choose-standbys.js";
 import type { ClusterKeyHolder } from "./cluster-key-holder.js";
 import { snapshotShard } from "./replicated-tables.js";
 import type { ReplicationClock } from "./replication-clock.js";
@@ -50,10 +50,18 @@ export interface LeaderSideOptions {
   readonly unsafeAnswerFirst?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=snapshot-after-position`): see `ShardReplicationOptions.unsafeSnapshotAfterPosition`. Default false. */
   readonly unsafeSnapshotAfterPosition?: boolean | undefined;
+  /** TEST ONLY (`LEASEHOLD_TEST_BREAK=move-unknown-as-failed`): see `ShardReplicationOptions.unsafeUnknownMoveAsFailed`. Default false. */
+  readonly unsafeUnknownMoveAsFailed?: boolean | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_REPLICATION_WINDOW`): see `ReplicationSenderOptions.maxInFlight`. Default: the sender's. */
   readonly maxInFlight?: number | undefined;
   /** TEST ONLY (`LEASEHOLD_TEST_BREAK=no-standby-probe`): idle standbys are never probed (see `ShardReplication.probe`). Default false. */
   readonly unprobedStandbys?: boolean | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=move-standby-unprotected`): a kept standby is moved by
+   * recording it not in sync first (the new one is then named and synced as any standby), not by
+   * `ShardReplication.moveStandby`. Default false.
+   */
+  readonly unprotectedStandbyMoves?: boolean | undefined;
   /** BENCHMARK ONLY (`LEASEHOLD_TEST_ECHO_STANDBY_PORT`): every standby connection goes to this local echo server instead (echo-replication-transport.ts). Default: none, the real standby. */
   readonly echoStandbyPort?: number | undefined;
 }
@@ -123,6 +131,7 @@ export class LeaderSide {
       this.dropRestartedStandbys();
       if (this.options.unprobedStandbys !== true) for (const replicator of this.streams.values()) replicator.replication.probe();
       await this.attachStandbys();
+      await this.moveKeptStandbys();
       this.dropStaleReplicas();
     } catch (err) {
       this.options.logger.warn({ err }, "replication round failed; retrying on the next one");
@@ -141,14 +150,30 @@ export class LeaderSide {
       this.streams.delete(term);
       this.notBefore.delete(term);
     }
-    for (const term of runtime.terms) {
-      if (term === null || term.isEnded || this.streams.has(term)) continue;
-      const replicator = new TermReplicator(term.service, this.replicationOf(term), { needsAck: isGrant });
-      this.streams.set(term, replicator);
-      // Attach before the feed starts: an answer is never ready between the two (same turn).
-      term.attachReplicator(replicator);
-      replicator.start();
-    }
+    for (const term of runtime.terms) if (term !== null) this.follow(term);
+  }
+
+  /**
+   * Give `term` its replicator now, if it has none (the runtime calls this in the turn a term
+   * starts, before it answers anything; each round does it for any it missed). When the term's
+   * row names an in-sync standby already (a balance move's former leader, left named by the
+   * adoption: it holds the table as handed over), the replication resumes to it at once, so no
+   * grant is answered that it lacks while the row names it; a standby this member cannot reach
+   * (no URL known, or no cluster key yet) is recorded not in sync before anything is answered.
+   */
+  follow(term: ShardTerm): void {
+    if (term.isEnded || this.streams.has(term) || this.stopped) return;
+    const replicator = new TermReplicator(term.service, this.replicationOf(term), { needsAck: isGrant });
+    this.streams.set(term, replicator);
+    // Attach before the feed starts: an answer is never ready between the two (same turn).
+    term.attachReplicator(replicator);
+    replicator.start();
+    const row = this.options.runtime.leases[term.shard];
+    if (row === undefined || row.epoch !== term.epoch || !row.inSync || row.standbyId === null || row.standbyIncarnation === null) return;
+    const { standbyId, standbyIncarnation } = row;
+    const member = this.options.runtime.memberList.members.find((m) => m.serverId === standbyId && m.incarnation === standbyIncarnation);
+    const url = this.options.key.key === null ? undefined : (member?.url ?? undefined);
+    replicator.replication.resume(url === undefined ? null : { serverId: standbyId, incarnation: standbyIncarnation, url });
   }
 
   private replicationOf(term: ShardTerm): ShardReplication {
@@ -174,6 +199,7 @@ export class LeaderSide {
       onStandbyLost: () => this.notBefore.set(term, this.clock.now() + leaderLeaseMs / 3),
       unsafeAnswerFirst: this.options.unsafeAnswerFirst,
       unsafeSnapshotAfterPosition: this.options.unsafeSnapshotAfterPosition,
+      unsafeUnknownMoveAsFailed: this.options.unsafeUnknownMoveAsFailed,
     });
   }
 
@@ -222,6 +248,47 @@ export class LeaderSide {
   }
 
   /**
+   * A term whose row names the standby its adoption kept (a balance move's former leader, which
+   * this leader did not choose) moves it, without a moment unprotected
+   * (`ShardReplication.moveStandby`), to the member standbys spread best to, when that member is
+   * standby of fewer shards than the kept one ({@link standbyToMoveTo}); else it keeps it. Without
+   * this, every former leader would stay its taker's standby for good, and standbys would not spread.
+   */
+  private async moveKeptStandbys(): Promise<void> {
+    const now = this.clock.now();
+    const kept = [...this.streams].filter(([term, r]) => r.replication.keptFormer && !r.replication.moving && (this.notBefore.get(term) ?? 0) <= now);
+    if (kept.length === 0) return;
+    const { coordinator, leaderLeaseMs, serverId, runtime } = this.options;
+    const members = await coordinator.readStandbyCandidates(2 * leaderLeaseMs);
+    // Each move decided counts against its member for the next (the rows say so only later).
+    const leases = runtime.leases.map((row) => ({ shard: row.shard, standbyId: row.standbyId }));
+    for (const [term, replicator] of kept) {
+      const replication = replicator.replication;
+      const current = replication.standby;
+      if (current === null || !replication.keptFormer) continue;
+      const to = standbyToMoveTo({ leader: serverId, members, leases, shard: term.shard, current: current.serverId });
+      const member = members.find((m) => m.serverId === to);
+      if (member === undefined) {
+        replication.keepFormer();
+        continue;
+      }
+      const row = leases.find((r) => r.shard === term.shard);
+      if (row !== undefined) row.standbyId = member.serverId;
+      this.notBefore.set(term, now + leaderLeaseMs);
+      // TEST ONLY (move-standby-unprotected): not in sync first; the next round names the new one.
+      if (this.options.unprotectedStandbyMoves === true) {
+        replication.keepFormer();
+        replication.dropStandby();
+        this.notBefore.set(term, now);
+        continue;
+      }
+      replication
+        .moveStandby({ serverId: member.serverId, incarnation: member.incarnation, url: member.url })
+        .catch((err: unknown) => this.options.logger.warn({ shard: term.shard, epoch: term.epoch, err }, "moving the standby failed; the standby stays"));
+    }
+  }
+
+  /**
    * Drop replicas of terms that moved on, or whose row names another standby now. The rows are
    * this server's last read, which may predate the snapshot: a leader names its new standby only
    * after the snapshot arrived, so a row read before still names the previous standby. "Names
@@ -241,7 +308,10 @@ export class LeaderSide {
       if (seen === undefined || seen.streamId !== replica.stream.streamId) this.firstSeen.set(shard, { streamId: replica.stream.streamId, version: row.version });
       const readSince = row.version > (this.firstSeen.get(shard)?.version ?? row.version);
       const moved = row.epoch > replica.stream.epoch;
-      const other = readSince && row.epoch === replica.stream.epoch && row.standbyIncarnation !== null && row.standbyIncarnation !== runtime.identity.incarnation;
+      // A row naming another standby in sync may be moving its standby to this member
+      // (`ShardReplication.moveStandby`: the row names it only once it holds the snapshot): the
+      // replica is dropped once the row says not in sync, or when its epoch moves on.
+      const other = readSince && row.epoch === replica.stream.epoch && !row.inSync && row.standbyIncarnation !== null && row.standbyIncarnation !== runtime.identity.incarnation;
       if (moved || other) {
         standby.store.drop(shard);
         this.firstSeen.delete(shard);

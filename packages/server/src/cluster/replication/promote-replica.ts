@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import type { HeldBackPlaces } from "../held-back-places.js";
 import type { AcquiredTerm, HeldTerm, LeaseClaim, ShardLease } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
 import type { ReplicaStore, ShardReplica } from "./replica-store.js";
@@ -21,6 +22,8 @@ export interface CarriedTable {
    * could still run (0: none).
    */
   readonly leaseWaitLeftMs: number;
+  /** The places of the requests the leader still held back in its lease-wait when it handed over (its hand-over entry carried them). */
+  readonly heldBack: HeldBackPlaces;
 }
 
 /**
@@ -212,8 +215,10 @@ export class ReplicaPromoter {
    * had sent it: the moved row names this process as that epoch's in-sync standby until the taker
    * adopts, so a taker that never adopts leaves the shard to this member's takeover with the table
    * ({@link forTakeover}). At sequence 0, so the taker's own first snapshot (same epoch, same
-   * leader incarnation) replaces it; the taker's adoption clears the row's standby fields, so it is
-   * never promoted once the taker served. False (and logged) when the store refused it.
+   * leader incarnation) replaces it: the taker's adoption keeps this process named in sync and
+   * resumes its replication to it before answering anything (`ShardReplication.resume`), so it
+   * holds every grant the taker answered, or the taker records it not in sync first. False (and
+   * logged) when the store refused it.
    */
   keepFormerTable(stream: { readonly shard: number; readonly epoch: number; readonly leaderId: string; readonly leaderIncarnation: string }, snapshot: unknown): boolean {
     try {
@@ -259,7 +264,7 @@ export class ReplicaPromoter {
     try {
       const snapshot = replica.sink.snapshot?.() as { namespaces?: NamespaceImages | undefined } | undefined;
       if (snapshot?.namespaces === undefined) return null;
-      return { leaderId: replica.stream.leaderId, epoch: replica.stream.epoch, namespaces: snapshot.namespaces, leaseWaitLeftMs: replica.sink.leaseWaitLeftMs?.() ?? 0 };
+      return { leaderId: replica.stream.leaderId, epoch: replica.stream.epoch, namespaces: snapshot.namespaces, leaseWaitLeftMs: replica.sink.leaseWaitLeftMs?.() ?? 0, heldBack: replica.sink.heldBackPlaces?.() ?? {} };
     } catch (err) {
       this.options.logger.warn({ shard, err }, "the replica could not be exported; the shard is taken with an empty table");
       return null;

@@ -1,3 +1,4 @@
+import type { HeldBackPlaces } from "../held-back-places.js";
 import { ReplicationRefusal, type ReplicationAck, type ReplicationMessage, type StreamIdentity } from "./replication-wire.js";
 
 /** Where a standby's replica of a shard lives: the engine's table restored and fed, in order. */
@@ -21,6 +22,8 @@ export interface ReplicaSink {
    * leader's lease-wait had left when the snapshot was taken, counted from its restore. Default 0.
    */
   leaseWaitLeftMs?(): number;
+  /** The held-back places the leader's hand-over entry carried, in line order (promote-replica.ts passes them on). Default: none. */
+  heldBackPlaces?(): HeldBackPlaces;
   /** Release what the sink holds once it is replaced or dropped. Default: nothing. */
   dispose?(): void;
 }

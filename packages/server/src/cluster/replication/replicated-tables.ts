@@ -1,3 +1,4 @@
+import { agePlaces, parseHeldBackPlaces, type HeldBackPlaces } from "../held-back-places.js";
 import { RATE_TOLERANCE } from "../margins.js";
 import type { ReplicaSink } from "./replica-store.js";
 
@@ -52,6 +53,16 @@ export interface ShardEntry {
  */
 export const HAND_OVER_ENTRY = { handOver: true } as const;
 
+/**
+ * The hand-over entry of a term that still holds requests back (its lease-wait's lines, outside the
+ * engine, so no waiter entry ever told the standby of them): {@link HAND_OVER_ENTRY} with their
+ * places in order, `heldBack`, which the taker keeps for their re-sent `requestId`s. Without any,
+ * {@link HAND_OVER_ENTRY} itself.
+ */
+export function handOverEntry(heldBack: HeldBackPlaces): { readonly handOver: true; readonly heldBack?: HeldBackPlaces } {
+  return Object.keys(heldBack).length === 0 ? HAND_OVER_ENTRY : { ...HAND_OVER_ENTRY, heldBack };
+}
+
 /** True for {@link HAND_OVER_ENTRY} (as it arrives, parsed from JSON). */
 export function isHandOverEntry(entry: unknown): boolean {
   return isObject(entry) && entry.handOver === true && !("ns" in entry);
@@ -90,6 +101,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
   /** Until when (on {@link clock}) the leader's lease-wait may hold grants back, as the snapshot said. */
   private grantsFrom = -Infinity;
+  /** The places the last hand-over entry carried, and when (on {@link clock}) it was applied; `null` when none or when the leader went on. */
+  private heldBack: { readonly places: HeldBackPlaces; readonly at: number } | null = null;
 
   constructor(
     readonly table: T,
@@ -113,9 +126,20 @@ export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
   }
 
   apply(entry: unknown): void {
-    if (isHandOverEntry(entry)) return;
+    if (isHandOverEntry(entry)) {
+      const { heldBack } = entry as { heldBack?: unknown };
+      this.heldBack = heldBack === undefined ? null : { places: parseHeldBackPlaces(heldBack), at: this.clock() };
+      return;
+    }
+    // The leader appended again after a hand-over entry: it kept the shard (a balance move that did not happen).
+    this.heldBack = null;
     if (!isObject(entry) || typeof entry.ns !== "string" || !("entry" in entry)) throw new Error("a shard entry must be { ns: <namespace>, entry: <entry> }");
     this.table.applyEntry(entry.ns, entry.entry as never);
+  }
+
+  /** The places the last hand-over entry carried, each deadline counted down since it was applied (none when the leader went on after it). */
+  heldBackPlaces(): HeldBackPlaces {
+    return this.heldBack === null ? {} : agePlaces(this.heldBack.places, this.clock() - this.heldBack.at);
   }
 
   /** The replica's table as it stands, every namespace's image (see {@link snapshotShard}). */

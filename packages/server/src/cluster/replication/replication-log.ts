@@ -183,6 +183,17 @@ export class ReplicationLog<E = unknown> {
     return r === undefined ? null : r.at;
   }
 
+  /**
+   * Append time of the oldest kept entry after `seq`, or `null` when none is kept: how long a
+   * second standby (a standby move's, which holds up to `seq`) has kept an answer waiting.
+   */
+  oldestAfter(seq: number): number | null {
+    const first = this.records[this.head];
+    if (first === undefined) return null;
+    const i = this.head + Math.max(0, seq + 1 - first.seq);
+    return i < this.records.length ? this.records[i]!.at : null;
+  }
+
   /** How far the standby is behind: kept entries not acknowledged, and the age of the oldest (ms). */
   lag(): { readonly entries: number; readonly ms: number } {
     const oldest = this.oldestUnackedAt();

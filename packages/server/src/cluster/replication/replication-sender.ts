@@ -40,6 +40,12 @@ export interface ReplicationSenderOptions<E> {
    * single message in flight, each carrying everything that accumulated meanwhile.
    */
   readonly maxInFlight?: number | undefined;
+  /**
+   * Passes what the standby acknowledged (cumulative) on. Default: the log's own acknowledgement
+   * ({@link ReplicationLog.acknowledge}); a leader streaming to two standbys at once (a standby
+   * move) acknowledges the log only up to what both hold.
+   */
+  readonly acknowledge?: ((ackedSeq: number) => void) | undefined;
   /** Hears each acknowledgement with the round trip of its message (ms). Default: nothing. */
   readonly onAck?: ((ackedSeq: number, roundTripMs: number) => void) | undefined;
   /** The standby refused the stream (it is over: a re-sync starts a new one). */
@@ -74,6 +80,8 @@ export class ReplicationSender<E> {
    * message sent was answered): failed exchanges and re-sends keep it, an answer resets it.
    */
   private unansweredSince: number | null = null;
+  /** Answers heard from the standby so far. */
+  private heard = 0;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly options: ReplicationSenderOptions<E>) {
@@ -99,6 +107,11 @@ export class ReplicationSender<E> {
    */
   unansweredForMs(): number {
     return this.unansweredSince === null ? 0 : this.options.clock.now() - this.unansweredSince;
+  }
+
+  /** How many answers the standby has sent so far: one more after a moment proves it still answered then (within a round trip). */
+  get answers(): number {
+    return this.heard;
   }
 
   /**
@@ -150,6 +163,7 @@ export class ReplicationSender<E> {
   private answered(ack: ReplicationAck, upTo: number, sentAt: number, generation: number): void {
     if (this.stopped || generation !== this.generation) return;
     this.inFlight--;
+    this.heard++;
     // Heard from: what is still in flight counts from now.
     this.unansweredSince = this.inFlight > 0 ? this.options.clock.now() : null;
     // Cumulative: an answer may cover a later message that overtook this one (messages in flight
@@ -165,7 +179,8 @@ export class ReplicationSender<E> {
       return;
     }
     this.acked = Math.max(this.acked ?? 0, ack.ackedSeq);
-    if (this.acked > this.options.log.ackedSeq) this.options.log.acknowledge(this.acked);
+    if (this.options.acknowledge !== undefined) this.options.acknowledge(this.acked);
+    else if (this.acked > this.options.log.ackedSeq) this.options.log.acknowledge(this.acked);
     this.options.onAck?.(this.acked, this.options.clock.now() - sentAt);
     this.pump();
   }

@@ -1,10 +1,11 @@
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Coordinator, LeaderTerm, MemberIdentity } from "../coordinator.js";
 import type { ReplicationClock } from "./replication-clock.js";
 import { ReplicationLog } from "./replication-log.js";
 import type { ReplicationMetrics, ShardReplicationView } from "./replication-metrics.js";
-import { ReplicationSender, type ReplicationTransport } from "./replication-sender.js";
+import type { ReplicationSender, ReplicationTransport } from "./replication-sender.js";
+import { openReplicationSender } from "./open-replication-sender.js";
+import { sendRowUpdate, StandbyMove } from "./standby-move.js";
 import { ReplicationFencedError, SyncRule, type AckOutcome } from "./sync-rule.js";
 
 /** A member to stream to: its identity and where it listens. */
@@ -18,7 +19,8 @@ export interface ShardReplicationOptions {
   readonly term: LeaderTerm;
   /** The term's `leaderId` (a standby's table serves under it after a takeover). */
   readonly leaderId: string;
-  readonly coordinator: Pick<Coordinator, "nameStandby" | "setInSync">;
+  /** `moveStandby` is optional: without it {@link ShardReplication.moveStandby} moves nothing. */
+  readonly coordinator: Pick<Coordinator, "nameStandby" | "setInSync"> & Partial<Pick<Coordinator, "moveStandby">>;
   /** A connection to a standby (http-replication-transport.ts in production). */
   readonly connect: (target: StandbyTarget) => ReplicationTransport;
   /**
@@ -49,6 +51,12 @@ export interface ShardReplicationOptions {
    * refuses it as diverged). Default false.
    */
   readonly unsafeSnapshotAfterPosition?: boolean | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=move-unknown-as-failed`): a standby move whose row update's
+   * outcome is unknown is given up as if it had not committed (the new standby dropped, the former
+   * alone waited on), though the row may name the new one. Default false.
+   */
+  readonly unsafeUnknownMoveAsFailed?: boolean | undefined;
   /** Most messages in flight to the standby: see `ReplicationSenderOptions.maxInFlight`. Default: the sender's (64). */
   readonly maxInFlight?: number | undefined;
 }
@@ -68,6 +76,12 @@ export class ShardReplication {
   private attaching = false;
   private closed = false;
   private attachStartedAt = -Infinity;
+  /** What the standby streamed to ({@link sender}) acknowledged. */
+  private mainAcked = 0;
+  /** A standby move under way ({@link moveStandby}), `null` with none. */
+  private move: StandbyMove | null = null;
+  /** The row names the standby an adoption kept ({@link resume}), not one this leader chose. */
+  private former = false;
 
   /** The leader process's clock and timers (its hand-over waits run on them too). */
   readonly clock: ReplicationClock;
@@ -91,6 +105,7 @@ export class ShardReplication {
       onOut: () => {
         metrics?.notInSync.inc({});
         const standby = this.target?.serverId;
+        this.former = false;
         this.dropStream();
         logger.warn({ ...where, standby }, "standby recorded not in sync");
         options.onStandbyLost("not in sync");
@@ -179,6 +194,119 @@ export class ShardReplication {
   }
 
   /**
+   * The row already names `target` in sync for this very term (an adoption left a balance move's
+   * former leader named: it holds the table as handed over, as a replica of this epoch): stream to
+   * it without naming it again, which would record `in_sync = false` and leave the shard
+   * unprotected while it holds every lock. Synchronous, before the term answers anything: from now
+   * on every grant waits for its acknowledgement (the snapshot sent first replaces its table), and
+   * if it is late or refuses the stream, `in_sync = false` is recorded before anything is answered
+   * without it, as for any standby. `null` (it cannot be reached): recorded not in sync at once.
+   * Only from `out`, before anything attached.
+   */
+  resume(target: StandbyTarget | null): void {
+    if (this.closed || this.attaching || this.rule.state !== "out" || this.target !== null) return;
+    this.attachStartedAt = this.options.clock.now();
+    this.target = target;
+    const payload = this.options.snapshot();
+    const seq = this.log.startRetaining();
+    this.rule.beginJoin(seq);
+    if (target === null) return this.rule.standbyLost();
+    this.former = true;
+    this.startStream(target, seq, payload);
+  }
+
+  /**
+   * True while the row names the standby an adoption kept in sync ({@link resume}: a balance
+   * move's former leader), which this leader did not choose: the leader side moves it to the
+   * member standbys spread best to ({@link moveStandby}), or settles for it ({@link keepFormer}).
+   */
+  get keptFormer(): boolean {
+    return this.former && this.rule.state === "in-sync";
+  }
+
+  /** The standby the adoption kept stays (it is where standbys spread best to). */
+  keepFormer(): void {
+    this.former = false;
+  }
+
+  /** True while a standby move is under way ({@link moveStandby}). */
+  get moving(): boolean {
+    return this.move !== null;
+  }
+
+  /**
+   * Move the in-sync standby to `to` without a moment unprotected, as {@link StandbyMove} tells:
+   * `to` gets a snapshot and the log while the standby the row names keeps following it (grants
+   * wait for both), the row names `to` only once it holds the snapshot, and the first standby is
+   * dropped only once that write is known to have matched. Only from `in-sync`. Answers `"moved"`,
+   * `"kept"` (nothing moved, or the rule let go of both), or `"fenced"` (deposed).
+   */
+  async moveStandby(to: StandbyTarget): Promise<"moved" | "kept" | "fenced"> {
+    const from = this.target;
+    const { coordinator } = this.options;
+    if (this.closed || this.attaching || this.move !== null || from === null || this.sender === null || this.rule.state !== "in-sync" || coordinator.moveStandby === undefined) return "kept";
+    if (from.serverId === to.serverId && from.incarnation === to.incarnation) return "kept";
+    const { term, clock, lateMs, logger } = this.options;
+    const where = { shard: term.shard, epoch: term.epoch, from: from.serverId, to: to.serverId };
+    // The log retains entries (in sync): the snapshot, then its position, in the same turn.
+    const payload = this.options.snapshot();
+    const seq = this.log.lastSeq;
+    const move = new StandbyMove({ to, snapshotSeq: seq, log: this.log, clock, lateMs });
+    this.move = move;
+    const sender = this.openSender(to, seq, payload, () => (this.sender === sender || move.inDoubt ? this.rule.standbyLost() : this.endMove(move)));
+    move.sender = sender;
+    move.start();
+    sender.start();
+    if (!(await move.caughtUp()) || this.move !== move || this.rule.state !== "in-sync") {
+      this.endMove(move);
+      logger.info(where, "standby move given up: the new standby did not keep up; the standby stays");
+      return "kept";
+    }
+    const outcome = await sendRowUpdate(move, {
+      write: () => coordinator.moveStandby!(term, from, to, ++this.round),
+      current: () => this.move === move && this.rule.state === "in-sync",
+      clock,
+      retryMs: Math.max(1, Math.floor(lateMs / 10)),
+      onUnknown: (err) => logger.warn({ ...where, err }, "naming the new standby failed, its outcome unknown: waiting on both standbys, sending it again"),
+      unknownAsFailed: this.options.unsafeUnknownMoveAsFailed,
+    });
+    if (outcome === "unknown") {
+      this.endMove(move);
+      return "kept";
+    }
+    // "let-go": the rule let go of both standbys (or is recording so): its write decides the row.
+    if (outcome === "let-go") return "kept";
+    if (outcome === "fenced") {
+      this.rule.close(new ReplicationFencedError("moving the standby matched nothing: another server leads the shard now"));
+      this.dropStream();
+      this.options.onFenced();
+      return "fenced";
+    }
+    const old = this.sender;
+    this.sender = sender;
+    this.target = to;
+    this.mainAcked = move.acked;
+    this.move = null;
+    this.former = false;
+    move.end();
+    void old?.stop();
+    this.acknowledged();
+    logger.info(where, "standby moved");
+    return "moved";
+  }
+
+  /**
+   * Before a hand-over: a standby move not yet sent to the database is given up; one whose row
+   * update is in doubt is waited out (the row then names one standby for sure, {@link standby}).
+   */
+  async settleMove(): Promise<void> {
+    const move = this.move;
+    if (move === null) return;
+    if (!move.inDoubt) return this.endMove(move);
+    await move.finished();
+  }
+
+  /**
    * Stop counting on the current standby (a balance move wants another member as standby): the
    * rule records `in_sync = false` before it answers anything without it, exactly as for a late
    * standby, and the stream is dropped; {@link attach} can then name another. Nothing happens
@@ -199,12 +327,40 @@ export class ShardReplication {
    * would otherwise keep the shard joining, never in sync, for good.
    */
   probe(): void {
+    this.move?.probe(() => this.rule.standbyLost());
     const sender = this.sender;
     const state = this.rule.state;
     if (sender === null || (state !== "in-sync" && state !== "joining")) return;
     const bound = state === "in-sync" ? this.options.lateMs : 3 * this.options.lateMs;
     if (sender.unansweredForMs() >= bound) return this.rule.standbyLost();
     sender.probe();
+  }
+
+  /**
+   * Confirm that the in-sync standby still answers, before a stop hands the shard to it: ask it for
+   * an acknowledgement ({@link ReplicationSender.probe}) and wait, up to the rule's lateness bound,
+   * for an answer that arrives after this call (to it, or to a message already in flight). Answers true once one came. When none comes the
+   * standby is treated as late now (`in_sync = false` recorded, as for a late grant) and the answer
+   * is false: the stop then gets the shard another standby within its deadline instead of handing
+   * it to one that is gone (a standby stopped moments ago stays named in sync until its leader
+   * notices, up to two thirds of a leader lease on an idle shard). False at once when no standby is in sync.
+   */
+  async confirmStandby(): Promise<boolean> {
+    const sender = this.sender;
+    if (sender === null || this.rule.state !== "in-sync") return false;
+    const { clock, lateMs } = this.options;
+    const asked = clock.now();
+    const heard = sender.answers;
+    sender.probe();
+    const pollMs = Math.max(1, Math.floor(lateMs / 20));
+    while (this.sender === sender && this.rule.state === "in-sync" && sender.answers === heard) {
+      if (clock.now() - asked >= lateMs) {
+        this.rule.standbyLost();
+        return false;
+      }
+      await new Promise<void>((resolve) => clock.setTimer(resolve, pollMs));
+    }
+    return this.sender === sender && this.rule.state === "in-sync";
   }
 
   /** What the metrics read. */
@@ -222,33 +378,51 @@ export class ShardReplication {
   }
 
   private startStream(target: StandbyTarget, seq: number, payload: unknown): void {
-    const { term, leaderId, metrics, logger } = this.options;
-    const sender = new ReplicationSender<unknown>({
-      log: this.log,
-      transport: this.options.connect(target),
-      stream: { shard: term.shard, epoch: term.epoch, leaderId, leaderIncarnation: term.incarnation, standbyIncarnation: target.incarnation, streamId: randomUUID() },
-      snapshot: { seq, payload },
-      clock: this.options.clock,
-      retryMs: Math.max(10, Math.floor(this.options.lateMs / 10)),
-      maxInFlight: this.options.maxInFlight,
-      onAck: (acked, ms) => {
-        metrics?.ackLatency.observe({}, ms / 1000);
-        if (this.sender === sender) this.rule.streamAcked(acked);
-      },
-      onRefused: (refusal) => {
-        logger.warn({ shard: term.shard, epoch: term.epoch, standby: target.serverId, code: refusal.code, reason: refusal.message }, "standby refused the replication stream");
-        // It will acknowledge nothing more: record not-in-sync now rather than at the deadline.
-        if (this.sender === sender) this.rule.standbyLost();
-      },
-      onError: (err) => logger.debug({ shard: term.shard, standby: target.serverId, err }, "replication exchange failed; re-sending"),
+    const sender = this.openSender(target, seq, payload, () => {
+      // It will acknowledge nothing more: record not-in-sync now rather than at the deadline.
+      if (this.sender === sender) this.rule.standbyLost();
     });
     this.sender = sender;
     sender.start();
+  }
+
+  /** The log acknowledged up to what every standby streamed to holds (both during a move). */
+  private acknowledged(): void {
+    const move = this.move;
+    const held = move === null ? this.mainAcked : Math.min(this.mainAcked, move.holds);
+    if (held > this.log.ackedSeq) this.log.acknowledge(held);
+  }
+
+  private senderAcked(sender: ReplicationSender<unknown>, seq: number): void {
+    if (sender === this.sender) this.mainAcked = Math.max(this.mainAcked, seq);
+    else if (this.move !== null && sender === this.move.sender) this.move.acknowledged(seq);
+    else return;
+    this.acknowledged();
+  }
+
+  private endMove(move: StandbyMove): void {
+    if (this.move !== move) return;
+    this.move = null;
+    move.end();
+    void move.sender?.stop();
+    this.acknowledged();
+  }
+
+  private openSender(target: StandbyTarget, seq: number, payload: unknown, refused: () => void): ReplicationSender<unknown> {
+    const { options } = this;
+    const sender: ReplicationSender<unknown> = openReplicationSender(options, this.log, target, { seq, payload }, {
+      acknowledge: (acked) => this.senderAcked(sender, acked),
+      streamAcked: (acked) => this.sender === sender && this.rule.streamAcked(acked),
+      refused,
+    });
+    return sender;
   }
 
   private dropStream(): void {
     const sender = this.sender;
     this.sender = null;
     void sender?.stop();
+    const move = this.move;
+    if (move !== null) this.endMove(move);
   }
 }

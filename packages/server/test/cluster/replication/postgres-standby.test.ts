@@ -136,7 +136,8 @@ describe("PostgresCoordinator: standbys, in_sync and the hand-over", () => {
     expect(await adopt({ leaderId: "b-term" })).toBeNull();
     expect(await c.adoptHandOver(0, moved.epoch + 1, { ...claim("b"), leaderId: "a-term" })).toBeNull();
     const before = await row();
-    expect(await adopt()).toEqual({ shard: 0, epoch: moved.epoch, lockDelayMs: 350, bounds: [] });
+    // A stop's hand-over named no former leader: the adopted row names no standby.
+    expect(await adopt()).toEqual({ shard: 0, epoch: moved.epoch, lockDelayMs: 350, bounds: [], standby: null });
     const after = await bed.schema.query<{ valid_for_ms: number; valid_for_epoch: string; version: string; holder: string; leader_id: string }>(
       "SELECT valid_for_ms, valid_for_epoch, version, holder, leader_id FROM leases WHERE shard = 0",
     );

@@ -67,7 +67,7 @@ describe("ReplicaPromoter: adoption tried on a NOTIFY", () => {
     expect(store.get(2)).toBeDefined();
     const fresh = promoter();
     const sink = fresh.store.get(2)!.sink as ImageSink;
-    expect(fresh.p.settle(fresh.p.beginNotifiedAdoption(2)!, "matched")).toEqual({ leaderId: "L5", epoch: 5, namespaces: { ns: "image" }, leaseWaitLeftMs: 0 });
+    expect(fresh.p.settle(fresh.p.beginNotifiedAdoption(2)!, "matched")).toEqual({ leaderId: "L5", epoch: 5, namespaces: { ns: "image" }, leaseWaitLeftMs: 0, heldBack: {} });
     expect(fresh.store.get(2)).toBeUndefined();
     expect(sink.disposed).toBe(true);
     // Settling twice changes nothing.

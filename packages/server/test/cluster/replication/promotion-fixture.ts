@@ -75,6 +75,8 @@ export interface PromotionBedOptions {
   readonly breaks?: readonly TestBreak[];
   /** A term of shard 0 this process still leads from an earlier epoch (its row moved on), ended by `onFailed`. */
   readonly staleTerm?: { readonly shard: number; readonly epoch: number; isEnded: boolean } | undefined;
+  /** True when the member has begun to stop (claims landing then start nothing). Default false. */
+  readonly stopping?: boolean | undefined;
   /** The standby's sink, on the bed's clock. Default an {@link ImageSink} restored with `images` as they are. */
   readonly sink?: ((clock: () => number) => ReplicaSink) | undefined;
 }
@@ -103,7 +105,7 @@ export function promotionBed(images: Record<string, unknown>, options: Promotion
     incarnation: "b-1",
     url: () => "http://b",
     retryAfterMs: () => 1_000,
-    stopping: () => false,
+    stopping: () => options.stopping === true,
     promoter: () => promoter,
     led: () => terms.find((t) => !t.isEnded) ?? (options.staleTerm?.isEnded === false ? (options.staleTerm as unknown as ShardTerm) : null),
     onFailed: (term, reason) => {

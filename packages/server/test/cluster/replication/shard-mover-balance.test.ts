@@ -48,6 +48,7 @@ async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; 
       events.push("gate reopened");
     },
     finishHandOver: () => undefined,
+    heldBackPlaces: () => ({}),
   };
   let led = true;
   const standby: LiveMember = { serverId: "standby", ready: true, incarnation: "standby-1", url: "http://standby.invalid" };

@@ -15,10 +15,14 @@ function inSyncTerm(shard: number, waiting = false): ShardTerm {
     // The hand-over entry, acknowledged at once (this test is about the order of statements).
     append: () => 4,
     whenAcked: () => Promise.resolve("acked" as const),
+    // No standby move under way.
+    settleMove: () => Promise.resolve(),
+    // The standby answers the stop's fresh probe at once.
+    confirmStandby: () => Promise.resolve(true),
     // The hand-over's deadline timer: never due in this test.
     clock: { now: () => 0, setTimer: () => () => undefined, defer: (fn: () => void) => fn() },
   };
-  return { shard, epoch: 7, leaderId: "L", waiting, replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined } as unknown as ShardTerm;
+  return { shard, epoch: 7, leaderId: "L", waiting, replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined, heldBackPlaces: () => ({}) } as unknown as ShardTerm;
 }
 
 /** A stopping server's mover over `terms`, its statements and host calls recorded in `events`. */

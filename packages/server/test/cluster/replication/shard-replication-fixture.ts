@@ -12,9 +12,12 @@ export const LATE_MS = 1_000;
 export const term: LeaderTerm = { shard: 1, epoch: 4, serverId: "leader", incarnation: "leader-inc" };
 
 /** The shard's row with the coordinator's fencing: epoch and incarnation, and rounds. */
-export class FakeCoordinator implements Pick<Coordinator, "nameStandby" | "setInSync"> {
+export class FakeCoordinator implements Pick<Coordinator, "nameStandby" | "setInSync" | "moveStandby"> {
   row = { epoch: 4, incarnation: "leader-inc", standby: null as MemberIdentity | null, inSync: false, round: 0 };
   readonly writes: string[] = [];
+  /** While set, a `moveStandby` waits here: the test applies it (or not) and answers it (or loses the answer). */
+  holdMoves = false;
+  readonly heldMoves: ((apply: boolean, answer: "answer" | "unknown") => void)[] = [];
   private fenced(t: LeaderTerm, round: number): boolean {
     return t.epoch !== this.row.epoch || t.incarnation !== this.row.incarnation || round <= this.row.round;
   }
@@ -23,6 +26,23 @@ export class FakeCoordinator implements Pick<Coordinator, "nameStandby" | "setIn
     if (this.fenced(t, round)) return Promise.resolve(false);
     this.row = { ...this.row, standby, inSync: false, round };
     return Promise.resolve(true);
+  }
+  moveStandby(t: LeaderTerm, from: MemberIdentity, to: MemberIdentity, round: number): Promise<boolean> {
+    this.writes.push(`move ${from.incarnation}->${to.incarnation}`);
+    const run = (): boolean => {
+      const names = (m: MemberIdentity): boolean => this.row.standby?.incarnation === m.incarnation;
+      if (this.fenced(t, round) || !this.row.inSync || (!names(from) && !names(to))) return false;
+      this.row = { ...this.row, standby: { serverId: to.serverId, incarnation: to.incarnation }, round };
+      return true;
+    };
+    if (!this.holdMoves) return Promise.resolve(run());
+    return new Promise((resolve, reject) =>
+      this.heldMoves.push((apply, answer) => {
+        const matched = apply ? run() : false;
+        if (answer === "unknown") reject(new Error("move-standby timed out (outcome unknown)"));
+        else resolve(matched);
+      }),
+    );
   }
   setInSync(t: LeaderTerm, incarnation: string, inSync: boolean, round: number): Promise<boolean> {
     this.writes.push(`in_sync=${inSync}`);
@@ -67,7 +87,7 @@ export class Standby {
  * A leader's {@link ShardReplication} of `term` over a fake clock and coordinator, streaming in
  * process to the standby the target names: `standby()`, or one of `others` (by incarnation).
  */
-export function setup(others: readonly Standby[] = []) {
+export function setup(others: readonly Standby[] = [], unsafe: { readonly unknownMoveAsFailed?: boolean } = {}) {
   const clock = new FakeReplicationClock();
   const coordinator = new FakeCoordinator();
   const table: unknown[] = ["held-before"];
@@ -95,6 +115,7 @@ export function setup(others: readonly Standby[] = []) {
     logger: pino({ level: "silent" }),
     onFenced: () => fenced++,
     onStandbyLost: (reason) => lost.push(reason),
+    unsafeUnknownMoveAsFailed: unsafe.unknownMoveAsFailed,
   });
   /** A grant: the table changes and its entry is appended in the same turn. */
   const grant = (what: string): number => {
