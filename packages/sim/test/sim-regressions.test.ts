@@ -77,8 +77,8 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "release-waiting-at-stop", firstSeed: 90 },
   { rule: "stop-unconfirmed-standby", firstSeed: 223 },
   { rule: "end-on-gate-close", firstSeed: 433 },
-  { rule: "adopt-clears-former", firstSeed: 532 },
-  { rule: "move-unknown-as-failed", firstSeed: 133 },
+  { rule: "adopt-clears-former", firstSeed: 796 },
+  { rule: "move-unknown-as-failed", firstSeed: 491 },
   { rule: "immutables-before-decide", firstSeed: 3599 },
 ];
 const SCAN = 60;
