@@ -57,6 +57,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "a SIGTERM handed over a term still inside its lease-wait: its held-back lock requests (outside the engine) were not carried, so the taker queued the re-sends in arrival order and granted c2 ahead of c1, queued earlier (queue-order)",
   },
+  {
+    seed: 3599,
+    finding:
+      "s1 crashed; s0, shard 2's in-sync standby, lost the answer of a read of the rows and then of its immutable-timestamp record, which its pass awaited before deciding, and s2, past the extra leader lease others leave a standby, took the shard empty (locks lost)",
+  },
 ];
 
 /**
@@ -77,8 +82,9 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "release-waiting-at-stop", firstSeed: 90 },
   { rule: "stop-unconfirmed-standby", firstSeed: 223 },
   { rule: "end-on-gate-close", firstSeed: 433 },
-  { rule: "adopt-clears-former", firstSeed: 532 },
-  { rule: "move-unknown-as-failed", firstSeed: 133 },
+  { rule: "adopt-clears-former", firstSeed: 796 },
+  { rule: "move-unknown-as-failed", firstSeed: 491 },
+  { rule: "immutables-before-decide", firstSeed: 3599 },
 ];
 const SCAN = 60;
 

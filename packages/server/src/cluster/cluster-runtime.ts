@@ -15,7 +15,7 @@ import type { HandOverDone } from "./replication/hand-over.js";
 import { ShardMover } from "./replication/shard-mover.js";
 import { logServeInterval } from "./serve-interval.js";
 import { TermStarter } from "./term-starter.js";
-import { recordImmutables } from "./record-immutables.js";
+import { recordBesideDecide, recordImmutables } from "./record-immutables.js";
 import { ShardTerm } from "./shard-term.js";
 import { realProcessClock, type ProcessClock } from "./process-clock.js";
 
@@ -441,8 +441,8 @@ export class ClusterRuntime {
     }
     this.coordinatorDown = null;
     this.observe(leases, sentAt);
-    await recordImmutables(this.terms, this.options.coordinator).catch((err: unknown) => this.warn(err, "could not record immutable timestamps; will retry next round"));
-    await this.decide();
+    const record = (): Promise<void> => recordImmutables(this.terms, this.options.coordinator).catch((err: unknown) => this.warn(err, "could not record immutable timestamps; will retry next round"));
+    await recordBesideDecide(record, () => this.decide(), this.options.breaks?.has("immutables-before-decide") === true);
   }
 
   private observe(leases: ShardLease[], readSentAt: number): void {

@@ -13,3 +13,23 @@ export async function recordImmutables(terms: readonly (ShardTerm | null)[], coo
   const stored = await coordinator.recordImmutable(records);
   for (const w of work) w.term.markRecorded(w.records, stored);
 }
+
+/**
+ * The end of a leadership pass, once the lease rows are read: `record` (the immutable timestamps,
+ * {@link recordImmutables}, failures already handled) and `decide` (which shards to take and give
+ * up) run side by side, and the pass ends when both have. A decision never waits for the record: a
+ * record statement that times out (its answer lost, outcome unknown) would otherwise hold the pass
+ * a statement timeout, a third of a leader lease, and an in-sync standby taking over a dead leader
+ * has only one leader lease before the other members take the shard empty (found by `pnpm sim`,
+ * seed 3599: a lost read and then a lost record answer used up the standby's lease). `record`
+ * starts first, so it records the terms led when the rows were read, not those `decide` starts.
+ * `recordFirst` (the TEST ONLY break `immutables-before-decide`) waits for the record first.
+ */
+export async function recordBesideDecide(record: () => Promise<void>, decide: () => Promise<void>, recordFirst = false): Promise<void> {
+  if (recordFirst) {
+    await record();
+    await decide();
+    return;
+  }
+  await Promise.all([record(), decide()]);
+}
