@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { ReplicationLog } from "./replication-log.js";
 import { ReplicationSender } from "./replication-sender.js";
-import type { ShardReplicationOptions, StandbyTarget } from "./shard-replication.js";
+import type { ShardReplicationOptions, StandbyTarget } from "./shard-replication-options.js";
 
 /** Where a stream's events go (its {@link ShardReplication} decides what they count for). */
 export interface SenderEvents {

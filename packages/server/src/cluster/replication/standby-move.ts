@@ -1,7 +1,7 @@
 import type { ReplicationClock } from "./replication-clock.js";
 import type { ReplicationLog } from "./replication-log.js";
 import type { ReplicationSender } from "./replication-sender.js";
-import type { StandbyTarget } from "./shard-replication.js";
+import type { StandbyTarget } from "./shard-replication-options.js";
 
 /** What a {@link StandbyMove} is made with. */
 export interface StandbyMoveOptions {
