@@ -59,7 +59,7 @@ export const HAND_OVER_ENTRY = { handOver: true } as const;
  * places in order, `heldBack`, which the taker keeps for their re-sent `requestId`s. Without any,
  * {@link HAND_OVER_ENTRY} itself.
  */
-export function handOverEntry(heldBack: HeldBackPlaces): { readonly handOver: true; readonly heldBack?: HeldBackPlaces } {
+export function handOverEntry(heldBack: HeldBackPlaces): { readonly handOver: true; readonly heldBack?: HeldBackPlaces | undefined } {
   return Object.keys(heldBack).length === 0 ? HAND_OVER_ENTRY : { ...HAND_OVER_ENTRY, heldBack };
 }
 
