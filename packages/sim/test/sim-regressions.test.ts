@@ -71,19 +71,31 @@ const FIXED: readonly { seed: number; finding: string }[] = [
  * looks on through the next seeds (up to {@link SCAN}) before it gives up.
  */
 const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
-  // The takeover's rules, whose controls over CLI processes (packages/reliability) take a minute of
-  // real time each: the simulator is their negative control in the test command.
+  // First seeds of `pnpm sim --break <rule> --seed 1 --seeds 1000 --until-violation` on the code of
+  // 2026-11-29 (session 17, docs/reliability.md "Deterministic simulation"). The takeover's rules
+  // (gate, lease-wait, epoch-fence) have controls over CLI processes too (packages/reliability),
+  // a minute of real time each: in the test command the simulator is the gate's and the fence's.
   { rule: "gate", firstSeed: 28 },
-  { rule: "lease-wait", firstSeed: 4 },
-  { rule: "epoch-fence", firstSeed: 499 },
-  { rule: "handed-over-without-former", firstSeed: 9 },
+  { rule: "lease-wait", firstSeed: 15 },
+  { rule: "epoch-fence", firstSeed: 146 },
+  { rule: "promote-any-replica", firstSeed: 51 },
   { rule: "balance-by-release", firstSeed: 1 },
-  { rule: "hand-over-during-lease-wait", firstSeed: 76 },
-  { rule: "release-waiting-at-stop", firstSeed: 90 },
-  { rule: "stop-unconfirmed-standby", firstSeed: 223 },
+  { rule: "stop-release-unsynced", firstSeed: 2 },
+  { rule: "move-row-before-gate", firstSeed: 26 },
+  { rule: "retry-before-ack", firstSeed: 245 },
+  { rule: "drop-replica-on-unknown", firstSeed: 40 },
+  { rule: "balance-abandon-release", firstSeed: 46 },
+  { rule: "release-synced-orphan", firstSeed: 58 },
+  { rule: "handed-over-without-former", firstSeed: 26 },
+  { rule: "hand-over-during-lease-wait", firstSeed: 82 },
+  { rule: "release-waiting-at-stop", firstSeed: 143 },
   { rule: "end-on-gate-close", firstSeed: 433 },
+  { rule: "stop-unconfirmed-standby", firstSeed: 124 },
+  { rule: "stop-skips-handed-over", firstSeed: 288 },
   { rule: "adopt-clears-former", firstSeed: 796 },
   { rule: "move-unknown-as-failed", firstSeed: 491 },
+  { rule: "drop-carried-waiters", firstSeed: 600 },
+  // Beyond the first 1,000 seeds: the seed it was found on (3599, the fix's own finding).
   { rule: "immutables-before-decide", firstSeed: 3599 },
 ];
 const SCAN = 60;
