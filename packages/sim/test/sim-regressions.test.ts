@@ -95,6 +95,7 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "adopt-clears-former", firstSeed: 796 },
   { rule: "move-unknown-as-failed", firstSeed: 491 },
   { rule: "drop-carried-waiters", firstSeed: 600 },
+  { rule: "no-standby-probe", firstSeed: 1 },
   // Beyond the first 1,000 seeds: the seed it was found on (3599, the fix's own finding).
   { rule: "immutables-before-decide", firstSeed: 3599 },
 ];
