@@ -96,6 +96,7 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "move-unknown-as-failed", firstSeed: 491 },
   { rule: "drop-carried-waiters", firstSeed: 600 },
   { rule: "no-standby-probe", firstSeed: 1 },
+  { rule: "short-carried-lease", firstSeed: 476 },
   // Beyond the first 1,000 seeds: the seed it was found on (3599, the fix's own finding).
   { rule: "immutables-before-decide", firstSeed: 3599 },
 ];
