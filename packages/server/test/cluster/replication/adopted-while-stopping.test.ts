@@ -1,23 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ShardLease } from "../../../src/cluster/coordinator.js";
 import type { TestBreak } from "../../../src/cluster/test-breaks.js";
-import { grantedImage, promotionBed } from "./promotion-fixture.js";
+import { grantedImage, handedRow, promotionBed } from "./promotion-fixture.js";
 
-/** Shard 0's row as a balance hand-over to "b" leaves it: epoch 6, the replica's leaderId, the former leader "a" its in-sync standby. */
-const handedRow: ShardLease = {
-  shard: 0,
-  holder: "b",
-  url: "http://b",
-  leaderId: "L5",
-  incarnation: "b-1",
-  epoch: 6,
-  version: 41,
-  expired: false,
-  transitions: 6,
-  standbyId: "a",
-  standbyIncarnation: "a-1",
-  inSync: true,
-};
 
 /**
  * Found by pnpm sim (seed 143): a balance hand-over reached "b" just as it began to stop (a rolling

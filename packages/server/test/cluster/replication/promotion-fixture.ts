@@ -142,3 +142,22 @@ export function promotionBed(images: Record<string, unknown>, options: Promotion
     },
   };
 }
+
+/**
+ * Shard 0's row as a balance hand-over to "b" leaves it: epoch 6, the replica's leaderId, the
+ * former leader "a" its in-sync standby (kept named until the taker moves its standby).
+ */
+export const handedRow: ShardLease = {
+  shard: 0,
+  holder: "b",
+  url: "http://b",
+  leaderId: "L5",
+  incarnation: "b-1",
+  epoch: 6,
+  version: 41,
+  expired: false,
+  transitions: 6,
+  standbyId: "a",
+  standbyIncarnation: "a-1",
+  inSync: true,
+};

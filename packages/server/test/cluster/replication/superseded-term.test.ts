@@ -1,22 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ShardLease } from "../../../src/cluster/coordinator.js";
-import { grantedImage, promotionBed } from "./promotion-fixture.js";
+import { grantedImage, handedRow, promotionBed } from "./promotion-fixture.js";
 
-/** Shard 0's row as a balance hand-over to "b" leaves it: epoch 6, the replica's leaderId. */
-const handedRow: ShardLease = {
-  shard: 0,
-  holder: "b",
-  url: "http://b",
-  leaderId: "L5",
-  incarnation: "b-1",
-  epoch: 6,
-  version: 41,
-  expired: false,
-  transitions: 6,
-  standbyId: "a",
-  standbyIncarnation: "a-1",
-  inSync: true,
-};
 
 /**
  * Found by pnpm sim (seed 322 of the grant-time client): "b" still ran a term of shard 0 from
