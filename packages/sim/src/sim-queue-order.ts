@@ -14,6 +14,8 @@ interface Seen {
   readonly server: string;
   /** The lock table (`leaderId`) it queued in or was granted by; `null` when not known. */
   readonly table: string | null;
+  /** A grant's fencing token (taken when the server granted it, whenever its client learned of it); null otherwise. */
+  readonly fencingToken: number | null;
 }
 
 /** One lock request (all sends of one `requestId`) and what the servers did with it. */
@@ -59,8 +61,9 @@ export class QueueOrder {
     return (service) => {
       const begun = call(service);
       const server = service.leaderId;
-      const note = (kind: Seen["kind"], table: string | null): void => void trail.seen.push({ at: now(), kind, server, table });
-      const granted = (answer: LockResponse): void => note(answer.status === "acquired" ? "granted" : "ended", answer.status === "acquired" ? answer.lease.leaderId : null);
+      const note = (kind: Seen["kind"], table: string | null, fencingToken: number | null = null): void => void trail.seen.push({ at: now(), kind, server, table, fencingToken });
+      const granted = (answer: LockResponse): void =>
+        answer.status === "acquired" ? note("granted", answer.lease.leaderId, answer.acquired[0]?.fencingToken ?? null) : note("ended", null);
       if (!("answer" in begun)) {
         granted(begun);
         return begun;
@@ -98,6 +101,11 @@ export class QueueOrder {
   /** True when `a` had to be granted before `grant` (of a request that arrived in its table at `arrivedAt`). */
   private precedes(a: Trail, grant: Seen, arrivedAt: number, quiet: (from: number, to: number) => boolean): boolean {
     const table = grant.table;
+    // Granted in that table before `grant` after all: a carried waiter is granted at the taker when
+    // its turn comes and its client learns so only when it re-sends (the same token answers it).
+    // Fencing tokens are taken in grant order per namespace, so the lower one was granted first.
+    const token = grant.fencingToken;
+    if (token !== null && a.seen.some((s) => s.kind === "granted" && s.table === table && s.fencingToken !== null && s.fencingToken < token)) return false;
     const before = a.seen.filter((s) => s.at <= grant.at);
     const first = before.find((s) => s.kind === "queued" && s.table === table);
     // Queued in that table before the other arrived there, and still waiting then (its own deadline counted from its first send).

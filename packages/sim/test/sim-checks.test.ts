@@ -1,3 +1,4 @@
+import { LeaseholdError } from "@leasehold/protocol";
 import { describe, expect, it } from "vitest";
 import type { SimService } from "../src/sim-client.js";
 import { SimHistory } from "../src/sim-history.js";
@@ -123,6 +124,47 @@ describe("queue-order", () => {
       p.grant(inOrder ? "b" : "a");
       await Promise.resolve();
       expect(h.check().map((v) => v.invariant)).toEqual(inOrder ? [] : ["queue-order"]);
+    }
+  });
+
+  /**
+   * Seed 50695: a shared waiter carried by a hand-over is granted at the taker as soon as its turn
+   * comes, before its client re-sends (the grant waits there for the claim); a later shared request
+   * is then granted beside it, and only afterwards does the re-send learn of the earlier grant. Its
+   * fencing token, taken when it was granted, tells the two apart from a real overtaking.
+   */
+  it("a carried waiter granted at the taker before a later compatible request is no overtaking; one granted after it is", async () => {
+    for (const carriedFirst of [true, false]) {
+      const h = new SimHistory();
+      let now = 0;
+      const table = "L1";
+      const acquired = (id: string, fencingToken: number) => ({ status: "acquired", token: id, lease: { leaderId: table, validForMs: 1_000 }, acquired: [{ descriptor: "x", mode: "shared", fencingToken }] });
+      let moveA: (err: unknown) => void = () => {};
+      let grantB: () => void = () => {};
+      const leaders = () => [0, 1, 2, 3].map(() => ({ leaderId: table }));
+      const giver = { leaderId: "P", shardLeaders: leaders, beginLock: () => ({ answer: new Promise((_, reject) => (moveA = reject)) }) };
+      const taker = {
+        leaderId: "T",
+        shardLeaders: leaders,
+        beginLock: (_ns: string, request: unknown) =>
+          (request as { requestId: string }).requestId === "b"
+            ? { answer: new Promise((resolve) => (grantB = () => resolve(acquired("b", 2)))) }
+            : acquired("a", carriedFirst ? 1 : 3),
+      };
+      const send = (id: string, s: object) => h.queue.observe(() => now, { client: id, requestId: id, namespace: "ns", descriptor: "x", mode: "shared", acquireTimeoutMs: 5_000 }, (v) => v.beginLock("ns", { requestId: id }))(s as unknown as SimService);
+      const resendA = h.queue.observe(() => now, { client: "a", requestId: "a", namespace: "ns", descriptor: "x", mode: "shared", acquireTimeoutMs: 5_000 }, (v) => v.beginLock("ns", { requestId: "a" }));
+      resendA(giver as unknown as SimService);
+      now = 100;
+      moveA(new LeaseholdError("UNAVAILABLE", "this server stopped leading shard 1 (balancing: this server leads more than its share of 1); re-send to its new leader"));
+      await Promise.resolve();
+      now = 150;
+      send("b", taker);
+      now = 160;
+      grantB();
+      await Promise.resolve();
+      now = 250;
+      resendA(taker as unknown as SimService);
+      expect(h.check().map((v) => v.invariant)).toEqual(carriedFirst ? [] : ["queue-order"]);
     }
   });
 });

@@ -62,6 +62,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "s1 crashed; s0, shard 2's in-sync standby, lost the answer of a read of the rows and then of its immutable-timestamp record, which its pass awaited before deciding, and s2, past the extra leader lease others leave a standby, took the shard empty (locks lost)",
   },
+  {
+    seed: 50695,
+    finding:
+      "the checker's own false positive (queue-order): a shared waiter carried by a balance hand-over was granted at the taker when c2's exclusive hold ended, before c1 re-sent; c2's later shared request was granted beside it, and c1 learned of its grant (lower fencing token) only at its re-send",
+  },
 ];
 
 /**
