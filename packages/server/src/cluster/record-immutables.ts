@@ -31,5 +31,8 @@ export async function recordBesideDecide(record: () => Promise<void>, decide: ()
     await decide();
     return;
   }
-  await Promise.all([record(), decide()]);
+  // allSettled, not all: a decision that fails must not end the pass while the record still runs
+  // (the next pass would start a second record beside it).
+  const [, decided] = await Promise.allSettled([record(), decide()]);
+  if (decided.status === "rejected") throw decided.reason;
 }
