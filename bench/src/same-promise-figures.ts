@@ -43,15 +43,23 @@ export async function samePromiseFigures(ctx: SuiteContext): Promise<Figure[]> {
   if (run.r1OverRedisC64.length > 0) {
     figures.push({ name: "same_promise_c64_ratio_cluster_r1_over_redis_replica", value: round(quantile(run.r1OverRedisC64, 0.5), 3), unit: "ratio", ...base, note: `per round, same round: ${list(run.r1OverRedisC64, 3)}` });
   }
+  if (run.r1OverEchoC64.length > 0) {
+    figures.push({ name: "same_promise_c64_ratio_cluster_r1_over_echo", value: round(quantile(run.r1OverEchoC64, 0.5), 3), unit: "ratio", ...base, note: `per round, same round: ${list(run.r1OverEchoC64, 3)}` });
+  }
   const single = run.measures.get("single")?.cpuUsPerPair[0];
-  const r1 = run.measures.get("cluster_r1")?.cpuUsPerPair;
-  if (single !== undefined && r1 !== undefined) {
+  const r1 = run.measures.get("cluster_r1");
+  const echo = run.measures.get("cluster_echo");
+  if (single !== undefined && r1 !== undefined && echo !== undefined) {
     const over = (xs: readonly number[]): number[] => xs.map((x, t) => x / single[t]!);
-    const leader = over(r1[0]!);
-    const standby = over(r1[1]!);
+    const leader = over(r1.cpuUsPerPair[0]!);
+    const standby = over(r1.cpuUsPerPair[1]!);
+    const echoLeader = over(echo.cpuUsPerPair[0]!);
+    const c1Gap = r1.c1P50Us.map((x, t) => x - echo.c1P50Us[t]!);
     figures.push(
       { name: "same_promise_cpu_ratio_leader_over_single", value: round(quantile(leader, 0.5), 3), unit: "ratio", ...base, note: `per trial ${list(leader, 3)}` },
+      { name: "same_promise_cpu_ratio_echo_leader_over_single", value: round(quantile(echoLeader, 0.5), 3), unit: "ratio", ...base, note: `per trial ${list(echoLeader, 3)}` },
       { name: "same_promise_cpu_ratio_standby_over_single", value: round(quantile(standby, 0.5), 3), unit: "ratio", ...base, note: `per trial ${list(standby, 3)}` },
+      { name: "same_promise_c1_p50_us_cluster_r1_minus_echo", value: round(quantile(c1Gap, 0.5), 0), unit: "µs", ...base, note: `per trial, same trial: ${list(c1Gap)}` },
     );
   }
   return figures;

@@ -5,18 +5,20 @@ import { findEtcd, startEtcd } from "./peers/etcd-process.js";
 import type { PeerSession } from "./peers/peer.js";
 import { findRedisServer, startRedisReplicaPair } from "./peers/redis-replica-process.js";
 import { loadUnlockScript, redisReplicaSession } from "./peers/redis-replica-peer.js";
+import { startEchoServer } from "./echo-server-process.js";
 import { startServerProcess } from "./server-process.js";
 import { silentLogger } from "./silent-logger.js";
 import { nowNs } from "./stats.js";
 
 /** The setups measured side by side, in report order. */
-export const SAME_PROMISE_SETUPS = ["single", "cluster_r0", "cluster_r1", "redis_replica", "etcd"] as const;
+export const SAME_PROMISE_SETUPS = ["single", "cluster_r0", "cluster_echo", "cluster_r1", "redis_replica", "etcd"] as const;
 /** One setup's name as it appears in figure names. */
 export type SetupName = (typeof SAME_PROMISE_SETUPS)[number];
 /** The server processes of each setup whose CPU is reported, by role, as in figure names. */
 export const SETUP_ROLES: Readonly<Record<SetupName, readonly string[]>> = {
   single: ["server"],
   cluster_r0: ["leader"],
+  cluster_echo: ["leader"],
   cluster_r1: ["leader", "standby"],
   redis_replica: ["primary", "replica"],
   etcd: ["member"],
@@ -69,7 +71,10 @@ const message = (err: unknown): string => (err instanceof Error ? err.message : 
 /**
  * Start every setup that makes (or, for the single server, is measured against) the promise of a
  * lock kept through a server's crash: a single server; 3-server clusters over PostgreSQL with
- * `--shards 1` (one leader), `--replicas 0` and `--replicas 1` (settled, the latter in sync); a Redis
+ * `--shards 1` (one leader), `--replicas 0` and `--replicas 1` (settled, the latter in sync); the
+ * echo floor (the same `--replicas 1` cluster whose leader's replication connection goes to a TCP
+ * echo server, `LEASEHOLD_TEST_ECHO_STANDBY_PORT`: what waiting for another process at all costs,
+ * the yardstick issue 32 measures the real standby against, in the same run); a Redis
  * primary with a replica from `redis-server` on PATH; a one-member etcd when its binary is on PATH.
  * All leasehold setups use `--lease-ms 2000`, as the cluster suite's other cost figures do. A setup
  * that cannot start is skipped with its reason (a leasehold one fails the whole start: it is what
@@ -84,19 +89,27 @@ export async function startSameSetups(progress: (m: string) => void): Promise<Se
     const single = await startServerProcess({ leaseMs: 2_000 });
     stops.push(() => single.stop());
     setups.push({ name: "single", pids: [single.child.pid!], label: `single server ${single.url}`, session: async (release, round) => leaseholdSession(single.url, release, round) });
+    const echoServer = await startEchoServer();
+    stops.push(() => echoServer.stop());
     const clusters: BenchCluster[] = [];
     for (const replicas of [0, 1]) {
       const cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000", "--replicas", String(replicas)]);
       stops.push(() => cluster.close());
       clusters.push(cluster);
     }
+    // The test knob is read at any log level (a debug access log would change what is measured).
+    const echo = await startCluster(3, ["--shards", "1", "--lease-ms", "2000", "--replicas", "1"], { extraArgs: ["--unsafe-test-knobs"], env: { LEASEHOLD_TEST_ECHO_STANDBY_PORT: String(echoServer.port) } });
+    stops.push(() => echo.close());
+    clusters.push(echo);
     await Promise.all(clusters.map((c) => stable(c, 3_000, 2_000)));
     const [r0, r1] = clusters as [BenchCluster, BenchCluster];
     const [leaderRow] = await r0.rows();
     const [syncRow] = await inSync(r1, 30_000);
+    const [echoRow] = await inSync(echo, 30_000);
     const urls = (c: BenchCluster): string[] => c.members.map((m) => m.url);
     setups.push(
       { name: "cluster_r0", pids: [r0.member(leaderRow!.holder).child.pid!], label: "3-server cluster, --shards 1 --replicas 0", session: async (release, round) => leaseholdSession(urls(r0), release, round) },
+      { name: "cluster_echo", pids: [echo.member(echoRow!.holder).child.pid!], label: `3-server cluster, --shards 1 --replicas 1, standby an echo server :${echoServer.port} (the floor)`, session: async (release, round) => leaseholdSession(urls(echo), release, round) },
       { name: "cluster_r1", pids: [r1.member(syncRow!.holder).child.pid!, r1.member(syncRow!.standbyId).child.pid!], label: "3-server cluster, --shards 1 --replicas 1, in sync", session: async (release, round) => leaseholdSession(urls(r1), release, round) },
     );
   } catch (err) {
