@@ -11,26 +11,40 @@ const TOKEN_BYTES = 18;
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 const CODES = Uint8Array.from(ALPHABET, (c) => c.charCodeAt(0));
 
+/** Tokens in a source's first pool: a lock table that mints a handful of tokens fills 288 bytes, not the whole pool. */
+const FIRST_POOL_TOKENS = 16;
+
 /**
  * Tokens of 144 random bits as 24 base64url characters, cut from a pool refilled by one
- * `randomFillSync` call per `poolTokens` tokens: one system call per few thousand grants instead
- * of one per grant keeps token minting off the profile of the lock fast path.
+ * `randomFillSync` call per pool of tokens: one system call per few thousand grants instead of one
+ * per grant keeps token minting off the profile of the lock fast path.
+ *
+ * The pool starts at 16 tokens and grows four times over at each refill up to `poolTokens`, so a
+ * lock table that mints few tokens (one per namespace, and a cluster's term, replica and promoted
+ * tables) neither holds nor fills 72 KiB for them, while a busy one reaches the full pool after
+ * four small refills.
  *
  * The encoding is done here rather than with `Buffer#toString("base64url", …)`: one
  * `String.fromCharCode` of 24 codes makes a flat string in about a third of the time of the
  * native call for so short an input, and (unlike slicing one long encoded string) never pins the
  * memory of the rest of the pool to a long-lived token.
  *
- * @param poolTokens Tokens per refill. Default 4,096 (72 KiB): large enough to amortise the call,
- *   small enough to stay in cache.
+ * @param poolTokens Tokens per refill once grown. Default 4,096 (72 KiB): large enough to amortise
+ *   the call, small enough to stay in cache.
+ * @param fill What fills a pool with random bytes. Default node:crypto's `randomFillSync`; a test
+ *   passes its own to see the refills.
  */
-export function createRandomTokenSource(poolTokens = 4096): TokenSource {
-  const pool = new Uint8Array(TOKEN_BYTES * poolTokens);
+export function createRandomTokenSource(poolTokens = 4096, fill: (pool: Uint8Array) => unknown = randomFillSync): TokenSource {
+  const fullBytes = TOKEN_BYTES * poolTokens;
+  let pool = new Uint8Array(Math.min(fullBytes, TOKEN_BYTES * FIRST_POOL_TOKENS));
   let offset = pool.length;
+  let filled = false;
   return {
     next(): string {
       if (offset === pool.length) {
-        randomFillSync(pool);
+        if (filled && pool.length < fullBytes) pool = new Uint8Array(Math.min(fullBytes, pool.length * 4));
+        fill(pool);
+        filled = true;
         offset = 0;
       }
       const o = offset;

@@ -1,3 +1,4 @@
+import { randomFillSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createRandomTokenSource } from "../../src/engine/token-source.js";
 
@@ -11,6 +12,19 @@ describe("random token source", () => {
       seen.add(token);
     }
     expect(seen.size).toBe(10_000);
+  });
+
+  it("grows its pool from 16 tokens to the full pool, four times over at each refill, drawing every byte once", () => {
+    const sizes: number[] = [];
+    const source = createRandomTokenSource(4096, (pool) => {
+      sizes.push(pool.byteLength / 18);
+      return randomFillSync(pool);
+    });
+    const seen = new Set<string>();
+    const count = 16 + 64 + 256 + 1024 + 4096 + 1;
+    for (let i = 0; i < count; i++) seen.add(source.next());
+    expect(sizes).toEqual([16, 64, 256, 1024, 4096, 4096]);
+    expect(seen.size).toBe(count);
   });
 
   it("encodes exactly what base64url encodes", () => {
