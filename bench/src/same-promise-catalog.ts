@@ -34,6 +34,7 @@ const ROLES: Readonly<Record<string, string>> = {
   primary: "the primary's process",
   replica: "the replica's process",
   member: "the process",
+  echo: "the echo server's process (the floor of a standby's own cost: a Node process that reads each message and answers it, doing nothing else)",
 };
 
 function entries(): Record<string, FigureInfo> {
@@ -88,6 +89,10 @@ export const SAME_PROMISE_CATALOG: Readonly<Record<string, FigureInfo>> = {
     section: SAME_PROMISE_SECTION,
     meaning: "The same for the standby's CPU per pair over the single server's. Issue 32 sets at most 0.3.",
     target: { op: "<=", value: 0.3 },
+  },
+  same_promise_cpu_ratio_echo_over_single: {
+    section: SAME_PROMISE_SECTION,
+    meaning: "The same for the echo server's CPU per pair (the echo floor's standby) over the single server's: the floor under the standby's ratio, a process that reads every message the leader sends and answers it, and does nothing else.",
   },
 };
 

@@ -54,11 +54,13 @@ export async function samePromiseFigures(ctx: SuiteContext): Promise<Figure[]> {
     const leader = over(r1.cpuUsPerPair[0]!);
     const standby = over(r1.cpuUsPerPair[1]!);
     const echoLeader = over(echo.cpuUsPerPair[0]!);
+    const echoStandby = over(echo.cpuUsPerPair[1]!);
     const c1Gap = r1.c1P50Us.map((x, t) => x - echo.c1P50Us[t]!);
     figures.push(
       { name: "same_promise_cpu_ratio_leader_over_single", value: round(quantile(leader, 0.5), 3), unit: "ratio", ...base, note: `per trial ${list(leader, 3)}` },
       { name: "same_promise_cpu_ratio_echo_leader_over_single", value: round(quantile(echoLeader, 0.5), 3), unit: "ratio", ...base, note: `per trial ${list(echoLeader, 3)}` },
       { name: "same_promise_cpu_ratio_standby_over_single", value: round(quantile(standby, 0.5), 3), unit: "ratio", ...base, note: `per trial ${list(standby, 3)}` },
+      { name: "same_promise_cpu_ratio_echo_over_single", value: round(quantile(echoStandby, 0.5), 3), unit: "ratio", ...base, note: `per trial ${list(echoStandby, 3)}` },
       { name: "same_promise_c1_p50_us_cluster_r1_minus_echo", value: round(quantile(c1Gap, 0.5), 0), unit: "µs", ...base, note: `per trial, same trial: ${list(c1Gap)}` },
     );
   }

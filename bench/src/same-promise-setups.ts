@@ -18,7 +18,7 @@ export type SetupName = (typeof SAME_PROMISE_SETUPS)[number];
 export const SETUP_ROLES: Readonly<Record<SetupName, readonly string[]>> = {
   single: ["server"],
   cluster_r0: ["leader"],
-  cluster_echo: ["leader"],
+  cluster_echo: ["leader", "echo"],
   cluster_r1: ["leader", "standby"],
   redis_replica: ["primary", "replica"],
   etcd: ["member"],
@@ -109,7 +109,7 @@ export async function startSameSetups(progress: (m: string) => void): Promise<Se
     const urls = (c: BenchCluster): string[] => c.members.map((m) => m.url);
     setups.push(
       { name: "cluster_r0", pids: [r0.member(leaderRow!.holder).child.pid!], label: "3-server cluster, --shards 1 --replicas 0", session: async (release, round) => leaseholdSession(urls(r0), release, round) },
-      { name: "cluster_echo", pids: [echo.member(echoRow!.holder).child.pid!], label: `3-server cluster, --shards 1 --replicas 1, standby an echo server :${echoServer.port} (the floor)`, session: async (release, round) => leaseholdSession(urls(echo), release, round) },
+      { name: "cluster_echo", pids: [echo.member(echoRow!.holder).child.pid!, echoServer.child.pid!], label: `3-server cluster, --shards 1 --replicas 1, standby an echo server :${echoServer.port} (the floor)`, session: async (release, round) => leaseholdSession(urls(echo), release, round) },
       { name: "cluster_r1", pids: [r1.member(syncRow!.holder).child.pid!, r1.member(syncRow!.standbyId).child.pid!], label: "3-server cluster, --shards 1 --replicas 1, in sync", session: async (release, round) => leaseholdSession(urls(r1), release, round) },
     );
   } catch (err) {
