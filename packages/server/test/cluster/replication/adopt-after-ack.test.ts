@@ -106,7 +106,7 @@ async function stopHandOverUnheard(breaks: readonly TestBreak[]) {
     leaseMs: 3_000,
     time: clock,
     onHandOverEntry: (shard: number) => runtime.handOverAcknowledged(shard),
-  } as Parameters<typeof createStandbySide>[0]);
+  });
   runtime.promoter = new ReplicaPromoter({ store: side.store, serverId: "b", incarnation, logger });
 
   // a leads shard 0 (a long lease of its own: it stays a's until the hand-over), b its in-sync standby.
@@ -144,7 +144,7 @@ describe("a taker that acknowledged a stop's hand-over entry, its NOTIFY and its
   });
 
   it("negative control (adopt-only-on-notify): the row is left unadopted until it expired, to be taken empty", async () => {
-    const { runtime, db, clock, moved } = await stopHandOverUnheard(["adopt-only-on-notify" as TestBreak]);
+    const { runtime, db, clock, moved } = await stopHandOverUnheard(["adopt-only-on-notify"]);
     await clock.advance(LEADER_LEASE_MS + 1);
     expect(runtime.terms[0]).toBeNull();
     const row = db.readLeases()[0]!;
