@@ -67,6 +67,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "the checker's own false positive (queue-order): a shared waiter carried by a balance hand-over was granted at the taker when c2's exclusive hold ended, before c1 re-sent; c2's later shared request was granted beside it, and c1 learned of its grant (lower fencing token) only at its re-send",
   },
+  {
+    seed: 50986,
+    finding:
+      "a SIGTERM handed shard 0 to its in-sync standby s3, which acknowledged the hand-over entry; the NOTIFY of the row move and the answers of s3's next two reads of the rows were lost, and s1 took the expired row (its standby cleared by the stop) empty",
+  },
 ];
 
 /**
@@ -104,6 +109,8 @@ const RULES: readonly { rule: TestBreak; firstSeed: number }[] = [
   { rule: "short-carried-lease", firstSeed: 476 },
   // Beyond the first 1,000 seeds: the seed it was found on (3599, the fix's own finding).
   { rule: "immutables-before-decide", firstSeed: 3599 },
+  // Not within the first 1,000 seeds either: the seed it was found on (50986, the fix's own finding).
+  { rule: "adopt-only-on-notify", firstSeed: 50986 },
 ];
 const SCAN = 60;
 
