@@ -7,12 +7,15 @@ import { createMemoryCoordinator, type StatementLink } from "../../../src/cluste
 import { MemoryStore } from "../../../src/cluster/memory/memory-store.js";
 import type { ProcessClock } from "../../../src/cluster/process-clock.js";
 import { ClusterKeyHolder } from "../../../src/cluster/replication/cluster-key-holder.js";
+import { AdoptAfterAck } from "../../../src/cluster/replication/adopt-after-ack.js";
 import { ReplicaPromoter } from "../../../src/cluster/replication/promote-replica.js";
-import { HAND_OVER_ENTRY } from "../../../src/cluster/replication/replicated-tables.js";
+import { ReplicaStore } from "../../../src/cluster/replication/replica-store.js";
+import { HAND_OVER_ENTRY, ShardReplicaSink } from "../../../src/cluster/replication/replicated-tables.js";
 import { ReplicationMetrics } from "../../../src/cluster/replication/replication-metrics.js";
 import type { StreamIdentity } from "../../../src/cluster/replication/replication-wire.js";
 import { createStandbySide } from "../../../src/cluster/replication/standby-side.js";
 import type { TestBreak } from "../../../src/cluster/test-breaks.js";
+import { InMemoryLockService } from "../../../src/service/in-memory-lock-service.js";
 import { FakeReplicationClock } from "./fake-replication-clock.js";
 import { grantedImage } from "./promotion-fixture.js";
 
@@ -152,5 +155,92 @@ describe("a taker that acknowledged a stop's hand-over entry, its NOTIFY and its
     // Any other member now takes it (once it saw the row unchanged for a lease): empty, under a new leaderId.
     const c: MemberInfo = { serverId: "c", incarnation: "c-1", url: "http://c.invalid", ready: true };
     expect(db.acquire(0, row.version, claimOf(c, "L-new", LEADER_LEASE_MS))).not.toBeNull();
+  });
+});
+
+describe("AdoptAfterAck: when the taker tries, and when it stops trying", () => {
+  /** A host on a fake clock whose adoption answers `answers` in turn (then false); `awaits`/`busy` as the test sets them. */
+  function host(answers: (boolean | null)[]) {
+    const clock = new FakeProcessClock();
+    const tried: number[] = [];
+    const state = { awaits: true, busy: false };
+    const follow = new AdoptAfterAck({
+      now: () => clock.t,
+      setTimer: (fn, ms) => clock.setTimer(fn, ms),
+      awaits: () => state.awaits,
+      busy: () => state.busy,
+      adopt: async () => {
+        tried.push(clock.t);
+        return answers.length > 0 ? answers.shift()! : false;
+      },
+      intervalMs: 200,
+      forMs: 1_000,
+    });
+    return { clock, tried, state, follow };
+  }
+
+  it("tries every interval for the given time after the acknowledgement, then gives up", async () => {
+    const { clock, tried, follow } = host([]);
+    follow.acknowledged(0);
+    await clock.advance(3_000);
+    expect(tried).toEqual([200, 400, 600, 800, 1_000]);
+  });
+
+  it("stops once adopted, or once nothing could be tried", async () => {
+    for (const last of [true, null]) {
+      const { clock, tried, follow } = host([false, last]);
+      follow.acknowledged(0);
+      await clock.advance(3_000);
+      expect(tried).toEqual([200, 400]);
+    }
+  });
+
+  it("skips a round while another claim of the shard is in flight, and stops once the shard no longer awaits adoption (led, stopping, or the leader appended again)", async () => {
+    const { clock, tried, state, follow } = host([]);
+    state.busy = true;
+    follow.acknowledged(0);
+    await clock.advance(300);
+    expect(tried).toEqual([]);
+    state.busy = false;
+    await clock.advance(200);
+    expect(tried).toEqual([400]);
+    state.awaits = false;
+    await clock.advance(3_000);
+    expect(tried).toEqual([400]);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("a later acknowledgement of the same shard extends the attempts without doubling them", async () => {
+    const { clock, tried, follow } = host([]);
+    follow.acknowledged(0);
+    await clock.advance(500);
+    follow.acknowledged(0);
+    await clock.advance(3_000);
+    expect(tried).toEqual([200, 400, 600, 800, 1_000, 1_200, 1_400]);
+  });
+});
+
+describe("ReplicaStore: the hand-over entry heard", () => {
+  it("tells onHandOverEntry when a message's entries end with the leader's hand-over entry, and not once the leader appended again", async () => {
+    const heard: number[] = [];
+    const store = new ReplicaStore({ incarnation: "b-1", shards: () => 4, rowEpoch: () => null, createSink: () => new ShardReplicaSink(new InMemoryLockService({ replica: true, leaderId: "L5" })), onHandOverEntry: (shard) => heard.push(shard) });
+    const stream: StreamIdentity = { shard: 2, epoch: 5, leaderId: "L5", leaderIncarnation: "a-1", standbyIncarnation: "b-1", streamId: "s1" };
+    store.receive({ kind: "snapshot", stream, seq: 0, snapshot: { namespaces: {} } });
+    store.receive({ kind: "entries", stream, fromSeq: 0, entries: [HAND_OVER_ENTRY] });
+    expect(heard).toEqual([2]);
+    expect(store.get(2)!.sink.handedOver?.()).toBe(true);
+    // A re-send of what was applied already tells nothing more.
+    store.receive({ kind: "entries", stream, fromSeq: 0, entries: [HAND_OVER_ENTRY] });
+    expect(heard).toEqual([2]);
+    // The leader kept the shard (a balance move that did not happen) and appended again: a grant.
+    const leader = new InMemoryLockService({ leaderId: "L5" });
+    const fed: unknown[] = [];
+    leader.setReplicationSink((ns, entry) => void fed.push({ ns, entry }));
+    await leader.lock("ns", { locks: [{ descriptor: "held", mode: "exclusive" }] });
+    await leader.close();
+    expect(fed.length).toBeGreaterThan(0);
+    expect(store.receive({ kind: "entries", stream, fromSeq: 1, entries: fed })).toEqual({ ackedSeq: 1 + fed.length });
+    expect(store.get(2)!.sink.handedOver?.()).toBe(false);
+    expect(heard).toEqual([2]);
   });
 });
