@@ -195,6 +195,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     validForMs: host.validForMs,
     maxWaitingPerNamespace: host.maxWaitingPerNamespace,
     time: options.ports?.time,
+    onHandOverEntry: (shard) => r.handOverAcknowledged(shard),
   });
   if ((options.replicas ?? 1) === 1) {
     const unsafeAnswerFirst = breaks.has("answer-before-ack");

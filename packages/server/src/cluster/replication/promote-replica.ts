@@ -179,6 +179,16 @@ export class ReplicaPromoter {
     return this.begin(shard, replica);
   }
 
+  /**
+   * True while this member holds a replica of `shard` whose last entry applied is its leader's
+   * hand-over entry (not a former leader's kept table): a row move to this member may be pending,
+   * and {@link beginNotifiedAdoption} is worth trying without a NOTIFY (adopt-after-ack.ts).
+   */
+  awaitsHandOver(shard: number): boolean {
+    const replica = this.options.store.get(shard);
+    return replica !== undefined && replica.sink.handedOver?.() === true && this.formerStreams.get(shard) !== replica.stream.streamId;
+  }
+
   /** The namespaces `shard`'s replica holds, to load their bounds with the adoption (none without a replica). */
   replicaNamespaces(shard: number): string[] {
     return this.options.store.get(shard)?.sink.namespaceNames?.() ?? [];

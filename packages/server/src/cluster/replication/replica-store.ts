@@ -24,6 +24,11 @@ export interface ReplicaSink {
   leaseWaitLeftMs?(): number;
   /** The held-back places the leader's hand-over entry carried, in line order (promote-replica.ts passes them on). Default: none. */
   heldBackPlaces?(): HeldBackPlaces;
+  /**
+   * True while the last entry applied is the leader's hand-over entry (replicated-tables.ts): the
+   * leader is handing the shard to this standby. Default: never.
+   */
+  handedOver?(): boolean;
   /** Release what the sink holds once it is replaced or dropped. Default: nothing. */
   dispose?(): void;
 }
@@ -47,6 +52,12 @@ export interface ReplicaStoreOptions {
   readonly rowEpoch: (shard: number) => number | null;
   /** A fresh sink for a snapshot of `stream` (a table serving under `stream.leaderId`). */
   readonly createSink: (stream: StreamIdentity) => ReplicaSink;
+  /**
+   * Hears a shard whose replica just applied its leader's hand-over entry (its sink's
+   * `handedOver`), in the turn the acknowledgement is answered: the row may move to this member
+   * any moment now (cluster-runtime.ts tries the adoption on its own). Default: nothing.
+   */
+  readonly onHandOverEntry?: ((shard: number) => void) | undefined;
 }
 
 /**
@@ -99,6 +110,15 @@ export class ReplicaStore {
   /** End {@link pin}: a later {@link drop} forgets the replica again. */
   unpin(shard: number): void {
     this.pinned.delete(shard);
+  }
+
+  /** Tell {@link ReplicaStoreOptions.onHandOverEntry}; what it throws never refuses the message. */
+  private heardHandOver(shard: number): void {
+    try {
+      this.options.onHandOverEntry?.(shard);
+    } catch {
+      // The acknowledgement stands: the NOTIFY and the passes still adopt the row.
+    }
   }
 
   private discard(shard: number): void {
@@ -188,6 +208,7 @@ export class ReplicaStore {
       });
     }
     this.replicas.set(shard, { ...held, appliedSeq: applied });
+    if (applied > held.appliedSeq && held.sink.handedOver?.() === true) this.heardHandOver(shard);
     return { ackedSeq: applied };
   }
 }

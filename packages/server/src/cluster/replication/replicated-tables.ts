@@ -103,6 +103,8 @@ export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
   private grantsFrom = -Infinity;
   /** The places the last hand-over entry carried, and when (on {@link clock}) it was applied; `null` when none or when the leader went on. */
   private heldBack: { readonly places: HeldBackPlaces; readonly at: number } | null = null;
+  /** True while the last entry applied is a hand-over entry (see {@link handedOver}). */
+  private handOverLast = false;
 
   constructor(
     readonly table: T,
@@ -126,7 +128,8 @@ export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
   }
 
   apply(entry: unknown): void {
-    if (isHandOverEntry(entry)) {
+    this.handOverLast = isHandOverEntry(entry);
+    if (this.handOverLast) {
       const { heldBack } = entry as { heldBack?: unknown };
       this.heldBack = heldBack === undefined ? null : { places: parseHeldBackPlaces(heldBack), at: this.clock() };
       return;
@@ -135,6 +138,11 @@ export class ShardReplicaSink<T extends ReplicaTable> implements ReplicaSink {
     this.heldBack = null;
     if (!isObject(entry) || typeof entry.ns !== "string" || !("entry" in entry)) throw new Error("a shard entry must be { ns: <namespace>, entry: <entry> }");
     this.table.applyEntry(entry.ns, entry.entry as never);
+  }
+
+  /** True while the last entry applied is the leader's hand-over entry: it is giving the shard up (false once it appended again: it kept it). */
+  handedOver(): boolean {
+    return this.handOverLast;
   }
 
   /** The places the last hand-over entry carried, each deadline counted down since it was applied (none when the leader went on after it). */

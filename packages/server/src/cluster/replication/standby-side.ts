@@ -28,6 +28,8 @@ export interface StandbySideOptions {
   readonly maxWaitingPerNamespace?: number | undefined;
   /** The process's clocks and timers, for the replica tables (their lease clocks). Default: Node's. */
   readonly time?: ProcessClock | undefined;
+  /** Hears a shard whose replica just acknowledged its leader's hand-over entry (`ReplicaStoreOptions.onHandOverEntry`). Default: nothing. */
+  readonly onHandOverEntry?: ((shard: number) => void) | undefined;
 }
 
 /** A member's standby side: its replicas and the route leaders stream to. */
@@ -51,6 +53,7 @@ export function createStandbySide(options: StandbySideOptions): StandbySide {
     incarnation: options.incarnation,
     shards: options.shards,
     rowEpoch: (shard) => options.leases()[shard]?.epoch ?? null,
+    onHandOverEntry: options.onHandOverEntry,
     createSink: (stream) =>
       new ShardReplicaSink(
         new InMemoryLockService({
