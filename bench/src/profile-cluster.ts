@@ -42,7 +42,8 @@ async function pacedPairs(urls: readonly string[], pairsPerSecond: number, ms: n
   return { pairs: run.pairs, elapsed: run.seconds };
 }
 
-const cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000"], { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", profDir] });
+// LEASEHOLD_BENCH_CLI: another build's packages/server/dist/cli.js (an A/B of two commits in one sitting).
+const cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000"], { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", profDir], cli: process.env.LEASEHOLD_BENCH_CLI });
 let roles: { leader: number; standby: number };
 let pairsPerS: number;
 let cpu: { leader: number; standby: number };

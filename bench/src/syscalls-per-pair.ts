@@ -10,7 +10,7 @@
  * not. With `LEASEHOLD_SYSCALL_STRACE=1` each process is also traced by `strace -c -f` for a
  * second round, and its syscalls per pair are broken down by name (strace slows the process a lot:
  * read the breakdown, not its rate). Prints Markdown and writes it to
- * `bench/results/syscalls-per-pair-<label>.md`.
+ * `bench/results/syscalls-per-pair-<label>.md`. `LEASEHOLD_BENCH_CLI` runs another build's servers.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -27,6 +27,8 @@ const rate = Number(process.argv[2] ?? 8_000);
 const seconds = Number(process.argv[3] ?? 6);
 const label = process.argv[4] ?? "current";
 const withStrace = process.env.LEASEHOLD_SYSCALL_STRACE === "1";
+/** Another build's `packages/server/dist/cli.js` for every server (an A/B of two commits in one sitting); default this one's. */
+const cli = process.env.LEASEHOLD_BENCH_CLI;
 
 /** One server process measured: its role and pid. */
 interface Role {
@@ -119,7 +121,7 @@ async function measure(urls: readonly string[], roles: readonly Role[], round: s
 const rows: { setup: string; counted: Counted[] }[] = [];
 const stops: (() => Promise<void>)[] = [];
 try {
-  const single = await startServerProcess({ leaseMs: 2_000 });
+  const single = await startServerProcess({ leaseMs: 2_000, cli });
   stops.push(() => single.stop());
   rows.push({ setup: "single server", counted: await measure([single.url], [{ role: "server", pid: single.child.pid! }], "single") });
   await single.stop();
@@ -127,7 +129,7 @@ try {
 
   const echoServer = await startEchoServer();
   stops.push(() => echoServer.stop());
-  const echo = await startCluster(3, ["--shards", "1", "--lease-ms", "2000", "--replicas", "1"], { extraArgs: ["--unsafe-test-knobs"], env: { LEASEHOLD_TEST_ECHO_STANDBY_PORT: String(echoServer.port) } });
+  const echo = await startCluster(3, ["--shards", "1", "--lease-ms", "2000", "--replicas", "1"], { cli, extraArgs: ["--unsafe-test-knobs"], env: { LEASEHOLD_TEST_ECHO_STANDBY_PORT: String(echoServer.port) } });
   stops.push(() => echo.close());
   await stable(echo, 3_000, 2_000);
   const [echoRow] = await inSync(echo, 30_000);
@@ -140,7 +142,7 @@ try {
   await echoServer.stop();
   stops.splice(0);
 
-  const r1: BenchCluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000", "--replicas", "1"]);
+  const r1: BenchCluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000", "--replicas", "1"], { cli });
   stops.push(() => r1.close());
   await stable(r1, 3_000, 2_000);
   const [row] = await inSync(r1, 30_000);
