@@ -59,7 +59,8 @@ if (mode === "standby") {
   const t0 = cpu();
   for (const frame of frames) {
     for (const value of reader.push(frame)) {
-      const message = v2 ? parseReplicationMessage(value, 0, previous) : parseReplicationMessage(value, 0);
+      const parsed = v2 ? parseReplicationMessage(value, 0, previous) : parseReplicationMessage(value, 0);
+      const message = codec?.expandEntries === undefined ? parsed : codec.expandEntries(parsed);
       previous = message.stream;
       writer.frame(answerOf(store.receive(message).ackedSeq));
     }

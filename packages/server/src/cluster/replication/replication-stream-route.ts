@@ -6,7 +6,7 @@ import { CLUSTER_AUTH_HEADER, DEFAULT_MAX_SKEW_MS, verifyHeader } from "./cluste
 import { createRefusalLog } from "./refusal-log.js";
 import type { ReplicationAuthOptions } from "./replication-route.js";
 import { parseReplicationMessage, ReplicationRefusal, type StreamIdentity } from "./replication-wire.js";
-import type { AnswerValue } from "./stream-replication-codec.js";
+import { expandEntries, type AnswerValue } from "./stream-replication-codec.js";
 import { FrameReader, FrameWriter, newNonce, parseStreamPath, sessionKey, STREAM_NONCE_HEADER, STREAM_PATH_PREFIX, STREAM_PROTOCOL } from "./stream-frames.js";
 
 /** What the replication stream's route is made with. */
@@ -66,7 +66,7 @@ export function createReplicationStreamRoute(options: ReplicationStreamRouteOpti
       const answers: AnswerValue[] = [];
       for (const frame of frames) {
         try {
-          const message = parseReplicationMessage(frame, shard, previous);
+          const message = expandEntries(parseReplicationMessage(frame, shard, previous));
           previous = message.stream;
           answers.push(store.receive(message).ackedSeq);
         } catch (err) {
