@@ -5,6 +5,8 @@
  * `seconds` (default 8), and prints the top frames by self time and by area of the leader and of the
  * standby as Markdown, also written to `bench/results/profile-cluster-<label>.md`. The profiles are
  * kept in `bench/results/profiles/cluster-<label>-{leader,standby}.cpuprofile` (git-ignored).
+ * A third argument `rate` paces the callers to `rate` pairs/s in all (peers/paced-round.ts) instead
+ * of running them flat out: at a paced load batches are small, as in the issue's CPU-per-pair figures.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,9 +17,12 @@ import { describeMachine } from "./machine.js";
 import { cpuMs } from "./process-cpu.js";
 import { byArea, topFrames, type CpuProfile, type Frame } from "./profile/top-frames.js";
 import { committers } from "./suites/client.js";
+import { pacedRound } from "./peers/paced-round.js";
+import { leaseholdSession } from "./same-promise-setups.js";
 
 const label = process.argv[2] ?? "current";
 const seconds = Number(process.argv[3] ?? 8);
+const rate = process.argv[4] === undefined ? null : Number(process.argv[4]);
 const outDir = fileURLToPath(new URL("../results/profiles/", import.meta.url));
 const profDir = mkdtempSync(join(tmpdir(), "leasehold-cluster-prof-"));
 
@@ -29,9 +34,18 @@ function areas(title: string, profile: CpuProfile): string {
   return [title, "", "| self % | area |", "| ---: | --- |", ...byArea(profile).filter((a) => a.percent >= 0.5).map((a) => `| ${a.percent.toFixed(1)} | ${a.area} |`), ""].join("\n");
 }
 
-const cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000"], { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", profDir] });
+/** The c64 callers paced to `pairsPerSecond` for `ms` (lock + tryUnlock), as {@link committers} reports a round. */
+async function pacedPairs(urls: readonly string[], pairsPerSecond: number, ms: number): Promise<{ pairs: number; elapsed: number }> {
+  const session = leaseholdSession(urls, "try", "profiled-paced");
+  const run = await pacedRound(session, pairsPerSecond, ms);
+  await session.end();
+  return { pairs: run.pairs, elapsed: run.seconds };
+}
+
+// LEASEHOLD_BENCH_CLI: another build's packages/server/dist/cli.js (an A/B of two commits in one sitting).
+const cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000"], { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", profDir], cli: process.env.LEASEHOLD_BENCH_CLI });
 let roles: { leader: number; standby: number };
-let rate: number;
+let pairsPerS: number;
 let cpu: { leader: number; standby: number };
 try {
   await stable(cluster, 3_000, 2_000);
@@ -41,9 +55,9 @@ try {
   const urls = cluster.members.map((m) => m.url);
   await committers(urls, 64, 2_000, "warm");
   const before = { leader: cpuMs(roles.leader), standby: cpuMs(roles.standby) };
-  const run = await committers(urls, 64, seconds * 1_000, "profiled");
+  const run = rate === null ? await committers(urls, 64, seconds * 1_000, "profiled") : await pacedPairs(urls, rate, seconds * 1_000);
   cpu = { leader: cpuMs(roles.leader) - before.leader, standby: cpuMs(roles.standby) - before.standby };
-  rate = run.pairs / run.elapsed;
+  pairsPerS = run.pairs / run.elapsed;
   cpu = { leader: (cpu.leader * 1000) / run.pairs, standby: (cpu.standby * 1000) / run.pairs };
   if (!(await cluster.rows())[0]!.inSync) console.warn("the row no longer says in sync: the profile is not of the ack path");
 } finally {
@@ -63,7 +77,7 @@ const standby = load("standby");
 const markdown = [
   `### Cluster profile "${label}"`,
   "",
-  `c64 lock + tryUnlock through a 3-server cluster (--shards 1, --replicas 1, in sync), ${seconds} s under the profilers, ${Math.round(rate).toLocaleString("en-US")} pairs/s; CPU per grant: leader ${cpu.leader.toFixed(1)} µs, standby ${cpu.standby.toFixed(1)} µs (profiling slows both; compare shares). ${describeMachine()}, ${new Date().toISOString().slice(0, 16)}Z.`,
+  `c64 lock + tryUnlock through a 3-server cluster (--shards 1, --replicas 1, in sync), ${seconds} s under the profilers, ${rate === null ? "flat out" : `paced to ${rate.toLocaleString("en-US")} pairs/s`}, ${Math.round(pairsPerS).toLocaleString("en-US")} pairs/s; CPU per grant: leader ${cpu.leader.toFixed(1)} µs, standby ${cpu.standby.toFixed(1)} µs (profiling slows both; compare shares). ${describeMachine()}, ${new Date().toISOString().slice(0, 16)}Z.`,
   "",
   table("Leader (`node --cpu-prof`, whole life):", topFrames(leader, 15)),
   areas("Leader by area:", leader),

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { CATALOG, SECTION_INTROS, meetsTarget } from "./catalog.js";
 import { PROFILE_LABELS, PROFILES_INTRO } from "./profiles-catalog.js";
 import { BREAKDOWN_SECTION } from "./breakdown-catalog.js";
+import { REPLICATION_PATH_SECTION } from "./replication-path-catalog.js";
 
 /** Where `pnpm bench:profile` leaves its Markdown (committed, so the report can quote it). */
 const PROFILES_DIR = fileURLToPath(new URL("../results/", import.meta.url));
@@ -113,6 +114,6 @@ export function writeReport(docsDir: string, results: Results): void {
     lines.push("## Profiles", "", PROFILES_INTRO, "");
     for (const file of profiles) lines.push(readFileSync(file, "utf8").trimEnd(), "");
   }
-  lines.push(BREAKDOWN_SECTION, "");
+  lines.push(BREAKDOWN_SECTION, "", REPLICATION_PATH_SECTION, "");
   writeFileSync(join(docsDir, "benchmarks.md"), `${lines.join("\n")}\n`);
 }

@@ -45,8 +45,8 @@ export interface SetupsStarted {
   stop(): Promise<void>;
 }
 
-/** lock then `tryUnlock` or awaited `unlock` on one `LockClient` shared by the round's callers. */
-function leaseholdSession(target: string | readonly string[], release: Release, namespace: string): PeerSession {
+/** lock then `tryUnlock` or awaited `unlock` on one `LockClient` shared by the round's callers (`target`: one server, or a cluster's members). */
+export function leaseholdSession(target: string | readonly string[], release: Release, namespace: string): PeerSession {
   const where = typeof target === "string" ? { baseUrl: target } : { baseUrls: [...target] };
   const client = LockClient.http({ ...where, namespace, logger: silentLogger() });
   return {

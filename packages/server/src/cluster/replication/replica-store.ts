@@ -193,13 +193,13 @@ export class ReplicaStore {
       });
     }
     let applied = held.appliedSeq;
+    const { entries, fromSeq } = message;
     try {
-      message.entries.forEach((entry, i) => {
-        const seq = message.fromSeq + 1 + i;
-        if (seq <= applied) return;
-        held.sink.apply(entry, seq);
-        applied = seq;
-      });
+      // Entries already held (a re-send) are skipped: start at the first one after them.
+      for (let i = Math.max(0, applied - fromSeq); i < entries.length; i++) {
+        held.sink.apply(entries[i], fromSeq + 1 + i);
+        applied = fromSeq + 1 + i;
+      }
     } catch (err) {
       // A table that took only part of an entry matches neither side any more: it needs a snapshot.
       this.discard(shard);
@@ -207,7 +207,7 @@ export class ReplicaStore {
         shard,
       });
     }
-    this.replicas.set(shard, { ...held, appliedSeq: applied });
+    if (applied !== held.appliedSeq) this.replicas.set(shard, { stream: held.stream, sink: held.sink, appliedSeq: applied });
     if (applied > held.appliedSeq && held.sink.handedOver?.() === true) this.heardHandOver(shard);
     return { ackedSeq: applied };
   }

@@ -5,7 +5,8 @@ import type { Duplex } from "node:stream";
 import { CLUSTER_AUTH_HEADER, DEFAULT_MAX_SKEW_MS, verifyHeader } from "./cluster-key.js";
 import { createRefusalLog } from "./refusal-log.js";
 import type { ReplicationAuthOptions } from "./replication-route.js";
-import { parseReplicationMessage, ReplicationRefusal } from "./replication-wire.js";
+import { parseReplicationMessage, ReplicationRefusal, type StreamIdentity } from "./replication-wire.js";
+import { expandEntries, type AnswerValue } from "./stream-replication-codec.js";
 import { FrameReader, FrameWriter, newNonce, parseStreamPath, sessionKey, STREAM_NONCE_HEADER, STREAM_PATH_PREFIX, STREAM_PROTOCOL } from "./stream-frames.js";
 
 /** What the replication stream's route is made with. */
@@ -39,12 +40,12 @@ function refuse(socket: Duplex, status: number, body: unknown): void {
 
 /**
  * The standby's side of `GET /v1/internal/replication-stream/{shard}?nonce=…` with
- * `Upgrade: leasehold-replication/1` (stream-replication-transport.ts is the leader's): the upgrade
+ * `Upgrade: leasehold-replication/2` (stream-replication-transport.ts is the leader's): the upgrade
  * must be signed with the cluster key, exactly as a replication POST (a client bearer token never
  * counts; a refusal is answered 401 with a log line and changes nothing). Then every frame, signed
  * with the session key (stream-frames.ts), is a replication message, applied by the replica store
  * in the order it arrived and answered in that order; the answers of the messages one read
- * completed leave in one write. A refusal is answered and ends the stream (the leader starts a new
+ * completed leave in one frame and one write (stream-replication-codec.ts). A refusal is answered and ends the stream (the leader starts a new
  * one); a frame that is not signed with the session key ends it without an answer.
  */
 export function createReplicationStreamRoute(options: ReplicationStreamRouteOptions): ReplicationStreamRoute {
@@ -57,26 +58,31 @@ export function createReplicationStreamRoute(options: ReplicationStreamRouteOpti
     const writer = new FrameWriter(key, "to-leader");
     const reader = new FrameReader(key, "to-standby", options.maxFrameBytes ?? 64 * 1024 * 1024);
     let ended = false;
+    /** The stream the previous message named: an entries message without one continues it (stream-replication-codec.ts). */
+    let previous: StreamIdentity | null = null;
     const onData = (chunk: Buffer): void => {
       if (ended) return;
       const frames = reader.push(chunk);
-      const answers: Buffer[] = [];
+      const answers: AnswerValue[] = [];
       for (const frame of frames) {
         try {
-          answers.push(writer.frame(store.receive(parseReplicationMessage(frame, shard))));
+          const message = expandEntries(parseReplicationMessage(frame, shard, previous));
+          previous = message.stream;
+          answers.push(store.receive(message).ackedSeq);
         } catch (err) {
           ended = true;
           if (err instanceof ReplicationRefusal) {
             if (err.code !== "INVALID_ARGUMENT") logger.info({ code: err.code, shard, reason: err.message }, "replication message refused");
-            answers.push(writer.frame(err.toJSON()));
+            answers.push(err.toJSON());
           } else {
             logger.error({ err, shard }, "replication stream failed");
-            answers.push(writer.frame({ error: { code: "INTERNAL", message: String((err as Error).message), details: {} } }));
+            answers.push({ error: { code: "INTERNAL", message: String((err as Error).message), details: {} } });
           }
           break;
         }
       }
-      if (answers.length > 0) socket.write(answers.length === 1 ? answers[0]! : Buffer.concat(answers));
+      // One frame, one MAC and one write for every answer of this read.
+      if (answers.length > 0) socket.write(writer.frame(answers));
       if (!ended && reader.failure !== null) {
         ended = true;
         // Not answered: whoever sent it cannot read an answer signed with the session key anyway.

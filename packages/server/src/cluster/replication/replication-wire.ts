@@ -141,10 +141,15 @@ function parseStream(value: unknown, shard: number): StreamIdentity {
   };
 }
 
-/** Check a decoded body sent to the route of `shard`; throws an `INVALID_ARGUMENT` refusal naming the field. */
-export function parseReplicationMessage(value: unknown, shard: number): ReplicationMessage {
+/**
+ * Check a decoded body sent to the route of `shard`; throws an `INVALID_ARGUMENT` refusal naming the
+ * field. `previous`: the stream of the message before it on the same replication stream
+ * connection, which an entries message without `stream` continues (stream-replication-codec.ts);
+ * `null` (the one-message route, or the first message of a connection): `stream` is required.
+ */
+export function parseReplicationMessage(value: unknown, shard: number, previous: StreamIdentity | null = null): ReplicationMessage {
   if (!isObject(value)) throw bad("(body)", "must be a JSON object");
-  const stream = parseStream(value.stream, shard);
+  const stream = value.stream === undefined && previous !== null && value.kind === "entries" ? previous : parseStream(value.stream, shard);
   if (value.kind === "snapshot") {
     if (!("snapshot" in value)) throw bad("snapshot", "is missing");
     return { kind: "snapshot", stream, seq: seqAt(value.seq, "seq"), snapshot: value.snapshot };

@@ -69,11 +69,16 @@ export class RevealedAnswers {
       const answer = begun.answer.then((value) => this.reveal(value, before));
       return new WaitingLockHandle(answer.catch(asUnavailable), begun.abandon, begun.acknowledging);
     }
-    const revealed = this.reveal(begun, before);
+    const pending = this.pending(before);
+    if (pending === null) return begun;
     // Granted at once: the client may leave while the acknowledgement is awaited; the host then
-    // releases what the undelivered answer granted, as for any answer it could not deliver.
-    if (revealed instanceof Promise) return new WaitingLockHandle(revealed.catch(asUnavailable), () => undefined, true);
-    return revealed;
+    // releases what the undelivered answer granted, as for any answer it could not deliver. One
+    // promise per answer: the turn's hold is shared (SyncRule.whenAcked).
+    return new WaitingLockHandle(
+      pending.then(() => begun, asUnavailable),
+      () => undefined,
+      true,
+    );
   }
 
   /** Run an operation that answers a promise (transactions/start, timestamp leases, lock events, inspection), its answer held likewise. */
@@ -84,11 +89,16 @@ export class RevealedAnswers {
 
   /** `value` now, or once the standby holds what it may reveal. */
   private reveal<A>(value: A, before: number): A | Promise<A> {
-    const replicator = this.replicator;
-    if (replicator === null) return value;
-    // The broken rule: only entries appended since the operation began count.
-    if (this.options.unsafeOwnEntriesOnly === true && replicator.neededSeq <= before) return value;
-    const pending = replicator.settled();
+    const pending = this.pending(before);
     return pending === null ? value : pending.then(() => value);
+  }
+
+  /** What an answer ready now must wait for (`null`: nothing, it may be given at once). */
+  private pending(before: number): Promise<unknown> | null {
+    const replicator = this.replicator;
+    if (replicator === null) return null;
+    // The broken rule: only entries appended since the operation began count.
+    if (this.options.unsafeOwnEntriesOnly === true && replicator.neededSeq <= before) return null;
+    return replicator.settled();
   }
 }

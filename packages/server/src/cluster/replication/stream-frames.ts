@@ -4,13 +4,13 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
  * Framing and per-frame authentication of the replication stream (stream-replication-transport.ts,
  * replication-stream-route.ts): after the signed upgrade, each side writes frames of
  * `[length: u32 BE][mac: 32 bytes][payload]`, where `length` counts the mac and the payload and the
- * payload is UTF-8 JSON. Each frame's MAC is HMAC-SHA256 under the stream's session key of the
+ * payload is UTF-8 JSON (what the JSON holds each way: replication-stream-codec.ts). Each frame's MAC is HMAC-SHA256 under the stream's session key of the
  * direction, the frame's number in that direction and the payload: a frame cannot be forged without
  * the cluster key, nor replayed, reordered or moved to the other direction or another stream.
  */
 
 /** The `Upgrade` token of the replication stream. */
-export const STREAM_PROTOCOL = "leasehold-replication/1";
+export const STREAM_PROTOCOL = "leasehold-replication/2";
 
 /** The header of the 101 answer that carries the standby's nonce. */
 export const STREAM_NONCE_HEADER = "x-leasehold-stream-nonce";
@@ -54,28 +54,37 @@ export function sessionKey(clusterKey: Buffer, path: string, leaderNonce: string
   return createHmac("sha256", clusterKey).update(`leasehold-replication-stream-v1\n${path}\n${leaderNonce}\n${standbyNonce}`).digest();
 }
 
-function frameMac(key: Buffer, direction: FrameDirection, counter: number, payload: Buffer): Buffer {
-  const prefix = Buffer.allocUnsafe(9);
-  prefix.writeUInt8(direction === "to-standby" ? 1 : 2, 0);
-  prefix.writeBigUInt64BE(BigInt(counter), 1);
-  return createHmac("sha256", key).update(prefix).update(payload).digest();
+/** The 9 bytes a frame's MAC covers before its payload: the direction, then the frame's number (u64 BE). */
+function macPrefix(prefix: Buffer, direction: FrameDirection, counter: number): Buffer {
+  prefix[0] = direction === "to-standby" ? 1 : 2;
+  // Counters stay far below 2^53: the high word, then the low one (no BigInt per frame).
+  prefix.writeUInt32BE(Math.floor(counter / 0x1_0000_0000), 1);
+  prefix.writeUInt32BE(counter >>> 0, 5);
+  return prefix;
+}
+
+function frameMac(key: Buffer, prefix: Buffer, direction: FrameDirection, counter: number, payload: Buffer): Buffer {
+  return createHmac("sha256", key).update(macPrefix(prefix, direction, counter)).update(payload).digest();
 }
 
 /** Writes one direction's frames, numbering them. */
 export class FrameWriter {
   private counter = 0;
+  private readonly prefix = Buffer.allocUnsafe(9);
   constructor(
     private readonly key: Buffer,
     private readonly direction: FrameDirection,
   ) {}
 
-  /** The frame of `value` (JSON), the next in this direction. */
+  /** The frame of `value` (JSON), the next in this direction: one buffer, the payload encoded in place. */
   frame(value: unknown): Buffer {
-    const payload = Buffer.from(JSON.stringify(value), "utf8");
-    const header = Buffer.allocUnsafe(HEADER_BYTES);
-    header.writeUInt32BE(MAC_BYTES + payload.length, 0);
-    frameMac(this.key, this.direction, this.counter++, payload).copy(header, 4);
-    return Buffer.concat([header, payload], HEADER_BYTES + payload.length);
+    const text = JSON.stringify(value);
+    const bytes = Buffer.byteLength(text, "utf8");
+    const frame = Buffer.allocUnsafe(HEADER_BYTES + bytes);
+    frame.write(text, HEADER_BYTES, "utf8");
+    frame.writeUInt32BE(MAC_BYTES + bytes, 0);
+    frameMac(this.key, this.prefix, this.direction, this.counter++, frame.subarray(HEADER_BYTES)).copy(frame, 4);
+    return frame;
   }
 }
 
@@ -96,6 +105,7 @@ export class FrameReader {
   private buffered: Buffer[] = [];
   private bufferedBytes = 0;
   private counter = 0;
+  private readonly prefix = Buffer.allocUnsafe(9);
   constructor(
     private readonly key: Buffer,
     private readonly direction: FrameDirection,
@@ -127,7 +137,7 @@ export class FrameReader {
       const frame = this.take(4 + length);
       const mac = frame.subarray(4, HEADER_BYTES);
       const payload = frame.subarray(HEADER_BYTES);
-      if (!timingSafeEqual(mac, frameMac(this.key, this.direction, this.counter, payload))) {
+      if (!timingSafeEqual(mac, frameMac(this.key, this.prefix, this.direction, this.counter, payload))) {
         throw new FrameError(`frame ${this.counter} is not signed with the session key`);
       }
       this.counter++;

@@ -2,7 +2,8 @@ import { request, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { CLUSTER_AUTH_HEADER, signRequest } from "./cluster-key.js";
 import type { ReplicationTransport } from "./replication-sender.js";
-import { refusalOf, type ReplicationAck, type ReplicationMessage } from "./replication-wire.js";
+import type { ReplicationAck, ReplicationMessage, StreamIdentity } from "./replication-wire.js";
+import { readAnswers, toStandbyValue } from "./stream-replication-codec.js";
 import { FrameReader, FrameWriter, newNonce, sessionKey, STREAM_NONCE_HEADER, STREAM_PROTOCOL, streamPath } from "./stream-frames.js";
 
 /** Options of {@link createStreamReplicationTransport}. */
@@ -35,23 +36,19 @@ interface Pending {
 interface Session {
   readonly socket: Socket;
   readonly writer: FrameWriter;
-}
-
-/** What an answer frame means: an acknowledgement, or the error its message is rejected with. */
-function readAnswer(origin: string, answer: unknown): ReplicationAck | Error {
-  const body = typeof answer === "object" && answer !== null ? (answer as { ackedSeq?: unknown; error?: unknown }) : {};
-  if (typeof body.ackedSeq === "number") return { ackedSeq: body.ackedSeq };
-  return refusalOf(origin, body.error) ?? new Error(`the standby at ${origin} answered ${JSON.stringify(answer)?.slice(0, 200)}`);
+  /** The stream the last message written on this connection named (stream-replication-codec.ts). */
+  previous: StreamIdentity | null;
 }
 
 /**
  * Replication messages over one long-lived connection to the standby (DESIGN.md: "one
- * authenticated server-to-server connection"): an HTTP/1.1 upgrade to `leasehold-replication/1`
- * signed with the cluster key, then framed JSON both ways (stream-frames.ts), every frame signed
- * with the session key. Any number of messages may be in flight; the standby applies them in the
+ * authenticated server-to-server connection"): an HTTP/1.1 upgrade to `leasehold-replication/2`
+ * signed with the cluster key, then framed JSON both ways (stream-frames.ts, what each frame holds:
+ * stream-replication-codec.ts), every frame signed with the session key. Any number of messages may be in flight; the standby applies them in the
  * order they were written and answers each in that order, so the answers are matched first in,
- * first out. A message costs one frame each way: no request line, headers or per-request
- * signature, which is what keeps a lone grant's extra round trip short.
+ * first out. A message costs one frame (an entries message of the connection's stream without its
+ * stream identity), and the answers of what the standby read at once one frame back: no request
+ * line, headers or per-request signature, which is what keeps a lone grant's extra round trip short.
  *
  * A refusal rejects its message with a {@link ReplicationRefusal}. A connection that fails, closes
  * or leaves the oldest message unanswered for `timeoutMs` rejects every message in flight as an
@@ -122,7 +119,7 @@ export function createStreamReplicationTransport(options: StreamReplicationTrans
           } catch {
             // not JSON: reported by status below
           }
-          const answer = readAnswer(origin, parsed);
+          const answer = readAnswers(origin, parsed)[0]!;
           reject(answer instanceof Error ? answer : new Error(`the standby at ${origin} answered the upgrade with ${res.statusCode}`));
         });
       });
@@ -141,16 +138,16 @@ export function createStreamReplicationTransport(options: StreamReplicationTrans
         socket.setNoDelay(true);
         socket.setTimeout(0);
         const key = sessionKey(options.key, path, leaderNonce, standbyNonce);
-        const made: Session = { socket, writer: new FrameWriter(key, "to-standby") };
+        const made: Session = { socket, writer: new FrameWriter(key, "to-standby"), previous: null };
         const reader = new FrameReader(key, "to-leader", MAX_ANSWER_BYTES);
         const onData = (chunk: Buffer): void => {
-          const answers = reader.push(chunk);
-          for (const answer of answers) {
-            const p = pending.shift();
-            if (p === undefined) return failAll(made, new Error(`the standby at ${origin} answered a message that was not sent`));
-            const outcome = readAnswer(origin, answer);
-            if (outcome instanceof Error) p.reject(outcome);
-            else p.resolve(outcome);
+          for (const frame of reader.push(chunk)) {
+            for (const outcome of readAnswers(origin, frame)) {
+              const p = pending.shift();
+              if (p === undefined) return failAll(made, new Error(`the standby at ${origin} answered a message that was not sent`));
+              if (outcome instanceof Error) p.reject(outcome);
+              else p.resolve(outcome);
+            }
           }
           if (reader.failure !== null) return failAll(made, reader.failure);
           if (timer !== null) clearTimeout(timer);
@@ -189,7 +186,8 @@ export function createStreamReplicationTransport(options: StreamReplicationTrans
       }
       return new Promise<ReplicationAck>((resolve, reject) => {
         pending.push({ resolve, reject, sentAt: performance.now() });
-        made.socket.write(made.writer.frame(message));
+        made.socket.write(made.writer.frame(toStandbyValue(message, made.previous)));
+        made.previous = message.stream;
         armTimer();
       });
     },

@@ -50,7 +50,9 @@ export interface SyncRuleOptions {
 }
 
 interface Waiter {
-  readonly seq: number;
+  /** Raised while the waiter's entries are not flushed yet (see {@link SyncRule.whenAcked}). */
+  seq: number;
+  readonly promise: Promise<AckOutcome>;
   readonly resolve: (outcome: AckOutcome) => void;
   readonly reject: (err: Error) => void;
 }
@@ -100,13 +102,23 @@ export class SyncRule {
   whenAcked(seq: number): Promise<AckOutcome> {
     if (this.closedWith !== null) return Promise.reject(this.closedWith);
     if (this.current === "fenced") return Promise.reject(new ReplicationFencedError(FENCED));
-    if (seq <= this.options.log.ackedSeq) return Promise.resolve("acked");
+    const log = this.options.log;
+    if (seq <= log.ackedSeq) return Promise.resolve("acked");
     if (this.current === "out") return Promise.resolve("unreplicated");
-    this.options.log.expedite(seq);
-    return new Promise<AckOutcome>((resolve, reject) => {
-      this.waiters.push({ seq, resolve, reject });
-      this.arm();
-    });
+    log.expedite(seq);
+    // One hold per turn, not one per grant: entries not flushed yet all leave in this turn's
+    // message, so a wait for the last of them costs the earlier ones nothing, and waiting for a
+    // later entry than asked is never unsafe.
+    const last = this.waiters[this.waiters.length - 1];
+    if (last !== undefined && last.seq > log.flushedSeq && seq > log.flushedSeq) {
+      if (seq > last.seq) last.seq = seq;
+      return last.promise;
+    }
+    let settle: Pick<Waiter, "resolve" | "reject"> | null = null;
+    const promise = new Promise<AckOutcome>((resolve, reject) => (settle = { resolve, reject }));
+    this.waiters.push({ seq, promise, ...settle! });
+    this.arm();
+    return promise;
   }
 
   /**

@@ -172,7 +172,8 @@ describe("the replication stream (one upgraded connection, framed and signed mes
     expect(answer).toMatch(/^HTTP\/1\.1 101 /);
     // The first copy applied and was answered; the second failed its MAC (frame 1 signed as frame 0).
     expect(store.get(1)?.appliedSeq).toBe(4);
-    expect(answers).toEqual([{ ackedSeq: 4 }]);
+    // One answer frame per read: the acknowledgements of the messages it completed, in order.
+    expect(answers).toEqual([[4]]);
   });
 
   it("answers a malformed message on a signed stream with INVALID_ARGUMENT naming the field, and an upgrade of another path with 400", async () => {

@@ -118,6 +118,35 @@ describe("SyncRule", () => {
     expect(answered).toEqual(["acked"]);
   });
 
+  it("one hold per turn: grants appended in one turn share one wait, for the last of them; a grant already sent is not held behind this turn's", async () => {
+    const s = setup();
+    await inSync(s);
+    const sent = s.log.append("grant 1");
+    await s.clock.endTurn();
+    const answered: string[] = [];
+    const first = s.rule.whenAcked(sent);
+    void first.then(() => answered.push("grant 1"));
+    const a = s.log.append("grant 2");
+    const waitA = s.rule.whenAcked(a);
+    const b = s.log.append("grant 3");
+    const waitB = s.rule.whenAcked(b);
+    // Entries of the same turn share one wait; the wait for an entry already sent is its own.
+    expect(waitB).toBe(waitA);
+    expect(waitA).not.toBe(first);
+    void waitA.then(() => answered.push("grants 2 and 3"));
+    await s.clock.endTurn();
+    s.log.acknowledge(sent);
+    await settle();
+    expect(answered).toEqual(["grant 1"]);
+    // The shared wait is for the last entry of the turn: an acknowledgement of the first is not enough.
+    s.log.acknowledge(a);
+    await settle();
+    expect(answered).toEqual(["grant 1"]);
+    s.log.acknowledge(b);
+    await settle();
+    expect(answered).toEqual(["grant 1", "grants 2 and 3"]);
+  });
+
   it("with no standby in sync (recorded), a grant is answered at once", async () => {
     const s = setup();
     expect(await s.rule.whenAcked(s.log.append("grant"))).toBe("unreplicated");
