@@ -38,6 +38,7 @@ export const TEST_BREAKS = {
   "move-standby-unprotected": "a taker moves the standby its adoption kept (the former leader) to the member standbys spread best to by recording it not in sync first and then naming and syncing the new one, instead of syncing the new one while the kept one stays named in sync, so a taker that fails during the new one's join leaves the shard to be taken empty",
   "move-unknown-as-failed": "a standby move whose row update's outcome is unknown (statement timeout) is given up as if it had not committed: the new standby's stream is dropped and grants wait for the former alone, though the row may name the new one in sync",
   "immutables-before-decide": "a pass decides which shards to take only once its statement recording the immutable timestamps answered, so a lost answer (a statement timeout) holds an in-sync standby's takeover of a dead leader's shard for a third of a leader lease, and the other members may take it empty meanwhile",
+  "reread-after-cadence": "a pass whose read of the lease rows failed (a lost answer: a statement timeout) is followed by the next a whole third of a leader lease after the failure, not after the read was sent, so two lost answers use up an in-sync standby's takeover of a dead leader's shard and the other members take it empty",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 
