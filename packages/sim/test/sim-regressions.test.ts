@@ -113,7 +113,7 @@ const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly T
   { rule: "stop-skips-handed-over", firstSeed: 288, alsoOff: ["reread-after-cadence"] },
   { rule: "adopt-clears-former", firstSeed: 796, alsoOff: ["reread-after-cadence"] },
   { rule: "move-unknown-as-failed", firstSeed: 491, alsoOff: ["reread-after-cadence"] },
-  { rule: "drop-carried-waiters", firstSeed: 600, alsoOff: ["reread-after-cadence"] },
+  { rule: "drop-carried-waiters", firstSeed: 228 },
   { rule: "no-standby-probe", firstSeed: 1 },
   { rule: "short-carried-lease", firstSeed: 637 },
   // Beyond the first 1,000 seeds: the seed it was found on (3599, the fix's own finding). Seed
