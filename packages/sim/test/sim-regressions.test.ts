@@ -63,6 +63,16 @@ const FIXED: readonly { seed: number; finding: string }[] = [
       "s1 crashed; s0, shard 2's in-sync standby, lost the answer of a read of the rows and then of its immutable-timestamp record, which its pass awaited before deciding, and s2, past the extra leader lease others leave a standby, took the shard empty (locks lost)",
   },
   {
+    seed: 73112,
+    finding:
+      "s0, leading shard 1, paused; s1, its in-sync standby, lost the answers of two reads of the rows in its takeover window, each failed read followed by a whole pass cadence, and s2 took the shard empty (a transaction's immutable-timestamp lock lost)",
+  },
+  { seed: 18293, finding: "the same with s0 cut from its database: s2, shard 0's standby, lost two reads' answers and s1 took the shard empty" },
+  { seed: 21643, finding: "the same after a crash of s0: s1, shard 0's standby, lost two reads' answers and s2 took the shard empty" },
+  { seed: 63666, finding: "the same after a pause of s2: s0 (restarted earlier), shard 1's standby, lost two reads' answers and s1 took the shard empty" },
+  { seed: 65771, finding: "the same after a pause of s2: s0, shard 3's standby, lost two reads' answers and s3 took the shard empty" },
+  { seed: 69453, finding: "the same after a crash and restart of s3: s2, shard 1's standby, lost two reads' answers and s1 took the shard empty" },
+  {
     seed: 50695,
     finding:
       "the checker's own false positive (queue-order): a shared waiter carried by a balance hand-over was granted at the taker when c2's exclusive hold ended, before c1 re-sent; c2's later shared request was granted beside it, and c1 learned of its grant (lower fencing token) only at its re-send",
@@ -80,41 +90,51 @@ const FIXED: readonly { seed: number; finding: string }[] = [
  * the simulator changes every seed's run, so when the recorded seed no longer fails, the control
  * looks on through the next seeds (up to {@link SCAN}) before it gives up.
  */
-const RULES: readonly { rule: TestBreak; also?: readonly TestBreak[]; firstSeed: number }[] = [
+const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly TestBreak[] }[] = [
   // First seeds of `pnpm sim --break <rule> --seed 1 --seeds 1000 --until-violation` on the code of
   // 2026-11-29 (session 17, docs/reliability.md "Deterministic simulation"). The takeover's rules
   // (gate, lease-wait, epoch-fence) have controls over CLI processes too (packages/reliability),
   // a minute of real time each: in the test command the simulator is the gate's and the fence's.
+  // reread-after-cadence (session 18) changed every run with a failed read of the rows: the first
+  // seeds of the rules whose recorded seed stopped failing were scanned again; where none failed
+  // within 1,000 (balance-abandon-release, stop-skips-handed-over, adopt-clears-former), the
+  // control keeps its recorded seed with reread-after-cadence also off, which replays that run
+  // event for event as recorded.
   { rule: "gate", firstSeed: 28 },
   { rule: "lease-wait", firstSeed: 15 },
-  { rule: "epoch-fence", firstSeed: 146 },
-  { rule: "promote-any-replica", firstSeed: 51 },
+  { rule: "epoch-fence", firstSeed: 499 },
+  { rule: "promote-any-replica", firstSeed: 4 },
   { rule: "balance-by-release", firstSeed: 1 },
   { rule: "stop-release-unsynced", firstSeed: 2 },
   { rule: "move-row-before-gate", firstSeed: 26 },
   { rule: "retry-before-ack", firstSeed: 245 },
-  { rule: "drop-replica-on-unknown", firstSeed: 40 },
-  { rule: "balance-abandon-release", firstSeed: 46 },
+  { rule: "drop-replica-on-unknown", firstSeed: 6 },
+  { rule: "balance-abandon-release", firstSeed: 46, alsoOff: ["reread-after-cadence"] },
   { rule: "release-synced-orphan", firstSeed: 58 },
   { rule: "handed-over-without-former", firstSeed: 26 },
   { rule: "hand-over-during-lease-wait", firstSeed: 82 },
   { rule: "release-waiting-at-stop", firstSeed: 143 },
-  { rule: "end-on-gate-close", firstSeed: 433 },
+  { rule: "end-on-gate-close", firstSeed: 610 },
   { rule: "stop-unconfirmed-standby", firstSeed: 124 },
   // A taker now adopts a handed-over row on its own once it acknowledged the hand-over entry
   // (adopt-only-on-notify), which covers nearly every row a stop would find unadopted: with that
   // rule in place this break alone broke no promise in seeds 1-3000, so its control removes both
   // (seed 288 fires with both, and keeps every promise with adopt-only-on-notify alone).
-  { rule: "stop-skips-handed-over", also: ["adopt-only-on-notify"], firstSeed: 288 },
-  { rule: "adopt-clears-former", firstSeed: 796 },
-  { rule: "move-unknown-as-failed", firstSeed: 491 },
-  { rule: "drop-carried-waiters", firstSeed: 600 },
+  { rule: "stop-skips-handed-over", firstSeed: 288, alsoOff: ["adopt-only-on-notify", "reread-after-cadence"] },
+  { rule: "adopt-clears-former", firstSeed: 796, alsoOff: ["reread-after-cadence"] },
+  { rule: "move-unknown-as-failed", firstSeed: 54 },
+  { rule: "drop-carried-waiters", firstSeed: 228 },
   { rule: "no-standby-probe", firstSeed: 1 },
-  { rule: "short-carried-lease", firstSeed: 476 },
-  // Beyond the first 1,000 seeds: the seed it was found on (3599, the fix's own finding).
-  { rule: "immutables-before-decide", firstSeed: 3599 },
+  { rule: "short-carried-lease", firstSeed: 637 },
+  // Beyond the first 1,000 seeds: the seed it was found on (3599, the fix's own finding). Seed
+  // 3599's standby first lost a read's answer, then its record's: since reread-after-cadence the
+  // pass after a failed read comes at once, which alone saves that run, so the control switches
+  // both off (either one alone keeps every promise at 3599).
+  { rule: "immutables-before-decide", firstSeed: 3599, alsoOff: ["reread-after-cadence"] },
   // Not within the first 1,000 seeds either: the seed it was found on (50986, the fix's own finding).
   { rule: "adopt-only-on-notify", firstSeed: 50986 },
+  // Not within seeds 1-1000 either: the lowest of the six seeds it was found on (18293, 21643, 63666, 65771, 69453, 73112).
+  { rule: "reread-after-cadence", firstSeed: 18293 },
 ];
 const SCAN = 60;
 
@@ -128,16 +148,18 @@ describe("seeds the simulator once failed on", () => {
 });
 
 describe("safety rules, each removed by its break (negative controls)", () => {
-  for (const { rule, also = [], firstSeed } of RULES) {
-    const named = [rule, ...also].join(",");
-    it(`with ${named} a run breaks a promise (recorded first at seed ${firstSeed})`, async () => {
+  for (const { rule, firstSeed, alsoOff = [] } of RULES) {
+    const also = alsoOff.length > 0 ? ` (with ${alsoOff.join(", ")})` : "";
+    it(`with ${rule}${also} a run breaks a promise (recorded first at seed ${firstSeed})`, async () => {
       let found: number | null = null;
       for (let seed = firstSeed; seed < firstSeed + SCAN && found === null; seed++) {
-        if ((await runSeed(seed, new Set([rule, ...also]))).violations.length > 0) found = seed;
+        if ((await runSeed(seed, new Set([rule, ...alsoOff]))).violations.length > 0) found = seed;
       }
-      expect(found, `no violation with ${named} in seeds ${firstSeed}..${firstSeed + SCAN - 1}`).not.toBeNull();
-      // The same seed keeps every promise with the rule in place (its companions still removed): the break is what broke it.
-      expect((await runSeed(found!, new Set(also))).violations).toEqual([]);
+      expect(found, `no violation with ${rule}${also} in seeds ${firstSeed}..${firstSeed + SCAN - 1}`).not.toBeNull();
+      // The same seed keeps every promise with the rule in place: the break is what broke it.
+      expect((await runSeed(found!, new Set())).violations).toEqual([]);
+      // And with only the other breaks: this rule alone saves the run.
+      if (alsoOff.length > 0) expect((await runSeed(found!, new Set(alsoOff))).violations).toEqual([]);
     }, 120_000);
   }
 });

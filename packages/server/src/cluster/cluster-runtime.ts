@@ -54,6 +54,8 @@ export class ClusterRuntime {
   /** The cluster's shard count, `null` until this server has joined (reached PostgreSQL once). */
   shards: number | null = null;
   private seen: (Seen | null)[] = [];
+  /** When the last pass's read of the rows was sent, if that read failed; `null` when it answered (see `nextPassDelay`). */
+  private failedReadSentAt: number | null = null;
   private members: LiveMember[];
   private readonly clock: () => number;
   /** When leadership began, `null` before. */
@@ -391,7 +393,9 @@ export class ClusterRuntime {
     // process's first heartbeat that held its member row).
     const claimedAt = this.identity.claimedAt;
     const joinWaitEnds = this.startedAt !== null && claimedAt !== null && !this.ready ? claimedAt + this.options.leaderLeaseMs : null;
-    const delay = nextPassDelay({ leases: this.leases, seen: this.seen, now: this.clock(), leaderLeaseMs: this.options.leaderLeaseMs, joinWaitEnds, own: (row) => this.identity.isOwn(row) });
+    // After a failed read, the cadence counts from when it was sent (TEST ONLY: not with reread-after-cadence).
+    const failedReadSentAt = this.options.breaks?.has("reread-after-cadence") === true ? null : this.failedReadSentAt;
+    const delay = nextPassDelay({ leases: this.leases, seen: this.seen, now: this.clock(), leaderLeaseMs: this.options.leaderLeaseMs, joinWaitEnds, own: (row) => this.identity.isOwn(row), failedReadSentAt });
     this.cancelTimer = this.time.setTimer(() => {
       void this.pass().finally(() => this.schedule());
     }, Math.ceil(delay));
@@ -449,9 +453,11 @@ export class ClusterRuntime {
       leases = await this.options.coordinator.readLeases();
     } catch (err) {
       this.coordinatorDown = err instanceof Error ? err.message : String(err);
+      this.failedReadSentAt = sentAt;
       return this.warn(err, "could not read the lease rows from PostgreSQL; leaders keep serving until their gates close");
     }
     this.coordinatorDown = null;
+    this.failedReadSentAt = null;
     this.observe(leases, sentAt);
     const record = (): Promise<void> => recordImmutables(this.terms, this.options.coordinator).catch((err: unknown) => this.warn(err, "could not record immutable timestamps; will retry next round"));
     await recordBesideDecide(record, () => this.decide(), this.options.breaks?.has("immutables-before-decide") === true);

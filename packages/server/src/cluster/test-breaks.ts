@@ -40,6 +40,7 @@ export const TEST_BREAKS = {
   "immutables-before-decide": "a pass decides which shards to take only once its statement recording the immutable timestamps answered, so a lost answer (a statement timeout) holds an in-sync standby's takeover of a dead leader's shard for a third of a leader lease, and the other members may take it empty meanwhile",
   "adopt-only-on-notify":
     "a taker that acknowledged its leader's final hand-over entry adopts the moved row only on its NOTIFY or a read of the rows, never on its own: with the NOTIFY and the answers of its next reads lost, a stop-handed row (its standby cleared) expires and is taken empty by another member, its locks lost",
+  "reread-after-cadence": "a pass whose read of the lease rows failed (a lost answer: a statement timeout) is followed by the next a whole third of a leader lease after the failure, not after the read was sent, so two lost answers use up an in-sync standby's takeover of a dead leader's shard and the other members take it empty",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 
