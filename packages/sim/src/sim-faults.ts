@@ -46,6 +46,13 @@ const FAULTS: readonly FaultKind[] = [
 /** What a graceful stop promises: one server stopped at a time, with no crash, loses nothing, protected or not. */
 const GRACEFUL: ReadonlySet<FaultKind> = new Set(["sigterm", "rolling-restart"]);
 
+/**
+ * Faults that only stop servers by SIGTERM, one at a time, so a waiter keeps its place through them
+ * (the queue-order check holds across them). Not a stop whose standby then crashes or pauses: the
+ * hand-over's taker may die with the carried places and a replica that never held them take over.
+ */
+const STOPS_ONLY: ReadonlySet<FaultKind> = new Set(["sigterm", "stop-slow-database"]);
+
 /** Faults that are two failures at once (or a misconfiguration): a lock may be lost through them (every other promise is still checked). */
 const MULTIPLE: ReadonlySet<FaultKind> = new Set(["partition-then-crash", "slow-partition-then-crash", "stop-standby-dies", "stop-slow-database", "twin"]);
 
@@ -111,7 +118,7 @@ export class FaultPlan {
     const single = this.failed === 0 && !MULTIPLE.has(kind) && (GRACEFUL.has(kind) || this.world.protectedNow());
     this.log.push(`${this.now.toFixed(0)} ms: ${what}${single ? "" : " (may lose locks)"}`);
     this.failed++;
-    const end = this.world.history.failed(what, this.now, single);
+    const end = this.world.history.failed(what, this.now, single, STOPS_ONLY.has(kind));
     return () => {
       this.failed--;
       if (GRACEFUL.has(kind)) end(this.now);

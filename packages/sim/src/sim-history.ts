@@ -14,6 +14,8 @@ interface Failure {
   to: number;
   /** The cluster was protected when it began and no other failure was under way. */
   readonly single: boolean;
+  /** The fault only stops servers by SIGTERM (nothing crashes, pauses or is cut off): queue order holds through it. */
+  readonly stopsOnly: boolean;
 }
 
 /**
@@ -141,9 +143,12 @@ export class SimHistory {
     if (leaderId !== undefined) this.pairs.push({ namespace, leaderId, logId: update.logId, at: receivedAt });
   }
 
-  /** A fault began (`single`: the cluster was protected and nothing else had failed); answers its end-setter. */
-  failed(what: string, at: number, single: boolean): (to: number) => void {
-    const failure: Failure = { what, from: at, to: Infinity, single };
+  /**
+   * A fault began (`single`: the cluster was protected and nothing else had failed; `stopsOnly`: it
+   * only stops servers by SIGTERM, so every waiter keeps its place through it); answers its end-setter.
+   */
+  failed(what: string, at: number, single: boolean, stopsOnly = false): (to: number) => void {
+    const failure: Failure = { what, from: at, to: Infinity, single, stopsOnly };
     this.failures.push(failure);
     return (to) => (failure.to = to);
   }
@@ -168,7 +173,7 @@ export class SimHistory {
       ...logIdsOfOneTable(this.pairs),
       ...lockWatch(this.watches, this.asked),
       ...this.waiterLiveness(),
-      ...this.queue.check((from, to) => this.failures.every((f) => f.what.startsWith("sigterm ") || f.to < from || f.from > to)),
+      ...this.queue.check((from, to) => this.failures.every((f) => f.stopsOnly || f.to < from || f.from > to)),
       ...this.extra,
     ];
   }
