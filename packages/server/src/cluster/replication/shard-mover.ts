@@ -223,6 +223,7 @@ export class ShardMover {
         retryMs: Math.max(10, Math.floor(host.options.leaderLeaseMs / 6)),
         alive,
         clock: replication.clock,
+        unprotectedTakerSync: host.options.breaks?.has("balance-sync-unprotected") === true,
       });
     }
     // Lost meanwhile (its gate closed, a renewal matched nothing): the runtime ended it. A stopping

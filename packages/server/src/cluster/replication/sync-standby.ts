@@ -6,7 +6,8 @@ import type { ShardReplication, StandbyTarget } from "./shard-replication.js";
 export interface SyncStandbyOptions {
   /**
    * The member that must become the in-sync standby (a balance move's taker: a standby in sync
-   * on another member is dropped for it), or `null`: any in-sync standby will do (a stop).
+   * on another member is moved to it, one joining there is dropped for it), or `null`: any
+   * in-sync standby will do (a stop).
    */
   readonly taker: StandbyTarget | null;
   /**
@@ -24,6 +25,12 @@ export interface SyncStandbyOptions {
   readonly alive: () => boolean;
   /** The process's clock and timers (the replication's). Default: Node's ({@link realProcessClock}). */
   readonly clock?: Pick<ReplicationClock, "now" | "setTimer"> | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=balance-sync-unprotected`): a standby in sync on another member
+   * than the taker is recorded not in sync first, and only then is the taker named and synced,
+   * instead of moving the standby to the taker (`ShardReplication.moveStandby`). Default false.
+   */
+  readonly unprotectedTakerSync?: boolean | undefined;
 }
 
 const same = (a: StandbyTarget, b: StandbyTarget): boolean => a.serverId === b.serverId && a.incarnation === b.incarnation;
@@ -53,9 +60,21 @@ export async function syncStandby(replication: ShardReplication, options: SyncSt
       if (target !== null && options.alive()) await replication.attach(target);
       continue;
     }
-    // Joining or in sync on another member than the taker: record it not in sync, then name the
-    // taker (at once: the drop is not an attempt). Nothing happens while the record is being written.
-    if ((state === "joining" || state === "in-sync") && !wanted) replication.dropStandby();
+    if (state === "in-sync" && !wanted && options.taker !== null && options.unprotectedTakerSync !== true) {
+      // In sync on another member than the taker: move the standby to the taker, the current one
+      // named in sync until the taker holds the snapshot (seed 26958: recording it not in sync
+      // first left the shard unprotected during the taker's join, and a crash of this leader then
+      // left it to be taken empty). A move given up ("kept") is tried again after the retry pause.
+      if (!replication.moving && clock() >= nextTry) {
+        nextTry = clock() + options.retryMs;
+        void replication.moveStandby(options.taker).catch(() => "kept");
+      }
+    } else if ((state === "joining" || state === "in-sync") && !wanted) {
+      // Joining on another member than the taker (nothing in sync to keep), or TEST ONLY
+      // (balance-sync-unprotected) in sync there: record it not in sync, then name the taker (at
+      // once: the drop is not an attempt). Nothing happens while the record is being written.
+      replication.dropStandby();
+    }
     await new Promise<void>((resolve) => time.setTimer(resolve, options.pollMs));
   }
   return null;

@@ -27,7 +27,14 @@ describe("syncStandby: an in-sync standby before a hand-over", () => {
     expect(s.coordinator.writes.length).toBe(writes);
   });
 
-  it("a taker other than the in-sync standby: the row records not in sync first, then the taker is named and synced", async () => {
+  /**
+   * Seed 26958: a balance move of a shard whose in-sync standby was another member than the taker
+   * recorded it not in sync first, to name the taker; the leader crashed as that write went out,
+   * and with the row naming no in-sync standby the shard was taken empty, its locks lost. The
+   * standby moves to the taker instead, the current one named in sync until the taker holds the
+   * snapshot: the row names an in-sync standby holding every grant at every write.
+   */
+  it("a taker other than the in-sync standby: the standby moves to it, never a moment unprotected", async () => {
     const taker = new Standby("taker-1", "taker");
     const s = setup([taker]);
     await s.replication.attach(s.standby().target);
@@ -37,7 +44,21 @@ describe("syncStandby: an in-sync standby before a hand-over", () => {
     const writes = s.coordinator.writes.length;
     const got = await syncStandby(s.replication, options({ taker: taker.target }));
     expect(got).toEqual(taker.target);
-    // The order of the row's writes: never two standbys named in sync, never in sync before the snapshot.
+    expect(s.coordinator.writes.slice(writes)).toEqual(["move standby-1->taker-1"]);
+    expect(s.coordinator.row).toMatchObject({ standby: { incarnation: "taker-1" }, inSync: true });
+    expect(taker.items()).toEqual(s.table);
+  });
+
+  it("TEST ONLY (balance-sync-unprotected): the row records not in sync first, then the taker is named and synced", async () => {
+    const taker = new Standby("taker-1", "taker");
+    const s = setup([taker]);
+    await s.replication.attach(s.standby().target);
+    await settle();
+    s.grant("g1");
+    await s.clock.endTurn();
+    const writes = s.coordinator.writes.length;
+    const got = await syncStandby(s.replication, options({ taker: taker.target, unprotectedTakerSync: true }));
+    expect(got).toEqual(taker.target);
     expect(s.coordinator.writes.slice(writes)).toEqual(["in_sync=false", "name taker-1", "in_sync=true"]);
     expect(s.coordinator.row).toMatchObject({ standby: { incarnation: "taker-1" }, inSync: true });
     expect(taker.items()).toEqual(s.table);
