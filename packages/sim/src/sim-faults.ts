@@ -19,7 +19,8 @@ export type FaultKind =
   | "restart-then-pause"
   | "reset-replication"
   | "join"
-  | "twin";
+  | "twin"
+  | "isolate";
 
 /** The faults the plan draws from (a kind listed twice is drawn twice as often). */
 const FAULTS: readonly FaultKind[] = [
@@ -41,6 +42,7 @@ const FAULTS: readonly FaultKind[] = [
   "reset-replication",
   "join",
   "twin",
+  "isolate",
 ];
 
 /** What a graceful stop promises: one server stopped at a time, with no crash, loses nothing, protected or not. */
@@ -204,6 +206,8 @@ export class FaultPlan {
         return this.join();
       case "twin":
         return this.twin(id, lasts);
+      case "isolate":
+        return this.isolate(id, lasts);
     }
   }
 
@@ -339,6 +343,29 @@ export class FaultPlan {
     this.log.push(`${this.now.toFixed(0)} ms: ${joiner} joins`);
     this.world.join(joiner);
     await this.sleep(1_000, "joined");
+  }
+
+  /**
+   * A partial partition: the busiest leader (or `id`) loses its paths to the database and to every
+   * other member at once, while its clients still reach it (they sit on its side of the split), for
+   * long enough that its row expires and its in-sync standby takes the shard over (two to four
+   * leader leases). One server failed: nothing may be lost when the cluster was protected. The
+   * leader's standby is late, and `in_sync = false` cannot be recorded, so by the rule of DESIGN.md
+   * "Locks that outlive their leader" the grants waiting for it are never answered.
+   */
+  private async isolate(id: string, lasts: number): Promise<void> {
+    const { world } = this;
+    const victim = world.busiestLeader() ?? id;
+    const ms = 2 * world.settings.leaderLeaseMs + lasts;
+    const heal = this.failure("isolate", `${victim} (the busiest leader) cut from the database and the other members for ${ms} ms, its clients still reach it`);
+    const paths = world.ids().filter((x) => x !== victim).map((other) => world.network.replicationPath(victim, other));
+    const database = world.network.databasePath(world.processOf(victim)?.name ?? victim);
+    for (const path of paths) path.cut = true;
+    database.cut = true;
+    await this.sleep(ms, `reconnect ${victim}`);
+    for (const path of paths) path.cut = false;
+    database.cut = false;
+    heal();
   }
 
   /** A second process with `id`'s `--server-id` runs beside it for `lasts` (a deploy mistake), then is killed. */

@@ -1,4 +1,4 @@
-import type { ReplicaStore, ReplicationAck, ReplicationMessage, ReplicationTransport, StatementLink } from "@leasehold/server/internal";
+import { ReplicationRefusal, type ReplicaStore, type ReplicationAck, type ReplicationMessage, type ReplicationTransport, type StatementLink } from "@leasehold/server/internal";
 import type { SimProcess } from "./sim-clock.js";
 import type { SimRandom } from "./sim-random.js";
 
@@ -53,6 +53,12 @@ export class SimNetwork {
   constructor(
     private readonly random: SimRandom,
     private readonly odds: NetworkOdds,
+    /**
+     * Hears a standby's replica that could not apply an entry of its leader's stream
+     * (`REPLICA_DIVERGED` from the replica store): the standby's copy no longer matches the
+     * leader's table, which no fault the simulation injects may cause. Default: nothing.
+     */
+    private readonly onDiverged: (detail: string) => void = () => undefined,
   ) {}
 
   /** The path of `member` to the database (made on first use: fast, connected). */
@@ -191,6 +197,7 @@ export class SimNetwork {
                 answer = { ok: true, ack: JSON.parse(JSON.stringify(target.receive(copy))) as ReplicationAck };
               } catch (error) {
                 answer = { ok: false, error };
+                if (error instanceof ReplicationRefusal && error.code === "REPLICA_DIVERGED") this.onDiverged(`${to.name}'s replica of ${from.name}'s stream: ${error.message}`);
               }
               const ackArrival = Math.max(to.scheduler.now + this.delay(path.slowMs), lastAckArrival);
               lastAckArrival = ackArrival;

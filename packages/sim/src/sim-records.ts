@@ -133,7 +133,8 @@ export interface Violation {
     | "lock-watch"
     | "queue-order"
     | "bound-fence"
-    | "protected-claim";
+    | "protected-claim"
+    | "replica-divergence";
   readonly detail: string;
 }
 

@@ -86,7 +86,9 @@ export class SimWorld implements SimServers {
   ) {
     this.scheduler = new Scheduler(onStep);
     this.store = new FenceCheckedStore({ now: () => this.scheduler.now, key: Buffer.alloc(32, 7) }, (v) => this.history.violated(v));
-    this.network = new SimNetwork(random.fork("network"), { answerLost: 0.01, notifyTwice: 0.05, notifyLost: 0.05 });
+    this.network = new SimNetwork(random.fork("network"), { answerLost: 0.01, notifyTwice: 0.05, notifyLost: 0.05 }, (detail) =>
+      this.history.violated({ invariant: "replica-divergence", detail: `at ${this.scheduler.now.toFixed(1)}: ${detail}` }),
+    );
     this.calls = random.fork("calls");
     for (let i = 0; i < settings.servers + (settings.joiners ?? 0); i++) {
       this.slots.push(this.newSlot(`s${i}`, `http://s${i}.sim`, settings.leaseMs[i % settings.leaseMs.length]!, i < settings.servers, false));
