@@ -205,7 +205,8 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     const echoStandbyPort = testEchoStandbyPort(host.logger, knobs);
     leader = new LeaderSide({ runtime: r, serverId, coordinator, key, leaderLeaseMs, logger: host.logger, metrics: replicationMetrics, standby, unsafeAnswerFirst, unsafeSnapshotAfterPosition, keepStaleReplicas: unsafeAnyReplica, maxInFlight, echoStandbyPort, unprobedStandbys: breaks.has("no-standby-probe"), unprotectedStandbyMoves: breaks.has("move-standby-unprotected"), unsafeUnknownMoveAsFailed: breaks.has("move-unknown-as-failed"), clock: options.ports?.time, connect: options.ports?.connect });
     const dropReplicaOnUnknown = breaks.has("drop-replica-on-unknown");
-    r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica, dropReplicaOnUnknown });
+    const formerReplacesStream = breaks.has("former-replaces-taker-stream");
+    r.promoter = new ReplicaPromoter({ store: standby.store, serverId, incarnation: r.identity.incarnation, logger: host.logger, unsafeAnyReplica, dropReplicaOnUnknown, formerReplacesStream });
     const side = leader;
     r.onTermStarted = (term) => side.follow(term);
     leader.start();

@@ -60,6 +60,11 @@ export interface ReplicaPromoterOptions {
    */
   readonly dropReplicaOnUnknown?: boolean | undefined;
   /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=former-replaces-taker-stream`): {@link ReplicaPromoter.keepFormerTable}
+   * replaces the taker's own stream of the new epoch when it already reached this store. Default false.
+   */
+  readonly formerReplacesStream?: boolean | undefined;
+  /**
    * TEST ONLY (`LEASEHOLD_TEST_BREAK=promote-any-replica`): promote whatever replica this member
    * holds of the shard, whatever the row says of its standby, incarnation, epoch and leaderId (and
    * keep replicas of superseded epochs, see `LeaderSide`), so a negative control can show that a
@@ -229,8 +234,24 @@ export class ReplicaPromoter {
    * resumes its replication to it before answering anything (`ShardReplication.resume`), so it
    * holds every grant the taker answered, or the taker records it not in sync first. False (and
    * logged) when the store refused it.
+   *
+   * When the taker's own stream of that epoch (or a later one) already reached this store (it
+   * adopted and resumed its replication here before this member heard its statement's answer:
+   * its outcome unknown, or answered late), that replica is the fresher one and is kept as it is:
+   * replacing it with the table as handed over, under another stream identity, would make the
+   * taker's next entries refused (`NEEDS_SNAPSHOT`), so a stop of the taker would find its standby
+   * not in sync and release the shard without its locks (found by `pnpm sim`, seed 51862). True
+   * then: this member holds the table of that epoch. TEST ONLY: `formerReplacesStream` (the
+   * `former-replaces-taker-stream` break) replaces it anyway.
    */
   keepFormerTable(stream: { readonly shard: number; readonly epoch: number; readonly leaderId: string; readonly leaderIncarnation: string }, snapshot: unknown): boolean {
+    const held = this.options.store.get(stream.shard);
+    const takers =
+      held !== undefined &&
+      this.formerStreams.get(stream.shard) !== held.stream.streamId &&
+      held.stream.leaderId === stream.leaderId &&
+      (held.stream.epoch > stream.epoch || (held.stream.epoch === stream.epoch && held.stream.leaderIncarnation === stream.leaderIncarnation));
+    if (takers && this.options.formerReplacesStream !== true) return true;
     try {
       const streamId = randomUUID();
       this.options.store.receive({ kind: "snapshot", stream: { ...stream, standbyIncarnation: this.options.incarnation, streamId }, seq: 0, snapshot });
