@@ -311,6 +311,9 @@ export class ClusterRuntime {
         now: this.clock,
         setTimer: (fn, ms) => this.time.setTimer(fn, ms),
         deadlineMs: this.options.leaderLeaseMs,
+        awaitingHandOver: () => this.terms.flatMap((term, shard) => (term === null && promoter.awaitsHandOver(shard) ? [shard] : [])),
+        intervalMs: Math.max(5, Math.floor(this.options.leaderLeaseMs / 50)),
+        readOnce: this.options.breaks?.has("stop-ignores-acked-hand-over") === true,
       });
     }
     if (this.stopping) return;

@@ -18,8 +18,21 @@ export interface AdoptBeforeStopHost {
   /** The member's clock and timers. */
   readonly now: () => number;
   readonly setTimer: (fn: () => void, ms: number) => unknown;
-  /** How long to wait at most for adoptions already in flight (a leader lease). */
+  /** How long to wait at most for adoptions already in flight, and for moves of acknowledged hand-overs (a leader lease). */
   readonly deadlineMs: number;
+  /**
+   * The shards whose replica here applied its leader's final hand-over entry and acknowledged it
+   * (`ReplicaPromoter.awaitsHandOver`), that this member does not lead: their rows may move to it
+   * any moment. Empty when none.
+   */
+  readonly awaitingHandOver: () => readonly number[];
+  /** Time between reads of the rows while such a move is awaited (ms). */
+  readonly intervalMs: number;
+  /**
+   * TEST ONLY (`stop-ignores-acked-hand-over`): read the rows once, as before seed 9029: a row
+   * moved to this member after that read, for a hand-over entry it acknowledged, is left to expire.
+   */
+  readonly readOnce?: boolean | undefined;
 }
 
 /**
@@ -28,17 +41,34 @@ export interface AdoptBeforeStopHost {
  * each on with its table like any other led shard. Otherwise the row, which names this process,
  * expires once it exits and is taken empty, with every lock the former leader handed over (found
  * by `pnpm sim`, seed 684: a rolling restart stopped a member 270 ms after a shard was handed to
- * it). Answers once every such adoption settled, or the deadline passed; never rejects.
+ * it). A hand-over whose final entry this member acknowledged, and whose row has not moved to it
+ * at the first read, is awaited too: the rows are read again every
+ * {@link AdoptBeforeStopHost.intervalMs} until the row moved (and is adopted), the leader appended
+ * again (it kept the shard), or the deadline passed (found by `pnpm sim`, seed 9029: the stop of a
+ * balance move's taker read the rows, acknowledged the hand-over entry 1 ms later, and exited
+ * without adopting the row moved to it next; its former leader, kept as its standby, was stopped
+ * by the same rolling restart before the row expired, and the shard was taken empty). Answers
+ * once every such adoption settled, or the deadline passed; never rejects.
  */
 export async function adoptBeforeStop(host: AdoptBeforeStopHost): Promise<void> {
-  let rows: readonly ShardLease[];
-  try {
-    rows = await host.readLeases();
-  } catch {
-    return;
-  }
-  const handed = rows.filter((r) => !r.expired && r.holder === host.serverId && r.incarnation === host.incarnation && host.ledEpoch(r.shard) !== r.epoch);
   const until = host.now() + host.deadlineMs;
+  for (;;) {
+    let rows: readonly ShardLease[] | null;
+    try {
+      rows = await host.readLeases();
+    } catch {
+      rows = null;
+    }
+    if (rows !== null) await adoptHanded(host, rows, until);
+    else if (host.readOnce === true) return;
+    if (host.readOnce === true || host.awaitingHandOver().length === 0 || host.now() >= until) return;
+    await new Promise<void>((resolve) => host.setTimer(resolve, host.intervalMs));
+  }
+}
+
+/** Adopt every row of `rows` handed over to this member that it does not lead yet. */
+async function adoptHanded(host: AdoptBeforeStopHost, rows: readonly ShardLease[], until: number): Promise<void> {
+  const handed = rows.filter((r) => !r.expired && r.holder === host.serverId && r.incarnation === host.incarnation && host.ledEpoch(r.shard) !== r.epoch);
   await Promise.all(
     handed.map(async (row) => {
       // One in flight already: wait for it (its term then starts before the stop looks at the terms).

@@ -36,6 +36,8 @@ function host(rows: ShardLease[], led: Map<number, number>, replicas: number[], 
       });
     },
     deadlineMs: 1_000,
+    awaitingHandOver: () => [],
+    intervalMs: 10,
   };
 }
 
@@ -74,5 +76,43 @@ describe("adoptBeforeStop: a stopping member adopts the rows handed over to it f
     const h = { ...host([], new Map(), [0], adopted), readLeases: () => Promise.reject(new Error("down")) };
     await expect(adoptBeforeStop(h)).resolves.toBeUndefined();
     expect(adopted).toEqual([]);
+  });
+
+  // pnpm sim seed 9029: the stop's first read came before the row moved to the stopping taker,
+  // whose replica had just acknowledged the hand-over entry.
+  function movedAfterFirstRead(readOnce: boolean) {
+    const adopted: string[] = [];
+    const led = new Map<number, number>();
+    let reads = 0;
+    const h = host([], led, [2], adopted);
+    return {
+      adopted,
+      run: adoptBeforeStop({
+        ...h,
+        readLeases: async () => (++reads === 1 ? [row(2, 2, "other")] : [row(2, 3, "me")]),
+        awaitingHandOver: () => (led.has(2) ? [] : [2]),
+        readOnce,
+      }),
+    };
+  }
+
+  it("awaits the move of a hand-over it acknowledged, reading the rows again, and adopts the row once moved", async () => {
+    const { adopted, run } = movedAfterFirstRead(false);
+    await run;
+    expect(adopted).toEqual(["adopt 2@3"]);
+  });
+
+  it("negative control (stop-ignores-acked-hand-over): one read, and the row moved after it is left to expire", async () => {
+    const { adopted, run } = movedAfterFirstRead(true);
+    await run;
+    expect(adopted).toEqual([]);
+  });
+
+  it("stops awaiting at the deadline when the row never moves", async () => {
+    const adopted: string[] = [];
+    const h = host([row(2, 2, "other")], new Map(), [2], adopted);
+    await adoptBeforeStop({ ...h, awaitingHandOver: () => [2] });
+    expect(adopted).toEqual([]);
+    expect(h.now()).toBeGreaterThanOrEqual(1_000);
   });
 });
