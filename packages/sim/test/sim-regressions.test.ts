@@ -102,6 +102,16 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "found by session 17's long run after session 18's fixes were written (its code had none of them): a crash of s2 for 1,199 ms lost c3's lock; with reread-after-cadence and balance-sync-unprotected both off the seed replays that run event for event, and either fix alone keeps every promise there",
   },
+  {
+    seed: 9029,
+    finding:
+      "a rolling restart's SIGTERM of s1 came 3 ms before s2 moved shard 2 to it for balance: s1's stop read the rows before the row moved to it (its replica acknowledged the hand-over entry about then) and exited without adopting it; s2, kept as its standby, was stopped by the same rolling restart before the row expired, and the shard was taken empty (fixed with stop-ignores-acked-hand-over)",
+  },
+  {
+    seed: 51862,
+    finding:
+      "s0's balance move of shard 3 to s2 committed but its answer was lost; s2 adopted and resumed its stream to s0, then s0's statement timed out and it kept the table as handed over under a stream of its own, replacing s2's: s2's next entries were refused, its stop found no standby in sync and released the shard with c5's lock (fixed with former-replaces-taker-stream)",
+  },
 ];
 
 /**
@@ -140,6 +150,10 @@ const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly T
   { rule: "answer-before-ack", firstSeed: 7 },
   { rule: "snapshot-after-position", firstSeed: 515 },
   { rule: "balance-sync-unprotected", firstSeed: 457 },
+  // Session 18's long run's seeds for the two rules added after the scan above (not first seeds
+  // from 1: no scan was run for them; each fires on its seed itself, which replays the long run).
+  { rule: "stop-ignores-acked-hand-over", firstSeed: 9029 },
+  { rule: "former-replaces-taker-stream", firstSeed: 51862 },
   // Not found in seeds 1-1000 on this code, so not controlled here; each has a focused test that
   // is its control (docs/reliability.md "Test breaks"): adopt-clears-former, drop-carried-lease-wait,
   // immutables-before-decide, stop-skips-handed-over, adopt-only-on-notify and reread-after-cadence

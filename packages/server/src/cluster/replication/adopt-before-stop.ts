@@ -45,8 +45,8 @@ export interface AdoptBeforeStopHost {
  * at the first read, is awaited too: the rows are read again every
  * {@link AdoptBeforeStopHost.intervalMs} until the row moved (and is adopted), the leader appended
  * again (it kept the shard), or the deadline passed (found by `pnpm sim`, seed 9029: the stop of a
- * balance move's taker read the rows, acknowledged the hand-over entry 1 ms later, and exited
- * without adopting the row moved to it next; its former leader, kept as its standby, was stopped
+ * balance move's taker read the rows just before the row moved to it, its replica having
+ * acknowledged the hand-over entry, and exited without adopting it; its former leader, kept as its standby, was stopped
  * by the same rolling restart before the row expired, and the shard was taken empty). Answers
  * once every such adoption settled, or the deadline passed; never rejects.
  */
