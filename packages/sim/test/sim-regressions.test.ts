@@ -122,7 +122,8 @@ const FIXED: readonly { seed: number; finding: string }[] = [
  */
 const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly TestBreak[] }[] = [
   // First seeds of `pnpm sim --break <rule> --seed 1 --seeds 1000 --until-violation` on the final
-  // code of session 18 (2026-11-29 06:33-06:45 UTC, every break scanned again: that session's fixes,
+  // code of session 18 (2026-11-29 06:33-06:45 UTC, and 07:12-07:27 after the rolling-restart fixes
+  // with the same first seeds; every break scanned again: that session's fixes,
   // the isolate fault and the replica-divergence check changed every run). The takeover's rules
   // (gate, lease-wait, epoch-fence) have controls over CLI processes too (packages/reliability,
   // soak mode): in the test command the simulator is their control. `alsoOff` names breaks removed
@@ -152,6 +153,8 @@ const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly T
   { rule: "balance-sync-unprotected", firstSeed: 457 },
   // Session 18's long run's seeds for the two rules added after the scan above (not first seeds
   // from 1: no scan was run for them; each fires on its seed itself, which replays the long run).
+  // Found only by the long run (not in seeds 1-1000 of this code): the seeds they were found on,
+  // whose runs they replay event for event.
   { rule: "stop-ignores-acked-hand-over", firstSeed: 9029 },
   { rule: "former-replaces-taker-stream", firstSeed: 51862 },
   // Not found in seeds 1-1000 on this code, so not controlled here; each has a focused test that
