@@ -172,7 +172,7 @@ export class ClusterRuntime {
     this.afterAck = new AdoptAfterAck({
       now: this.clock,
       setTimer: (fn, ms) => time.setTimer(fn, ms),
-      awaits: (shard) => !this.stopping && (this.terms[shard] ?? null) === null && this.promoter?.awaitsHandOver(shard) === true,
+      awaits: (shard) => !this.stopping && this.awaitsHandOver(shard),
       busy: (shard) => this.promoter?.busy(shard) === true,
       adopt: (shard) => this.adoptNotified(shard),
       intervalMs: Math.max(50, Math.floor(options.leaderLeaseMs / 5)),
@@ -311,7 +311,7 @@ export class ClusterRuntime {
         now: this.clock,
         setTimer: (fn, ms) => this.time.setTimer(fn, ms),
         deadlineMs: this.options.leaderLeaseMs,
-        awaitingHandOver: () => this.terms.flatMap((term, shard) => (term === null && promoter.awaitsHandOver(shard) ? [shard] : [])),
+        awaitingHandOver: () => this.terms.flatMap((_, shard) => (this.awaitsHandOver(shard) ? [shard] : [])),
         intervalMs: Math.max(5, Math.floor(this.options.leaderLeaseMs / 50)),
         readOnce: this.options.breaks?.has("stop-ignores-acked-hand-over") === true,
       });
@@ -572,6 +572,11 @@ export class ClusterRuntime {
   handOverAcknowledged(shard: number): void {
     if (this.options.breaks?.has("adopt-only-on-notify") === true || this.stopping) return;
     this.afterAck.acknowledged(shard);
+  }
+
+  /** True when this member leads no term of `shard` and its replica's last entry is its leader's hand-over entry: the row may move here any moment. */
+  private awaitsHandOver(shard: number): boolean {
+    return (this.terms[shard] ?? null) === null && this.promoter?.awaitsHandOver(shard) === true;
   }
 
   /** A row handed over to this standby: start its term with the replica once the fenced adoption wrote the row. */

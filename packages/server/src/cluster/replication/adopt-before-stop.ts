@@ -60,7 +60,6 @@ export async function adoptBeforeStop(host: AdoptBeforeStopHost): Promise<void> 
       rows = null;
     }
     if (rows !== null) await adoptHanded(host, rows, until);
-    else if (host.readOnce === true) return;
     if (host.readOnce === true || host.awaitingHandOver().length === 0 || host.now() >= until) return;
     await new Promise<void>((resolve) => host.setTimer(resolve, host.intervalMs));
   }
