@@ -2,66 +2,150 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Seconds each long test file took in a fresh-clone run of `pnpm test` (2-core machine, 2026-11-29;
- * files under 7 s are left out). Within a project, files start longest first: vitest's own order
- * (its duration cache, or file size on a fresh clone, which is how CI runs) started the 142 s
- * simulator budget 209 s into the parallel project, which then ran on one core alone for 100 s,
- * and left the cluster project's 42 s file for its end. The figures only order the files; a stale
- * one costs some packing, never a result.
+ * Seconds each test file took in a fresh-clone run of `pnpm test` (2-vCPU VM, 2026-11-29 08:08 UTC;
+ * parallel files under 5 s and cluster files under 3 s are left out and count as
+ * {@link UNLISTED_SECONDS}). Within a project, files start longest first: vitest's own order (its
+ * duration cache, or file size on a fresh clone, which is how CI runs) once started the 142 s
+ * simulator budget 209 s into the parallel project, which then ran on one core alone for 100 s.
+ * The figures only order the files; a stale one costs some packing, never a result.
  */
 const EXPECTED_SECONDS: Readonly<Record<string, number>> = {
   // parallel
-  "packages/sim/test/sim-budget-1-500.test.ts": 75,
-  "packages/sim/test/sim-budget-501-1000.test.ts": 75,
-  "packages/txn/test/bank-transfers.test.ts": 50,
-  "packages/server/test/engine/replication.test.ts": 35,
-  "packages/txn/test/write-skew.test.ts": 20,
-  "packages/server/test/inspection/large-namespace.test.ts": 18,
-  "packages/sim/test/sim-regressions.test.ts": 15,
-  "packages/server/test/cli/cli-flags.test.ts": 15,
-  "packages/server/test/cluster/cluster-shared-signal.test.ts": 13,
-  "packages/client/test/with-lock-lease.test.ts": 11,
+  "packages/sim/test/sim-budget-501-1000.test.ts": 65,
+  "packages/sim/test/sim-budget-1-500.test.ts": 65,
+  "packages/client/test/cli/leasehold-lock.test.ts": 41,
+  "packages/consumer/test/consumer.test.ts": 37,
+  "packages/txn/test/bank-transfers.test.ts": 19,
+  "packages/client/test/with-lock-lease.test.ts": 16,
+  "packages/reliability/test/bad-input/bad-input.test.ts": 13,
+  "packages/txn/test/write-skew.test.ts": 13,
+  "packages/txn/test/sweep.test.ts": 12,
+  "packages/client/test/cli/leasehold-inspect-revoke.test.ts": 11,
+  "packages/client/test/ui/status-page.browser.test.ts": 11,
+  "packages/client/test/recipes/job-semaphore.test.ts": 10,
+  "packages/sim/test/sim-regressions.test.ts": 10,
+  "packages/server/test/cluster/cluster-shared-signal.test.ts": 10,
+  "packages/server/test/engine/replication.test.ts": 10,
+  "packages/client/test/ui/cluster-status-page.browser.test.ts": 10,
+  "packages/txn/test/read-cache-history.test.ts": 9,
+  "packages/server/test/cli/cli-flags.test.ts": 8,
+  "packages/client/test/client-http.test.ts": 8,
+  "packages/client/test/client-http-batched.test.ts": 8,
+  "packages/client/test/client-embedded.test.ts": 7,
+  "packages/client/test/recipes/work-queue-claims.test.ts": 6,
+  "packages/client/test/cluster-routing.test.ts": 5,
+  "packages/client/test/watch-locks.test.ts": 5,
+  "packages/server/test/inspection/large-namespace.test.ts": 5,
+  "packages/client/test/cluster-stale-map.test.ts": 5,
   // cluster
-  "packages/server/test/cluster/cluster-slow-database.test.ts": 42,
-  "packages/server/test/cluster/replication/cluster-protected.test.ts": 38,
-  "packages/server/test/cluster/cluster-unreachable-start.test.ts": 28,
-  "packages/server/test/cluster/replication/cluster-takeover-with-state.test.ts": 27,
-  "packages/server/test/cluster/replication/cluster-hand-over-pass.test.ts": 24,
-  "packages/server/test/cluster/replication/cluster-carried-waiter.test.ts": 23,
-  "packages/server/test/cluster/cluster-operations.test.ts": 23,
-  "packages/server/test/cluster/cluster-members.test.ts": 22,
-  "packages/server/test/cluster/replication/cluster-retry-partition.test.ts": 21,
-  "packages/server/test/cluster/cluster-waits-and-leases.test.ts": 19,
-  "packages/server/test/cluster/cluster-cli.test.ts": 19,
-  "packages/server/test/cluster/replication/cluster-balance-with-state.test.ts": 18,
-  "packages/server/test/cluster/replication/cluster-stop-gets-standby.test.ts": 17,
-  "packages/server/test/cluster/cluster-duplicate-id.test.ts": 17,
-  "packages/server/test/cluster/replication/cluster-mixed-lease-ms.test.ts": 14,
-  "packages/server/test/cluster/cluster-servers.test.ts": 14,
-  "packages/server/test/cluster/cluster-handover.test.ts": 14,
-  "packages/server/test/cluster/replication/cluster-standby-restarted-idle.test.ts": 12,
-  "packages/server/test/cluster/cluster-cold-start.test.ts": 12,
-  "packages/server/test/cluster/cluster-safety-order.test.ts": 9,
-  "packages/server/test/cluster/cluster-map-epochs.test.ts": 9,
-  "packages/server/test/cluster/cluster-lease-wait-valid-for.test.ts": 9,
+  "packages/server/test/cluster/cluster-slow-database.test.ts": 35,
+  "packages/server/test/cluster/replication/cluster-protected.test.ts": 17,
+  "packages/server/test/cluster/cluster-waits-and-leases.test.ts": 17,
+  "packages/server/test/cluster/cluster-unreachable-start.test.ts": 16,
+  "packages/server/test/cluster/replication/cluster-carried-waiter.test.ts": 12,
+  "packages/server/test/cluster/cluster-operations.test.ts": 11,
+  "packages/server/test/cluster/cluster-handover.test.ts": 11,
+  "packages/server/test/cluster/replication/cluster-hand-over-pass.test.ts": 11,
+  "packages/server/test/cluster/cluster-servers.test.ts": 11,
+  "packages/server/test/cluster/cluster-members.test.ts": 11,
+  "packages/server/test/cluster/replication/cluster-takeover-with-state.test.ts": 10,
+  "packages/server/test/cluster/replication/cluster-retry-partition.test.ts": 10,
+  "packages/server/test/cluster/replication/cluster-mixed-lease-ms.test.ts": 9,
+  "packages/server/test/cluster/cluster-safety-order.test.ts": 8,
   "packages/server/test/cluster/cluster-lock-watches.test.ts": 8,
-  "packages/server/test/cluster/replication/cluster-carried-lapse.test.ts": 8,
+  "packages/server/test/cluster/cluster-cold-start.test.ts": 8,
+  "packages/server/test/cluster/cluster-map-epochs.test.ts": 7,
+  "packages/server/test/cluster/replication/cluster-standby-restarted-idle.test.ts": 7,
+  "packages/server/test/cluster/replication/cluster-stop-gets-standby.test.ts": 7,
+  "packages/server/test/cluster/cluster-lease-wait-valid-for.test.ts": 7,
+  "packages/server/test/cluster/replication/cluster-carried-lapse.test.ts": 6,
+  "packages/server/test/cluster/cluster-duplicate-id.test.ts": 6,
+  "packages/server/test/cluster/cluster-import-bound.test.ts": 6,
+  "packages/server/test/cluster/cluster-cli.test.ts": 5,
+  "packages/server/test/cluster/replication/cluster-balance-with-state.test.ts": 5,
+  "packages/server/test/cluster/replication/cluster-stopping-points.test.ts": 5,
+  "packages/server/test/cluster/cluster-take-back.test.ts": 4,
+  "packages/server/test/cluster/replication/cluster-standby.test.ts": 4,
+  "packages/server/test/cluster/cluster-deposed.test.ts": 4,
+  // serial
+  "packages/reliability/test/cluster/cluster.test.ts": 48,
+  "packages/reliability/test/crashes/crashes.test.ts": 35,
+  "packages/reliability/test/cluster/cluster-standby-faults.test.ts": 33,
+  "packages/reliability/test/fault-proxy/fault-proxy-load.test.ts": 26,
+  "packages/reliability/test/mutual-exclusion/mutual-exclusion.test.ts": 24,
+  "packages/reliability/test/cluster/cluster-repeated-crash.test.ts": 23,
+  "packages/reliability/test/security/security.test.ts": 16,
+  "packages/reliability/test/fault-proxy/lease-after-wait.test.ts": 6,
+  "packages/reliability/test/fault-proxy/fault-proxy.test.ts": 6,
 };
 
+/** What a file not in {@link EXPECTED_SECONDS} counts as when the timed group's order is planned. */
+const UNLISTED_SECONDS = 2;
+
 /**
- * Vitest's order (projects by `groupOrder`, one project's files together), and within a project
- * the files of {@link EXPECTED_SECONDS} first, longest first, then the rest in vitest's order.
+ * Projects whose files never run beside each other: the reliability suite's loaded runs
+ * (vitest.config.ts). They share a group, and so its workers, with the cluster scenario files,
+ * which mostly wait out leader leases (measured on the 2-vCPU VM: the cluster project used 68% of
+ * one core with two files at a time, the serial project 53% with one). {@link LongestFirst} orders
+ * the group so that each of these files runs beside cluster files, and vitest.alone.ts makes one
+ * wait for another still running when the files' real lengths stray from the plan.
+ */
+export const ALONE_PROJECTS: ReadonlySet<string> = new Set(["serial"]);
+
+/** A file's path from the repository root, `/`-separated. */
+function pathOf(file: TestSpecification): string {
+  return relative(file.project.config.root, file.moduleId).split("\\").join("/");
+}
+
+/** The expected seconds of `file` ({@link EXPECTED_SECONDS}), 0 when unlisted. */
+function secondsOf(file: TestSpecification): number {
+  return EXPECTED_SECONDS[pathOf(file)] ?? 0;
+}
+
+/**
+ * The order in which `workers` workers should take `files` so that no two files of
+ * {@link ALONE_PROJECTS} run at once while other files remain: the workers are played forward with
+ * the expected seconds, and the one free first takes the longest file left of the kind it should
+ * take (a file that runs alone when no other worker is running one, else another file).
+ */
+function pairedOrder(files: TestSpecification[], workers: number): TestSpecification[] {
+  const byLength = (a: TestSpecification, b: TestSpecification): number => secondsOf(b) - secondsOf(a);
+  const alone = files.filter((f) => ALONE_PROJECTS.has(f.project.name)).sort(byLength);
+  const others = files.filter((f) => !ALONE_PROJECTS.has(f.project.name)).sort(byLength);
+  const lanes = Array.from({ length: Math.max(1, workers) }, () => ({ freeAt: 0, alone: false }));
+  const order: TestSpecification[] = [];
+  while (alone.length > 0 || others.length > 0) {
+    const lane = lanes.reduce((a, b) => (b.freeAt < a.freeAt ? b : a));
+    const aloneRunning = lanes.some((l) => l !== lane && l.alone && l.freeAt > lane.freeAt);
+    const takeAlone = alone.length > 0 && (!aloneRunning || others.length === 0);
+    const next = takeAlone ? alone.shift()! : others.shift()!;
+    order.push(next);
+    lane.freeAt += secondsOf(next) || UNLISTED_SECONDS;
+    lane.alone = takeAlone;
+  }
+  return order;
+}
+
+/**
+ * Vitest's order of groups (by `groupOrder`), and within a group the files of
+ * {@link EXPECTED_SECONDS} first, longest first, then the rest in vitest's order; a group holding
+ * files of {@link ALONE_PROJECTS} is ordered by {@link pairedOrder}.
  */
 export class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const base = await super.sort(files);
     const at = new Map(base.map((file, i) => [file, i]));
-    const seconds = (file: TestSpecification): number => EXPECTED_SECONDS[relative(file.project.config.root, file.moduleId).split("\\").join("/")] ?? 0;
-    return base.slice().sort((a, b) => {
-      const group = a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder;
-      if (group !== 0) return group;
-      if (a.project.name !== b.project.name) return at.get(a)! - at.get(b)!;
-      return seconds(b) - seconds(a) || at.get(a)! - at.get(b)!;
-    });
+    const groups = new Map<number, TestSpecification[]>();
+    for (const file of base) {
+      const group = file.project.config.sequence.groupOrder;
+      groups.set(group, [...(groups.get(group) ?? []), file]);
+    }
+    return [...groups.keys()]
+      .sort((a, b) => a - b)
+      .flatMap((group) => {
+        const inGroup = groups.get(group)!;
+        if (inGroup.some((f) => ALONE_PROJECTS.has(f.project.name))) return pairedOrder(inGroup, inGroup[0]!.project.config.maxWorkers);
+        return inGroup.slice().sort((a, b) => secondsOf(b) - secondsOf(a) || at.get(a)! - at.get(b)!);
+      });
   }
 }
