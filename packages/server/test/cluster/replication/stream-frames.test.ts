@@ -39,4 +39,28 @@ describe("stream frames", () => {
       expect(reader.failure?.message).toMatch(/not signed with the session key/);
     }
   });
+
+  it("reads the same frames however the bytes are cut into reads: several in one read, one split over many, a header split", () => {
+    const key = randomBytes(32);
+    const writer = new FrameWriter(key, "to-standby");
+    const bytes = Buffer.concat(values.map((value) => writer.frame(value)));
+    for (const cut of [1, 3, 37, 500, 4_099, 70_001, bytes.length]) {
+      const reader = new FrameReader(key, "to-standby", 1 << 20);
+      const got: unknown[] = [];
+      for (let at = 0; at < bytes.length; at += cut) got.push(...reader.push(bytes.subarray(at, at + cut)));
+      expect(got).toEqual(values);
+      expect(reader.failure).toBeNull();
+    }
+  });
+
+  it("refuses a frame longer than the largest allowed as soon as its length is read, and reads nothing after a failure", () => {
+    const key = randomBytes(32);
+    const writer = new FrameWriter(key, "to-standby");
+    const small = writer.frame({ ackedSeq: 1 });
+    const large = writer.frame({ text: "x".repeat(2_000) });
+    const reader = new FrameReader(key, "to-standby", 1_000);
+    expect(reader.push(Buffer.concat([small, large.subarray(0, 4)]))).toEqual([{ ackedSeq: 1 }]);
+    expect(reader.failure?.message).toMatch(/a frame of \d+ bytes \(at most 1032\)/);
+    expect(reader.push(large.subarray(4))).toEqual([]);
+  });
 });
