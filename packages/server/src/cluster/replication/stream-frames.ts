@@ -56,24 +56,18 @@ export function sessionKey(clusterKey: Buffer, path: string, leaderNonce: string
   return createHmac("sha256", clusterKey).update(`leasehold-replication-stream-v1\n${path}\n${leaderNonce}\n${standbyNonce}`).digest();
 }
 
-/** The 9 bytes a frame's MAC covers before its payload: the direction, then the frame's number (u64 BE). */
-function macPrefix(prefix: Buffer, direction: FrameDirection, counter: number): Buffer {
-  prefix[0] = direction === "to-standby" ? 1 : 2;
-  // Counters stay far below 2^53: the high word, then the low one (no BigInt per frame).
-  prefix.writeUInt32BE(Math.floor(counter / 0x1_0000_0000), 1);
-  prefix.writeUInt32BE(counter >>> 0, 5);
-  return prefix;
+/** The byte a frame's MAC covers first: its direction (then its number, then its payload: frame-mac.ts). */
+function directionByte(direction: FrameDirection): number {
+  return direction === "to-standby" ? 1 : 2;
 }
 
 /** Writes one direction's frames, numbering them. */
 export class FrameWriter {
   private counter = 0;
-  private readonly prefix = Buffer.allocUnsafe(9);
+  private readonly direction: number;
   private readonly mac: FrameMac;
-  constructor(
-    key: Buffer,
-    private readonly direction: FrameDirection,
-  ) {
+  constructor(key: Buffer, direction: FrameDirection) {
+    this.direction = directionByte(direction);
     this.mac = new FrameMac(key);
   }
 
@@ -84,7 +78,7 @@ export class FrameWriter {
     const frame = Buffer.allocUnsafe(HEADER_BYTES + bytes);
     frame.write(text, HEADER_BYTES, "utf8");
     frame.writeUInt32BE(MAC_BYTES + bytes, 0);
-    frame.write(this.mac.of(macPrefix(this.prefix, this.direction, this.counter++), frame, HEADER_BYTES, frame.length), 4, "latin1");
+    frame.write(this.mac.of(this.direction, this.counter++, frame, HEADER_BYTES, frame.length), 4, "latin1");
     return frame;
   }
 }
@@ -106,13 +100,14 @@ export class FrameReader {
   private buffered: Buffer[] = [];
   private bufferedBytes = 0;
   private counter = 0;
-  private readonly prefix = Buffer.allocUnsafe(9);
+  private readonly direction: number;
   private readonly mac: FrameMac;
   constructor(
     key: Buffer,
-    private readonly direction: FrameDirection,
+    direction: FrameDirection,
     private readonly maxFrameBytes: number,
   ) {
+    this.direction = directionByte(direction);
     this.mac = new FrameMac(key);
   }
 
@@ -149,7 +144,7 @@ export class FrameReader {
       const end = at + 4 + this.frameLength(data, at);
       if (data.length < end) break;
       const start = at + HEADER_BYTES;
-      if (!macEquals(this.mac.of(macPrefix(this.prefix, this.direction, this.counter), data, start, end), data, at + 4)) {
+      if (!macEquals(this.mac.of(this.direction, this.counter, data, start, end), data, at + 4)) {
         throw new FrameError(`frame ${this.counter} is not signed with the session key`);
       }
       this.counter++;
