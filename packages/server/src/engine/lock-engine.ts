@@ -28,6 +28,9 @@ export type { InspectionJob, LockAttempt, LockEngineOptions };
  * operation also catches up first, so answers never depend on when a timer happened to fire.
  */
 export class LockEngine extends LockEngineCore {
+  /** The engine as a replica's entries and images see it (see {@link replicaHost}), made on first use. */
+  private host: ReplicaHost | undefined;
+
   /**
    * Stop: every waiting request settles with `error` (through `onSettled`), and every later call
    * throws `UNAVAILABLE`. Idempotent.
@@ -287,13 +290,14 @@ export class LockEngine extends LockEngineCore {
   private replicaHost(): ReplicaHost {
     if (this.closed) throw new LeaseholdError("UNAVAILABLE", "the lock server is shutting down");
     if (this.gate !== REPLICA_GATE) throw new LeaseholdError("INVALID_ARGUMENT", "this lock table is not a replica: only a replica (option replica) restores images, applies entries or is promoted");
-    return {
+    // Made once: a replica applies an entry per grant and per release.
+    return (this.host ??= {
       table: this.table,
       existing: (name) => this.namespaces.get(name),
       create: (name) => this.namespace(name),
       noteSerial: (serial) => {
         if (serial > this.waitSerial) this.waitSerial = serial;
       },
-    };
+    });
   }
 }

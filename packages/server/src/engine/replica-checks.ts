@@ -13,7 +13,11 @@ export function misfit(namespace: string, path: string, message: string): Leaseh
   return new LeaseholdError("INVALID_ARGUMENT", `replication for namespace ${JSON.stringify(namespace)}: ${path} ${message}`, { path });
 }
 
-/** Checks with the namespace and the path prefix bound, so messages name both. */
+/**
+ * Checks with the namespace and the path prefix bound, so messages name both. Each check takes the
+ * path of the value as `path` and an optional `field` appended to it (default none): the two are
+ * joined only when the check fails, so a replica applying entries builds no path string per field.
+ */
 export class ShapeCheck {
   constructor(readonly namespace: string) {}
 
@@ -21,94 +25,96 @@ export class ShapeCheck {
     throw misfit(this.namespace, path, message);
   }
 
-  object(value: unknown, path: string): Record<string, unknown> {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) this.fail(path, "must be an object");
+  object(value: unknown, path: string, field = ""): Record<string, unknown> {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) this.fail(path + field, "must be an object");
     return value as Record<string, unknown>;
   }
 
-  string(value: unknown, path: string): string {
-    if (typeof value !== "string" || value.length === 0) this.fail(path, "must be a non-empty string");
+  string(value: unknown, path: string, field = ""): string {
+    if (typeof value !== "string" || value.length === 0) this.fail(path + field, "must be a non-empty string");
     return value;
   }
 
-  optionalString(value: unknown, path: string): void {
-    if (value !== undefined && typeof value !== "string") this.fail(path, "must be a string when present");
+  optionalString(value: unknown, path: string, field = ""): void {
+    if (value !== undefined && typeof value !== "string") this.fail(path + field, "must be a string when present");
   }
 
-  integer(value: unknown, path: string, min = 0): number {
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) this.fail(path, `must be an integer of at least ${min}`);
+  integer(value: unknown, path: string, min = 0, field = ""): number {
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) this.fail(path + field, `must be an integer of at least ${min}`);
     return value;
   }
 
-  boolean(value: unknown, path: string): boolean {
-    if (typeof value !== "boolean") this.fail(path, "must be a boolean");
+  boolean(value: unknown, path: string, field = ""): boolean {
+    if (typeof value !== "boolean") this.fail(path + field, "must be a boolean");
     return value;
   }
 
-  array(value: unknown, path: string): readonly unknown[] {
-    if (!Array.isArray(value)) this.fail(path, "must be an array");
+  array(value: unknown, path: string, field = ""): readonly unknown[] {
+    if (!Array.isArray(value)) this.fail(path + field, "must be an array");
     return value;
   }
 
-  mode(value: unknown, path: string): LockMode {
-    if (!MODES.includes(value as LockMode)) this.fail(path, `must be one of ${MODES.join(", ")}`);
+  mode(value: unknown, path: string, field = ""): LockMode {
+    if (!MODES.includes(value as LockMode)) this.fail(path + field, `must be one of ${MODES.join(", ")}`);
     return value as LockMode;
   }
 
-  limit(value: unknown, mode: LockMode, path: string): void {
-    if (mode === "permit") this.integer(value, path, 1);
-    else if (value !== undefined) this.fail(path, "is only allowed for mode permit");
-    if (typeof value === "number" && value > LIMITS.maxPermitLimit) this.fail(path, `must be at most ${LIMITS.maxPermitLimit}`);
+  limit(value: unknown, mode: LockMode, path: string, field = ""): void {
+    if (mode === "permit") this.integer(value, path, 1, field);
+    else if (value !== undefined) this.fail(path + field, "is only allowed for mode permit");
+    if (typeof value === "number" && value > LIMITS.maxPermitLimit) this.fail(path + field, `must be at most ${LIMITS.maxPermitLimit}`);
   }
 
   /** Specs: ascending, distinct descriptors, valid modes and limits. */
   specs(value: unknown, path: string): readonly LockSpec[] {
     const list = this.array(value, path);
     if (list.length === 0) this.fail(path, "must not be empty");
-    list.forEach((raw, i) => {
-      const spec = this.object(raw, `${path}[${i}]`);
-      const descriptor = this.string(spec.descriptor, `${path}[${i}].descriptor`);
-      this.limit(spec.limit, this.mode(spec.mode, `${path}[${i}].mode`), `${path}[${i}].limit`);
-      if (i > 0 && !((list[i - 1] as LockSpec).descriptor < descriptor)) this.fail(`${path}[${i}].descriptor`, "must be after the one before it (ascending, distinct)");
-    });
+    for (let i = 0; i < list.length; i++) {
+      const at = `${path}[${i}]`;
+      const spec = this.object(list[i], at);
+      const descriptor = this.string(spec.descriptor, at, ".descriptor");
+      this.limit(spec.limit, this.mode(spec.mode, at, ".mode"), at, ".limit");
+      if (i > 0 && !((list[i - 1] as LockSpec).descriptor < descriptor)) this.fail(`${at}.descriptor`, "must be after the one before it (ascending, distinct)");
+    }
     return list as readonly LockSpec[];
   }
 
   /** Holds: ascending, distinct descriptors, fencing tokens below the counter value `next`. */
   holds(value: unknown, path: string, next: number): readonly ReplicatedHold[] {
     const list = this.array(value, path);
-    list.forEach((raw, i) => {
-      const hold = this.object(raw, `${path}[${i}]`);
-      const descriptor = this.string(hold.descriptor, `${path}[${i}].descriptor`);
-      this.limit(hold.limit, this.mode(hold.mode, `${path}[${i}].mode`), `${path}[${i}].limit`);
-      const fence = this.integer(hold.fencingToken, `${path}[${i}].fencingToken`, 1);
-      if (fence >= next) this.fail(`${path}[${i}].fencingToken`, `must be below the counter (${next})`);
-      if (i > 0 && !((list[i - 1] as ReplicatedHold).descriptor < descriptor)) this.fail(`${path}[${i}].descriptor`, "must be after the one before it (ascending, distinct)");
-    });
+    for (let i = 0; i < list.length; i++) {
+      const at = `${path}[${i}]`;
+      const hold = this.object(list[i], at);
+      const descriptor = this.string(hold.descriptor, at, ".descriptor");
+      this.limit(hold.limit, this.mode(hold.mode, at, ".mode"), at, ".limit");
+      const fence = this.integer(hold.fencingToken, at, 1, ".fencingToken");
+      if (fence >= next) this.fail(`${at}.fencingToken`, `must be below the counter (${next})`);
+      if (i > 0 && !((list[i - 1] as ReplicatedHold).descriptor < descriptor)) this.fail(`${at}.descriptor`, "must be after the one before it (ascending, distinct)");
+    }
     return list as readonly ReplicatedHold[];
   }
 
   /** A token image's shape (kind-specific fields); `next` is the counter it must stay below. */
   token(value: unknown, path: string, next: number): TokenImage {
     const t = this.object(value, path);
-    this.string(t.token, `${path}.token`);
+    this.string(t.token, path, ".token");
     if (t.kind === "immutable") {
-      const start = this.integer(t.startTimestamp, `${path}.startTimestamp`, 1);
+      const start = this.integer(t.startTimestamp, path, 1, ".startTimestamp");
       if (start >= next) this.fail(`${path}.startTimestamp`, `must be below the counter (${next})`);
     } else if (t.kind === "timestamp-lease") {
-      this.string(t.name, `${path}.name`);
-      const leased = this.integer(t.leased, `${path}.leased`, 1);
-      const count = this.integer(t.count, `${path}.count`);
+      this.string(t.name, path, ".name");
+      const leased = this.integer(t.leased, path, 1, ".leased");
+      const count = this.integer(t.count, path, 0, ".count");
       if (leased + count >= next) this.fail(`${path}.leased`, `with its count must stay below the counter (${next})`);
-      this.optionalString(t.requestId, `${path}.requestId`);
+      this.optionalString(t.requestId, path, ".requestId");
     } else if (t.kind === "lock") {
       const holds = this.holds(t.holds, `${path}.holds`, next);
       if (holds.length === 0) this.fail(`${path}.holds`, "must not be empty");
-      this.boolean(t.allOrNone, `${path}.allOrNone`);
-      if (this.integer(t.max, `${path}.max`, 1) < holds.length) this.fail(`${path}.max`, "must be at least the number of holds");
-      this.optionalString(t.clientDescription, `${path}.clientDescription`);
-      this.integer(t.waitedMs, `${path}.waitedMs`);
-      this.optionalString(t.requestId, `${path}.requestId`);
+      this.boolean(t.allOrNone, path, ".allOrNone");
+      if (this.integer(t.max, path, 1, ".max") < holds.length) this.fail(`${path}.max`, "must be at least the number of holds");
+      this.optionalString(t.clientDescription, path, ".clientDescription");
+      this.integer(t.waitedMs, path, 0, ".waitedMs");
+      this.optionalString(t.requestId, path, ".requestId");
       if ((t.requestId === undefined) !== (t.specs === undefined)) this.fail(`${path}.specs`, "must be present exactly when requestId is");
       if (t.specs !== undefined) this.specs(t.specs, `${path}.specs`);
     } else {
@@ -155,7 +161,11 @@ export class ShapeCheck {
  * same entry or image add, so a whole image is checked before any of it is installed.
  */
 export class HolderTally {
-  private readonly extra = new Map<string, { mode: number; count: number }>();
+  /** The first descriptor added and its count (an entry's one hold needs no map). */
+  private firstKey: string | null = null;
+  private first: { mode: number; count: number } | null = null;
+  /** Every other descriptor added, made on the second one. */
+  private extra: Map<string, { mode: number; count: number }> | null = null;
 
   constructor(
     private readonly ns: NamespaceState | undefined,
@@ -165,16 +175,27 @@ export class HolderTally {
   /** Record a hold, refusing one the current holders exclude (exclusive, or another mode). */
   add(hold: ReplicatedHold, path: string): void {
     const mode = modeCode(hold.mode);
-    let entry = this.extra.get(hold.descriptor);
-    if (entry === undefined) {
-      const d = this.ns?.descriptors.get(hold.descriptor);
-      entry = { mode: d === undefined || d.holderCount === 0 ? mode : d.holderMode, count: d?.holderCount ?? 0 };
-      this.extra.set(hold.descriptor, entry);
-    }
+    const entry = this.tallyOf(hold.descriptor, mode);
     if (entry.count > 0 && (entry.mode !== mode || mode === EXCLUSIVE)) {
       this.check.fail(path, `cannot hold ${hold.descriptor} ${hold.mode}: it is held by ${entry.count} in another or an exclusive mode`);
     }
     entry.mode = mode;
     entry.count++;
+  }
+
+  /** The count of `descriptor` so far: the table's holders at first (or none, in `mode`). */
+  private tallyOf(descriptor: string, mode: number): { mode: number; count: number } {
+    if (this.firstKey === descriptor) return this.first!;
+    const known = this.extra?.get(descriptor);
+    if (known !== undefined) return known;
+    const d = this.ns?.descriptors.get(descriptor);
+    const entry = { mode: d === undefined || d.holderCount === 0 ? mode : d.holderMode, count: d?.holderCount ?? 0 };
+    if (this.firstKey === null) {
+      this.firstKey = descriptor;
+      this.first = entry;
+    } else {
+      (this.extra ??= new Map()).set(descriptor, entry);
+    }
+    return entry;
   }
 }

@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
+import { FrameMac, macEquals } from "./frame-mac.js";
 
 /**
  * Framing and per-frame authentication of the replication stream (stream-replication-transport.ts,
@@ -6,7 +7,8 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
  * `[length: u32 BE][mac: 32 bytes][payload]`, where `length` counts the mac and the payload and the
  * payload is UTF-8 JSON (what the JSON holds each way: replication-stream-codec.ts). Each frame's MAC is HMAC-SHA256 under the stream's session key of the
  * direction, the frame's number in that direction and the payload: a frame cannot be forged without
- * the cluster key, nor replayed, reordered or moved to the other direction or another stream.
+ * the cluster key, nor replayed, reordered or moved to the other direction or another stream
+ * (computed by frame-mac.ts from the key's padded blocks, made once per stream).
  */
 
 /** The `Upgrade` token of the replication stream. */
@@ -54,27 +56,20 @@ export function sessionKey(clusterKey: Buffer, path: string, leaderNonce: string
   return createHmac("sha256", clusterKey).update(`leasehold-replication-stream-v1\n${path}\n${leaderNonce}\n${standbyNonce}`).digest();
 }
 
-/** The 9 bytes a frame's MAC covers before its payload: the direction, then the frame's number (u64 BE). */
-function macPrefix(prefix: Buffer, direction: FrameDirection, counter: number): Buffer {
-  prefix[0] = direction === "to-standby" ? 1 : 2;
-  // Counters stay far below 2^53: the high word, then the low one (no BigInt per frame).
-  prefix.writeUInt32BE(Math.floor(counter / 0x1_0000_0000), 1);
-  prefix.writeUInt32BE(counter >>> 0, 5);
-  return prefix;
-}
-
-function frameMac(key: Buffer, prefix: Buffer, direction: FrameDirection, counter: number, payload: Buffer): Buffer {
-  return createHmac("sha256", key).update(macPrefix(prefix, direction, counter)).update(payload).digest();
+/** The byte a frame's MAC covers first: its direction (then its number, then its payload: frame-mac.ts). */
+function directionByte(direction: FrameDirection): number {
+  return direction === "to-standby" ? 1 : 2;
 }
 
 /** Writes one direction's frames, numbering them. */
 export class FrameWriter {
   private counter = 0;
-  private readonly prefix = Buffer.allocUnsafe(9);
-  constructor(
-    private readonly key: Buffer,
-    private readonly direction: FrameDirection,
-  ) {}
+  private readonly direction: number;
+  private readonly mac: FrameMac;
+  constructor(key: Buffer, direction: FrameDirection) {
+    this.direction = directionByte(direction);
+    this.mac = new FrameMac(key);
+  }
 
   /** The frame of `value` (JSON), the next in this direction: one buffer, the payload encoded in place. */
   frame(value: unknown): Buffer {
@@ -83,7 +78,7 @@ export class FrameWriter {
     const frame = Buffer.allocUnsafe(HEADER_BYTES + bytes);
     frame.write(text, HEADER_BYTES, "utf8");
     frame.writeUInt32BE(MAC_BYTES + bytes, 0);
-    frameMac(this.key, this.prefix, this.direction, this.counter++, frame.subarray(HEADER_BYTES)).copy(frame, 4);
+    frame.write(this.mac.of(this.direction, this.counter++, frame, HEADER_BYTES, frame.length), 4, "latin1");
     return frame;
   }
 }
@@ -105,12 +100,16 @@ export class FrameReader {
   private buffered: Buffer[] = [];
   private bufferedBytes = 0;
   private counter = 0;
-  private readonly prefix = Buffer.allocUnsafe(9);
+  private readonly direction: number;
+  private readonly mac: FrameMac;
   constructor(
-    private readonly key: Buffer,
-    private readonly direction: FrameDirection,
+    key: Buffer,
+    direction: FrameDirection,
     private readonly maxFrameBytes: number,
-  ) {}
+  ) {
+    this.direction = directionByte(direction);
+    this.mac = new FrameMac(key);
+  }
 
   push(chunk: Buffer): unknown[] {
     const out: unknown[] = [];
@@ -127,39 +126,45 @@ export class FrameReader {
   }
 
   private decode(chunk: Buffer, out: unknown[]): void {
-    this.buffered.push(chunk);
-    this.bufferedBytes += chunk.length;
-    while (this.bufferedBytes >= 4) {
-      const head = this.peek(4);
-      const length = head.readUInt32BE(0);
-      if (length < MAC_BYTES || length > this.maxFrameBytes + MAC_BYTES) throw new FrameError(`a frame of ${length} bytes (at most ${this.maxFrameBytes + MAC_BYTES})`);
-      if (this.bufferedBytes < 4 + length) break;
-      const frame = this.take(4 + length);
-      const mac = frame.subarray(4, HEADER_BYTES);
-      const payload = frame.subarray(HEADER_BYTES);
-      if (!timingSafeEqual(mac, frameMac(this.key, this.prefix, this.direction, this.counter, payload))) {
+    // Usually a read holds whole frames: read them where they are. Otherwise the bytes wait in
+    // `buffered` (without copying each chunk again) until the frame they begin is complete.
+    let data = chunk;
+    if (this.bufferedBytes > 0) {
+      this.buffered.push(chunk);
+      this.bufferedBytes += chunk.length;
+      if (this.bufferedBytes < 4) return;
+      if (this.buffered[0]!.length < 4) this.buffered = [Buffer.concat(this.buffered)];
+      if (this.bufferedBytes < 4 + this.frameLength(this.buffered[0]!, 0)) return;
+      data = Buffer.concat(this.buffered, this.bufferedBytes);
+      this.buffered = [];
+      this.bufferedBytes = 0;
+    }
+    let at = 0;
+    while (data.length - at >= 4) {
+      const end = at + 4 + this.frameLength(data, at);
+      if (data.length < end) break;
+      const start = at + HEADER_BYTES;
+      if (!macEquals(this.mac.of(this.direction, this.counter, data, start, end), data, at + 4)) {
         throw new FrameError(`frame ${this.counter} is not signed with the session key`);
       }
       this.counter++;
       try {
-        out.push(JSON.parse(payload.toString("utf8")));
+        out.push(JSON.parse(data.toString("utf8", start, end)));
       } catch {
         throw new FrameError(`frame ${this.counter - 1} is not JSON`);
       }
+      at = end;
+    }
+    if (at < data.length) {
+      this.buffered = [at === 0 ? data : data.subarray(at)];
+      this.bufferedBytes = data.length - at;
     }
   }
 
-  private peek(n: number): Buffer {
-    if (this.buffered[0]!.length < n) this.buffered = [Buffer.concat(this.buffered)];
-    return this.buffered[0]!.subarray(0, n);
-  }
-
-  private take(n: number): Buffer {
-    const all = this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered);
-    const frame = all.subarray(0, n);
-    const rest = all.subarray(n);
-    this.buffered = rest.length === 0 ? [] : [rest];
-    this.bufferedBytes = rest.length;
-    return frame;
+  /** The length field of the frame at `at` (its MAC and payload), checked against the largest frame. */
+  private frameLength(data: Buffer, at: number): number {
+    const length = data.readUInt32BE(at);
+    if (length < MAC_BYTES || length > this.maxFrameBytes + MAC_BYTES) throw new FrameError(`a frame of ${length} bytes (at most ${this.maxFrameBytes + MAC_BYTES})`);
+    return length;
   }
 }
