@@ -31,7 +31,11 @@ export interface SimServers {
 export interface SimService {
   /** Random per server process (the simulator's observer tells processes apart by it). */
   readonly leaderId: string;
-  /** Each shard's leader as this server knows it, in shard order (the observer reads its own terms' lock tables). */
+  /**
+   * Each shard's lock table (`leaderId`) as a request reaching this server now would meet it, in
+   * shard order: its own term's, gate open or closed, else the leader it knows elsewhere (the
+   * observer notes which table each request queued in; sim-service-view.ts).
+   */
   shardLeaders(): readonly { readonly leaderId: string | null }[];
   beginLock(namespace: string, request: unknown): LockResponse | { readonly answer: Promise<LockResponse> };
   beginWaitForLocks(namespace: string, request: unknown): WaitForLocksResponse | { readonly answer: Promise<WaitForLocksResponse> };

@@ -11,6 +11,7 @@ import {
 } from "@leasehold/server/internal";
 import pino from "pino";
 import { SimClient, type SimServers, type SimService } from "./sim-client.js";
+import { simServiceOf } from "./sim-service-view.js";
 import { SimProcess } from "./sim-clock.js";
 import { SimHistory } from "./sim-history.js";
 import { SimWatcher } from "./sim-watcher.js";
@@ -296,7 +297,7 @@ export class SimWorld implements SimServers {
         process.deliver(label, () => {
           let settled: Promise<T>;
           try {
-            const begun = call(member.service as unknown as SimService);
+            const begun = call(simServiceOf(member));
             settled = begun instanceof WaitingLockHandle ? (begun.answer as Promise<T>) : Promise.resolve(begun as T | Promise<T>);
           } catch (err) {
             settled = Promise.reject(err);

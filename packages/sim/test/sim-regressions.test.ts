@@ -112,6 +112,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "s0's balance move of shard 3 to s2 committed but its answer was lost; s2 adopted and resumed its stream to s0, then s0's statement timed out and it kept the table as handed over under a stream of its own, replacing s2's: s2's next entries were refused, its stop found no standby in sync and released the shard with c5's lock (fixed with former-replaces-taker-stream)",
   },
+  {
+    seed: 28215,
+    finding:
+      "the checker's own false positive (queue-order), found by session 19's long run: c2's lock request reached s1 while its term's gate was closed by time (s1's service names no leader then), waited in that term, and was granted at the end of the term's lease-wait ahead of c1's, which came 500 ms later; the observer took c2 as arriving when it was granted (sim-service-view.ts now names the term held here, gate open or not)",
+  },
 ];
 
 /**
