@@ -16,9 +16,10 @@ async function setup() {
   const server = await startServer({ leaseMs: 2 * VALID_FOR_MS });
   cleanups.push(() => server.close());
   const proxy = await tcpProxy(Number(new URL(server.url).port));
-  cleanups.push(proxy.close);
   const client = LockClient.http({ baseUrl: proxy.url, namespace: "lease", logger: captureLogger().logger, retry: TEST_RETRY, requestTimeoutMs: 5_000 });
   cleanups.push(() => client.close());
+  // The proxy closes first: a frozen one would hold the client's last calls for their whole timeout.
+  cleanups.push(proxy.close);
   return { server, proxy, client };
 }
 
