@@ -29,7 +29,7 @@ interface Trail {
   readonly seen: Seen[];
 }
 
-/** A stop's or a balance move's hand-over ends a term with a 503 naming why (cluster-runtime.ts `lose`). */
+/** A stop's or a balance move's hand-over ends a term with a 503 naming why (runtime-hand-overs.ts `lose`). */
 const HANDED_OVER = /stopped leading shard \d+ \((this server is shutting down|balancing)/;
 
 /**

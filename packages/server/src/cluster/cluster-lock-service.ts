@@ -33,43 +33,14 @@ import { runLockBatch, type LockBatchRun } from "../service/run-lock-batch.js";
 import { WaitingLockHandle } from "../service/waiting-lock-handle.js";
 import { notLeader, TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
 import type { ClusterRuntime } from "./cluster-runtime.js";
-import type { Coordinator, ShardLease } from "./coordinator.js";
-import { ledStandby, protectionOf, type Protection } from "./protection.js";
+import type { Coordinator } from "./coordinator.js";
+import { followAbort } from "./follow-abort.js";
+import { protectionOf, type Protection } from "./protection.js";
+import { ledElsewhere, shardLeadersOf, type ShardLeader } from "./shard-leaders.js";
 import type { ShardTerm } from "./shard-term.js";
 
 const COUNTERS = ["grantsTotal", "timeoutsTotal", "leaseLapsesTotal", "unlocksTotal", "abandonedTotal", "namespaces"] as const;
 type Counters = Record<(typeof COUNTERS)[number], number>;
-
-/** One shard's leader as {@link ClusterLockService.shardLeaders} answers it (`null`s: no leader known). */
-export interface ShardLeader {
-  readonly shard: number;
-  /** The leader's server id (`--server-id`). */
-  readonly serverId: string | null;
-  /** The leader's advertised URL. */
-  readonly url: string | null;
-  /** The lock-table id of the leader's term (the `leaderId` of its leases). */
-  readonly leaderId: string | null;
-  readonly epoch: number;
-  /**
-   * The server keeping a copy of the shard's lock table, ready to take over with it, as the row
-   * says (`null`: none, or no leader known): whether it is marked in sync, its URL where known (its
-   * leader's own stream), and for the shards led here the replication lag (only the leader
-   * measures it).
-   */
-  readonly standby: ShardStandby | null;
-}
-
-/** A shard's standby as {@link ShardLeader.standby} names it. */
-export interface ShardStandby {
-  readonly serverId: string;
-  /** Its advertised URL, when this server streams to it; `null` otherwise (the member table has it). */
-  readonly url: string | null;
-  readonly inSync: boolean;
-  /** Entries not acknowledged yet; only for a shard led here. */
-  readonly lagEntries?: number | undefined;
-  /** Age of the oldest entry not acknowledged, ms (0: none); only for a shard led here. */
-  readonly lagMs?: number | undefined;
-}
 
 /** How many namespace → shard answers are cached before the cache starts over. */
 const SHARD_CACHE_LIMIT = 65_536;
@@ -272,31 +243,9 @@ export class ClusterLockService implements EmbeddedLockService {
     return { serverId: this.info.serverId, shards: leaders.length, leaders };
   }
 
-  /**
-   * Who leads each shard as this server knows it, with the leader's server id (what `GET
-   * /v1/cluster` answers, plus the id): itself for the terms it holds; another server only while
-   * its last read of the lease rows is fresh and the row is live; otherwise nobody. The standby is
-   * the one its leader names: for a term led here, as this server's own replication knows it
-   * (it writes those columns itself), with the lag; for another leader's, as the row says.
-   */
+  /** Who leads each shard as this server knows it (shard-leaders.ts `shardLeadersOf`); 503 before this server has joined. */
   shardLeaders(): ShardLeader[] {
-    const shards = this.joinedShards();
-    const leaders: ShardLeader[] = [];
-    for (let shard = 0; shard < shards; shard++) {
-      const term = this.runtime.terms[shard];
-      const epoch = Math.max(this.runtime.leases[shard]?.epoch ?? 0, term?.epoch ?? 0);
-      const other = this.ledElsewhere(shard);
-      // A term whose gate closed by time is not named: its leadership is unconfirmed until a renewal.
-      if (term !== null && term !== undefined && !term.closedByTime) {
-        const own = ledStandby(term);
-        const standby = own === null ? null : { serverId: own.target.serverId, url: own.target.url, inSync: own.inSync, lagEntries: own.lagEntries, lagMs: own.lagMs };
-        leaders.push({ shard, serverId: this.info.serverId, url: this.runtime.url, leaderId: term.leaderId, epoch, standby });
-      } else if (other !== null && this.runtime.leasesFresh) {
-        const standby = other.standbyId === null ? null : { serverId: other.standbyId, url: null, inSync: other.inSync };
-        leaders.push({ shard, serverId: other.holder, url: other.url, leaderId: other.leaderId, epoch, standby });
-      } else leaders.push({ shard, serverId: null, url: null, leaderId: null, epoch, standby: null });
-    }
-    return leaders;
+    return shardLeadersOf(this.runtime, this.info.serverId, this.joinedShards());
   }
 
   metrics(): ServiceMetrics {
@@ -391,19 +340,8 @@ export class ClusterLockService implements EmbeddedLockService {
     const shards = this.runtime.shards;
     if (shards === null || !this.runtime.leasesFresh) return;
     const shard = shardOf(namespace, shards);
-    const other = this.ledElsewhere(shard);
+    const other = ledElsewhere(this.runtime, this.info.serverId, shard);
     if (other !== null) throw notLeader(namespace, shard, other.url);
-  }
-
-  /**
-   * The row of `shard` as last read when it names another server, live; `null` otherwise. Its URL
-   * is named to a client only while that read is fresh (PROTOCOL.md "Cluster mode": a view older
-   * than a leader lease names no leader, in `GET /v1/cluster` and in 421 answers alike; the
-   * shard may have changed hands since, even to this very server).
-   */
-  private ledElsewhere(shard: number): ShardLease | null {
-    const row = this.runtime.leases[shard];
-    return row !== undefined && row.holder !== null && row.holder !== this.info.serverId && !row.expired ? row : null;
   }
 
   private checkOpen(): void {
@@ -429,7 +367,7 @@ export class ClusterLockService implements EmbeddedLockService {
       return term;
     }
     // Another server leads it as last read: 421, naming it only while that read is fresh.
-    const other = this.ledElsewhere(shard);
+    const other = ledElsewhere(this.runtime, this.info.serverId, shard);
     if (other !== null) throw notLeader(namespace, shard, this.runtime.leasesFresh ? other.url : null);
     const row = this.runtime.leases[shard];
     const down = this.runtime.coordinatorDown;
@@ -439,16 +377,4 @@ export class ClusterLockService implements EmbeddedLockService {
     const why = down === null ? (changing ? "it is changing hands at this server" : "a server is taking it over") : `this server cannot reach the cluster's PostgreSQL (${down}), so it cannot lead or route it`;
     throw unavailable(`shard ${shard} (namespace ${JSON.stringify(namespace)}) has no leader right now: ${why}; retry shortly`, changing ? TAKING_OVER_RETRY_AFTER_MS : this.runtime.retryAfterMs, { shard });
   }
-}
-
-/** The answer of a call that may wait, abandoning the wait if `signal` aborts first. */
-function followAbort<T>(begun: T | WaitingLockHandle<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!(begun instanceof WaitingLockHandle)) return Promise.resolve(begun);
-  if (signal !== undefined) {
-    if (signal.aborted) begun.abandon();
-    // onAbort, not addEventListener: one signal may be shared by many waiting calls.
-    const off = onAbort(signal, () => begun.abandon());
-    begun.answer.then(off, off);
-  }
-  return begun.answer;
 }

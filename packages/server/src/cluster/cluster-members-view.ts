@@ -1,5 +1,5 @@
 import type { ClusterMember, ClusterMembersResponse, ClusterShardView, HealthCluster } from "@leasehold/protocol";
-import type { ShardLeader } from "./cluster-lock-service.js";
+import type { ShardLeader } from "./shard-leaders.js";
 import type { MemberRow } from "./coordinator.js";
 import type { HealthProber, ProbeResult } from "./health-prober.js";
 

@@ -8,7 +8,9 @@ import {
 import { createMemoryTimestampReserver, type TimestampReserver } from "./timestamp-reserver.js";
 import { HELD, LockRequestState, WAITING } from "./lock-request-state.js";
 import { tooManyWaiting } from "./too-many-waiting.js";
-import { LockTable, allGrantableNow, forgetIdle, type SettledOutcome } from "./lock-table.js";
+import { LockTable, type SettledOutcome } from "./lock-table.js";
+import { allGrantableNow, forgetIdle } from "./spec-descriptors.js";
+import { holdImmutable } from "./token-holds.js";
 import { beginWait, holdTimestampLease } from "./wait-and-lease-ops.js";
 import { LockWatchLog } from "./lock-watch-log.js";
 import { NamespaceState } from "./namespace-state.js";
@@ -222,7 +224,7 @@ export abstract class LockEngineCore {
     const now = this.catchUp();
     const ns = this.namespace(namespace);
     const first = ns.take(request.count);
-    const transactions = this.table.holdImmutable(ns, first, request.count, now);
+    const transactions = holdImmutable(this.table, ns, first, request.count, now);
     const answer: StartTransactionsResponse = { immutableTimestamp: ns.minImmutable() ?? first, transactions, lease: this.lease };
     // In the same synchronous step as the start timestamps: the update holds every event before them.
     if (request.lockWatch !== undefined) answer.lockWatch = this.watchLog(ns).update(request.lockWatch.since, ns.tokens, now);

@@ -1,13 +1,14 @@
-import { LeaseholdError, type Lease, type LockAcquiredResponse, type LockResponse, type LockSpec, type StartedTransaction, type WaitForLocksResponse } from "@leasehold/protocol";
+import { LeaseholdError, type Lease, type LockAcquiredResponse, type LockResponse, type LockSpec, type WaitForLocksResponse } from "@leasehold/protocol";
 import type { LockAttempt } from "./lock-engine-options.js";
 import { DeadlineHeap } from "./deadline-heap.js";
 import { DescriptorState } from "./descriptor-state.js";
 import { LeaseQueue } from "./lease-queue.js";
 import { PERMIT, modeCode } from "./lock-mode-codes.js";
-import { DONE, HELD, LockRequestState } from "./lock-request-state.js";
+import { DONE, HELD, type LockRequestState } from "./lock-request-state.js";
 import type { NamespaceState } from "./namespace-state.js";
 import type { PendingLock } from "./pending-lock.js";
 import { sameIdentity } from "./request-identity.js";
+import { forgetIdle } from "./spec-descriptors.js";
 import type { TokenSource } from "./token-source.js";
 import type { ReleaseReason, ReplicationSink, WaiterEndReason } from "./replication-entries.js";
 import { grantEntry, waiterEntry } from "./replication-emit.js";
@@ -306,46 +307,6 @@ export class LockTable {
   }
 
   /**
-   * Hold `count` immutable-timestamp locks, one per transaction starting at `first`, `first + 1`,
-   * ...: each gets a token and a lease, and no descriptor.
-   */
-  holdImmutable(ns: NamespaceState, first: number, count: number, now: number): StartedTransaction[] {
-    const transactions: StartedTransaction[] = new Array<StartedTransaction>(count);
-    for (let i = 0; i < count; i++) {
-      const lock = new LockRequestState(ns, null, undefined, true, 0);
-      lock.startTimestamp = first + i;
-      lock.arrivedAt = lock.grantedAt = Math.floor(now);
-      lock.status = HELD;
-      lock.token = this.mint(ns);
-      ns.tokens.set(lock.token, lock);
-      ns.addImmutable(lock);
-      this.leases.append(lock, now + this.leaseMs);
-      if (this.sink !== null) this.sink(ns.name, grantEntry(lock, null));
-      transactions[i] = { startTimestamp: lock.startTimestamp, token: lock.token };
-    }
-    return transactions;
-  }
-
-  /**
-   * Hold `leased` under the lease name `name` with a new token and lease (`timestamp-leases`); the
-   * request keeps `count` (as `max`) so a retry with its `requestId` can be checked against it.
-   */
-  holdLease(ns: NamespaceState, name: string, leased: number, count: number, requestId: string | undefined, now: number): LockRequestState {
-    const lease = new LockRequestState(ns, null, requestId, true, count);
-    lease.leaseName = name;
-    lease.leased = leased;
-    lease.arrivedAt = lease.grantedAt = Math.floor(now);
-    lease.status = HELD;
-    lease.token = this.mint(ns);
-    ns.tokens.set(lease.token, lease);
-    ns.addLease(lease);
-    if (requestId !== undefined) ns.requests.set(requestId, lease);
-    this.leases.append(lease, now + this.leaseMs);
-    if (this.sink !== null) this.sink(ns.name, grantEntry(lease, null));
-    return lease;
-  }
-
-  /**
    * A lock request re-sent with a live `requestId`: the same request again answers what the first
    * is (its grant, with the lease renewed, or its pending wait, with the later deadline); a
    * different one is `REQUEST_ID_CONFLICT`.
@@ -374,29 +335,9 @@ export class LockTable {
   }
 
   /** A new token, never one the namespace holds live (checked only once {@link guardTokens} is set). */
-  private mint(ns: NamespaceState): string {
+  mint(ns: NamespaceState): string {
     let token = this.tokens.next();
     if (this.guardTokens) while (ns.tokens.has(token)) token = this.tokens.next();
     return token;
   }
-}
-
-/** Drop the permit descriptors of `specs` that nothing holds, queues on or watches. */
-export function forgetIdle(ns: NamespaceState, specs: readonly LockSpec[]): void {
-  for (let i = 0; i < specs.length; i++) {
-    const spec = specs[i] as LockSpec;
-    if (spec.limit === undefined) continue;
-    const d = ns.descriptors.get(spec.descriptor);
-    if (d !== undefined && d.isIdle()) ns.retire(d);
-  }
-}
-
-/** True when a new request could take every descriptor of `specs` in its mode now: each free or compatible, nobody queued ahead. */
-export function allGrantableNow(ns: NamespaceState, specs: readonly LockSpec[]): boolean {
-  for (let i = 0; i < specs.length; i++) {
-    const spec = specs[i] as LockSpec;
-    const d = ns.descriptors.get(spec.descriptor);
-    if (d !== undefined && !d.grantableNow(modeCode(spec.mode))) return false;
-  }
-  return true;
 }

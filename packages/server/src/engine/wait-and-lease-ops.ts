@@ -8,7 +8,9 @@ import {
   type WaitForLocksResponse,
 } from "@leasehold/protocol";
 import { HELD, LockRequestState, WAITING } from "./lock-request-state.js";
-import { WAIT_FREE, allGrantableNow, type LockTable } from "./lock-table.js";
+import { WAIT_FREE, type LockTable } from "./lock-table.js";
+import { allGrantableNow } from "./spec-descriptors.js";
+import { holdLease } from "./token-holds.js";
 import type { NamespaceState } from "./namespace-state.js";
 import { PendingLock } from "./pending-lock.js";
 import type { ReapTally } from "./reap-due.js";
@@ -67,7 +69,7 @@ export function holdTimestampLease(table: LockTable, ns: NamespaceState, request
   const existing = requestId === undefined ? undefined : ns.requests.get(requestId);
   if (existing !== undefined) return retriedLease(table, existing, request, now + leaseMs, lease);
   const leased = ns.take(1 + request.count);
-  return leaseAnswer(table.holdLease(ns, request.name, leased, request.count, requestId, now), lease);
+  return leaseAnswer(holdLease(table, ns, request.name, leased, request.count, requestId, now), lease);
 }
 
 function conflict(requestId: string | undefined, what: string): LeaseholdError {

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { LeaseholdError, responseValidators, type ClusterMembersResponse } from "@leasehold/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ShardLeader } from "../../src/cluster/cluster-lock-service.js";
+import type { ShardLeader } from "../../src/cluster/shard-leaders.js";
 import { ClusterMembersView, type ClusterMembersSource } from "../../src/cluster/cluster-members-view.js";
 import type { MemberRow } from "../../src/cluster/coordinator.js";
 import { HealthProber } from "../../src/cluster/health-prober.js";

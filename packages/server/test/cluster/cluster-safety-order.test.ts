@@ -10,7 +10,7 @@ import { op, settled } from "./cluster-support.js";
 import { schemaPerTest, type Closable } from "./pg-schema.js";
 
 const LEADER_LEASE_MS = 1_000;
-/** The runtime's margin for this lease: `max(20, ⌊leaderLease / 10⌋)` (cluster-runtime.ts). */
+/** The runtime's margin for this lease: `max(20, ⌊leaderLease / 10⌋)` (margins.ts `gateMargin`, set in cluster-passes.ts). */
 const MARGIN = Math.max(20, Math.floor(LEADER_LEASE_MS / 10));
 const HOLD_MS = 300;
 

@@ -3,7 +3,8 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Coordinator, HeldTerm } from "../../src/cluster/coordinator.js";
 import { LeaseRenewer } from "../../src/cluster/lease-renewer.js";
-import { ShardTerm, type GateDeadline } from "../../src/cluster/shard-term.js";
+import { ShardTerm } from "../../src/cluster/shard-term.js";
+import type { GateDeadline } from "../../src/cluster/term-gate.js";
 import type { TestBreak } from "../../src/cluster/test-breaks.js";
 
 // Time itself is the subject here: both clocks are injected, and a "pause" moves one of them.

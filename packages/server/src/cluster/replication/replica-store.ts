@@ -55,7 +55,7 @@ export interface ReplicaStoreOptions {
   /**
    * Hears a shard whose replica just applied its leader's hand-over entry (its sink's
    * `handedOver`), in the turn the acknowledgement is answered: the row may move to this member
-   * any moment now (cluster-runtime.ts tries the adoption on its own). Default: nothing.
+   * any moment now (runtime-hand-overs.ts tries the adoption on its own). Default: nothing.
    */
   readonly onHandOverEntry?: ((shard: number) => void) | undefined;
 }
