@@ -97,6 +97,7 @@ const UNTIMED_IN_SERIAL_DIRS = new Set([
   "packages/server/test/cluster/replication/carried-lease-wait.test.ts",
   "packages/server/test/cluster/replication/adopt-after-ack.test.ts",
   "packages/server/test/cluster/replication/standby-move.test.ts",
+  "packages/server/test/cluster/lease-wait-end-arrival.test.ts",
   // One server with 30 s leases whose subject is abort listeners, not timing.
   "packages/server/test/cluster/cluster-shared-signal.test.ts",
 ]);

@@ -117,6 +117,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "the checker's own false positive (queue-order), found by session 19's long run: c2's lock request reached s1 while its term's gate was closed by time (s1's service names no leader then), waited in that term, and was granted at the end of the term's lease-wait ahead of c1's, which came 500 ms later; the observer took c2 as arriving when it was granted (sim-service-view.ts now names the term held here, gate open or not)",
   },
+  {
+    seed: 37203,
+    finding:
+      "found by session 19's long run: c1's lock request reached s3 once its term's lease-wait was due but before the wait's timer fired; its arrival ended the wait, which started the held-back line for ns-a and dropped it, and c1 joined the dropped line: never started, while c2's later request on the same descriptor was granted at once (queue-order; fixed with arrive-as-wait-ends)",
+  },
 ];
 
 /**
@@ -162,6 +167,8 @@ const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly T
   // whose runs they replay event for event.
   { rule: "stop-ignores-acked-hand-over", firstSeed: 9029 },
   { rule: "former-replaces-taker-stream", firstSeed: 51862 },
+  // Session 19's long run: the seed it was found on (its run replays event for event with the break).
+  { rule: "arrive-as-wait-ends", firstSeed: 37203 },
   // Not found in seeds 1-1000 on this code, so not controlled here; each has a focused test that
   // is its control (docs/reliability.md "Test breaks"): adopt-clears-former, drop-carried-lease-wait,
   // immutables-before-decide, stop-skips-handed-over, adopt-only-on-notify and reread-after-cadence

@@ -20,6 +20,8 @@ export interface HeldBackLinesHost {
   readonly mayStart: (namespace: string) => boolean;
   /** The `retryAfterMs` of the 503 a line is failed with when its bound cannot be loaded. */
   readonly retryAfterMs: number;
+  /** TEST ONLY (`ShardTermOptions.detachAtWaitEnd`): a request takes its line before it asks whether the wait is over. Default off. */
+  readonly detachAtWaitEnd?: boolean | undefined;
 }
 
 /**
@@ -75,6 +77,10 @@ export class HeldBackLines {
     cancelledAs?: A,
   ): WaitingLockHandle<A> {
     const now = this.host.clock();
+    // Asked first: a wait found over here starts every line (drainAll), which must happen before
+    // this request looks for its own, or it joins a line already started and gone.
+    const detach = this.host.detachAtWaitEnd === true;
+    const waiting = detach ? null : this.host.waiting();
     let queue = this.lines.get(namespace);
     if (queue === undefined) this.lines.set(namespace, (queue = []));
     const line = queue;
@@ -88,7 +94,7 @@ export class HeldBackLines {
         if (i >= 0) line.splice(i, 1);
       },
       // Answered timeout at its deadline while held back: during the lease-wait, or behind a carried place.
-      this.host.waiting() || carried,
+      (waiting ?? this.host.waiting()) || carried,
       begin,
       cancelledAs,
       this.host.setTimer,
@@ -98,7 +104,8 @@ export class HeldBackLines {
     if (place >= 0) line[place] = queued;
     else line.push(queued);
     this.prepare(namespace);
-    if (carried) this.drain(namespace);
+    // Behind a carried place, or in a line that may start now (its wait over and bound loaded): start it.
+    if (carried || (!detach && this.host.mayStart(namespace))) this.drain(namespace);
     return queued.handle;
   }
 

@@ -58,6 +58,13 @@ export interface ShardTermOptions {
    * 132. Default false.
    */
   readonly endOnGateClose?: boolean | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=arrive-as-wait-ends`): a request that arrives once the
+   * lease-wait is due but before its timer fired looks for its namespace's held-back line before
+   * its own arrival ends the wait and starts that line, so it joins a line already gone: it is
+   * never started, and later requests on its descriptor are granted ahead of it. Default off.
+   */
+  readonly detachAtWaitEnd?: boolean | undefined;
   readonly onBoundExtended: () => void;
   /**
    * The namespaces' images of a promoted replica (a standby taking the shard over with its state),

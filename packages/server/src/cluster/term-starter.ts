@@ -211,6 +211,7 @@ export class TermStarter {
         host.onGateClosed?.(closed);
       },
       endOnGateClose: options.breaks?.has("end-on-gate-close") === true,
+      detachAtWaitEnd: options.breaks?.has("arrive-as-wait-ends") === true,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
       carried: carried?.namespaces,
       heldBack: carried?.heldBack,

@@ -46,6 +46,8 @@ export const TEST_BREAKS = {
     "a balance hand-over's former leader that hears its move statement's outcome late (unknown, or answered after the taker adopted) replaces the taker's own stream of the new epoch, already in its replica store, with the table as handed over under another stream identity, so the taker's next entries are refused, its standby is found not in sync at its stop and the shard is released without its locks",
   "stop-ignores-acked-hand-over":
     "a stopping member reads the rows once for hand-overs to adopt before it stops: a row moved to it just after that read, for a hand-over entry it acknowledged, is left to expire once it exits, and is taken empty when its former leader (its standby) stops meanwhile",
+  "arrive-as-wait-ends":
+    "a lock or wait-for-locks request that arrives once a term's lease-wait is due but before its timer fired joins the held-back line its own arrival starts and detaches: it is never started (only its client's timeout ends it), and later requests on its descriptor are granted ahead of it",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 
