@@ -1,7 +1,7 @@
 import type { Coordinator, LiveMember, MemberInfo } from "./coordinator.js";
 import { realProcessClock, type ProcessClock } from "./process-clock.js";
 import type { ShardTerm } from "./shard-term.js";
-import type { GateDeadline } from "./term-gate.js";
+import type { GateDeadline } from "./shard-term-options.js";
 
 /** What a {@link LeaseRenewer} is made with. */
 export interface LeaseRenewerOptions {

@@ -3,11 +3,25 @@ import type { Coordinator, HeldTerm, LoadedBound } from "./coordinator.js";
 import type { HeldBackPlaces } from "./held-back-places.js";
 import type { ProcessClock } from "./process-clock.js";
 import type { RevealedAnswersOptions } from "./replication/revealed-answers.js";
-import type { ShardTerm } from "./shard-term.js";
-import type { GateDeadline } from "./term-gate.js";
 
-/** What a term is made with. */
-export interface ShardTermOptions {
+/**
+ * When a serving gate closes, on each of two clocks: `t_sent + leaderLease − margin`, where
+ * `t_sent` was read from that clock just before the renewal (or acquisition) was sent. The gate is
+ * closed once *either* clock reaches its deadline.
+ */
+export interface GateDeadline {
+  /** On the monotonic clock (`performance.now()`, ms). */
+  readonly monotonic: number;
+  /** On the wall clock (`Date.now()`, ms). */
+  readonly wall: number;
+}
+
+/**
+ * What a term is made with. `Term` is the term the callbacks are given (`ShardTerm`): a type
+ * parameter, so this file need not import the class that imports it (`never` where no callback is
+ * called, as in `TermGate`).
+ */
+export interface ShardTermOptions<Term = never> {
   readonly term: HeldTerm;
   readonly leaderId: string;
   readonly serverId: string;
@@ -45,13 +59,13 @@ export interface ShardTermOptions {
   /** How long a client should wait before re-sending after this term ends. */
   readonly retryAfterMs: number;
   /** Called once when the term must end on its own (deposed: a fenced write matched nothing): the runtime ends it. */
-  readonly onFailed: (term: ShardTerm, reason: string) => void;
+  readonly onFailed: (term: Term, reason: string) => void;
   /**
    * Called once each time the gate closes by time (no renewal confirmed the row in time): the term
    * serves nothing but keeps its table, and its renewals go on; a renewal that matches reopens the
    * gate ({@link ShardTerm.extendGate}), one that matches nothing ends the term. Default: nothing.
    */
-  readonly onGateClosed?: ((term: ShardTerm) => void) | undefined;
+  readonly onGateClosed?: ((term: Term) => void) | undefined;
   /**
    * TEST ONLY (`LEASEHOLD_TEST_BREAK=end-on-gate-close`): a gate closed by time ends the term at
    * once, table and all (`onFailed` with "serving gate closed"), as before pnpm sim's seeds 73 and

@@ -47,8 +47,10 @@ export class ShardTerm extends TermGate implements ServingGate {
   private readonly recorded = new Map<string, number>();
   /** The held-back places when the term ended to hand its table over ({@link heldBackPlaces}). */
   private handedOverPlaces: HeldBackPlaces | null = null;
+  /** The options as the term's own callbacks take them (the gate's base class sees no callback's term type). */
+  protected declare readonly options: ShardTermOptions<ShardTerm>;
 
-  constructor(options: ShardTermOptions) {
+  constructor(options: ShardTermOptions<ShardTerm>) {
     super(options);
     const { term, clock } = options;
     this.answers = new RevealedAnswers(options.revealed);

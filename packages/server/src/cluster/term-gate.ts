@@ -2,19 +2,7 @@ import type { LeaseholdError } from "@leasehold/protocol";
 import type { ServingGate } from "../engine/serving-gate.js";
 import { TAKING_OVER_RETRY_AFTER_MS, unavailable } from "./cluster-errors.js";
 import { realProcessClock, type ProcessClock } from "./process-clock.js";
-import type { ShardTermOptions } from "./shard-term-options.js";
-
-/**
- * When a serving gate closes, on each of two clocks: `t_sent + leaderLease − margin`, where
- * `t_sent` was read from that clock just before the renewal (or acquisition) was sent. The gate is
- * closed once *either* clock reaches its deadline.
- */
-export interface GateDeadline {
-  /** On the monotonic clock (`performance.now()`, ms). */
-  readonly monotonic: number;
-  /** On the wall clock (`Date.now()`, ms). */
-  readonly wall: number;
-}
+import type { GateDeadline, ShardTermOptions } from "./shard-term-options.js";
 
 /**
  * The serving gate of a `ShardTerm` (the engine's {@link ServingGate}): open while the term
@@ -58,7 +46,7 @@ export abstract class TermGate implements ServingGate {
   /** The error the term ended with, `null` while it lives (see `ShardTerm.end`). */
   protected ended: LeaseholdError | null = null;
 
-  constructor(protected readonly options: ShardTermOptions) {
+  constructor(protected readonly options: ShardTermOptions<never>) {
     this.setTimer = options.setTimer ?? realProcessClock.setTimer;
     this.shard = options.term.shard;
     this.epoch = options.term.epoch;

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Coordinator, HeldTerm } from "../../src/cluster/coordinator.js";
 import { LeaseRenewer } from "../../src/cluster/lease-renewer.js";
 import { ShardTerm } from "../../src/cluster/shard-term.js";
-import type { GateDeadline } from "../../src/cluster/term-gate.js";
+import type { GateDeadline } from "../../src/cluster/shard-term-options.js";
 import type { TestBreak } from "../../src/cluster/test-breaks.js";
 
 // Time itself is the subject here: both clocks are injected, and a "pause" moves one of them.
