@@ -14,16 +14,14 @@ const SERIAL_DIRS = ["packages/server/test/cluster", "packages/reliability/test"
 
 /**
  * Of those, the reliability suite's files: each drives a loaded cluster or server (many clients,
- * fault proxies, thousands of waiting requests) and measures it, so no two of them ever run at once.
- * They share the last group's two workers with the cluster tests (one scenario each, their
- * servers idle but for the calls the test makes, mostly waiting out leader leases): one loaded run
- * beside one cluster file at a time (vitest.order.ts plans it, vitest.alone.ts enforces it).
- * Measured on the 2-vCPU VM (2026-11-29, fresh clone): the cluster files two at a time took 161 s
- * and used 68% of one core, the reliability files one at a time 227 s and 53% of one core, so one
- * group after the other left a core idle for most of 388 s. Together on two workers they took
- * 301 s. On three they took 263 s (80% of one core), but one of three full runs that way had a
- * cluster file time out (cluster-unreachable-start's shard-count check, 1.3 s alone, stuck for
- * 40 s; not reproduced alone or under two busy loops), so the group stays on two.
+ * fault proxies, thousands of waiting requests) and measures it, so they run last and one at a
+ * time. The cluster tests before them (one scenario each, their servers idle but for the calls the
+ * test makes, mostly waiting out leader leases) run two at a time. Tried in session 19 and kept
+ * out: both in one group (a loaded run beside cluster files, never two loaded runs at once) took
+ * 301 s on two workers and 263 s on three against 388 s one group after the other, but two of
+ * three full runs that way had a cluster file fail under the load beside it
+ * (cluster-unreachable-start's shard-count check stuck for 40 s; cluster-protected's first
+ * `GET /v1/cluster` answered 503 before its server joined, which `settled` now waits out).
  */
 const ALONE_DIR = "packages/reliability/test";
 
@@ -112,9 +110,9 @@ function testFilesUnder(dir: string): string[] {
 
 /** The timing files: everything under the serial directories but the unit tests above. */
 const SERIAL = SERIAL_DIRS.flatMap(testFilesUnder).filter((path) => !UNTIMED_IN_SERIAL_DIRS.has(path));
-/** The timing files that never run beside each other. */
+/** The timing files that run one at a time, last. */
 const ALONE = SERIAL.filter((path) => path.startsWith(`${ALONE_DIR}/`));
-/** The timing files that run beside each other and beside one of {@link ALONE}. */
+/** The timing files that run two at a time, between the parallel project and {@link ALONE}. */
 const PAIRED = SERIAL.filter((path) => !path.startsWith(`${ALONE_DIR}/`));
 
 /** Soak runs are `pnpm test:soak`, not part of `pnpm test`. */
@@ -157,11 +155,8 @@ export default defineConfig({
           name: "serial",
           include: ALONE,
           exclude: EXCLUDE,
-          // The same group and workers as `cluster` (vitest wants one maxWorkers per group);
-          // vitest.alone.ts keeps two of these files from running at once.
-          maxWorkers: 2,
-          setupFiles: ["./vitest.alone.ts"],
-          sequence: { groupOrder: 1 },
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

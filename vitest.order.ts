@@ -3,8 +3,7 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
  * Seconds each test file took in a fresh-clone run of `pnpm test` (2-vCPU VM, 2026-11-29 08:08 UTC;
- * parallel files under 5 s and cluster files under 3 s are left out and count as
- * {@link UNLISTED_SECONDS}). Within a project, files start longest first: vitest's own order (its
+ * parallel files under 5 s and cluster files under 3 s are left out). Within a project, files start longest first: vitest's own order (its
  * duration cache, or file size on a fresh clone, which is how CI runs) once started the 142 s
  * simulator budget 209 s into the parallel project, which then ran on one core alone for 100 s.
  * The figures only order the files; a stale one costs some packing, never a result.
@@ -79,19 +78,6 @@ const EXPECTED_SECONDS: Readonly<Record<string, number>> = {
   "packages/reliability/test/fault-proxy/fault-proxy.test.ts": 6,
 };
 
-/** What a file not in {@link EXPECTED_SECONDS} counts as when the timed group's order is planned. */
-const UNLISTED_SECONDS = 2;
-
-/**
- * Projects whose files never run beside each other: the reliability suite's loaded runs
- * (vitest.config.ts). They share a group, and so its workers, with the cluster scenario files,
- * which mostly wait out leader leases (measured on the 2-vCPU VM: the cluster project used 68% of
- * one core with two files at a time, the serial project 53% with one). {@link LongestFirst} orders
- * the group so that each of these files runs beside cluster files, and vitest.alone.ts makes one
- * wait for another still running when the files' real lengths stray from the plan.
- */
-export const ALONE_PROJECTS: ReadonlySet<string> = new Set(["serial"]);
-
 /** A file's path from the repository root, `/`-separated. */
 function pathOf(file: TestSpecification): string {
   return relative(file.project.config.root, file.moduleId).split("\\").join("/");
@@ -103,33 +89,8 @@ function secondsOf(file: TestSpecification): number {
 }
 
 /**
- * The order in which `workers` workers should take `files` so that no two files of
- * {@link ALONE_PROJECTS} run at once while other files remain: the workers are played forward with
- * the expected seconds, and the one free first takes the longest file left of the kind it should
- * take (a file that runs alone when no other worker is running one, else another file).
- */
-function pairedOrder(files: TestSpecification[], workers: number): TestSpecification[] {
-  const byLength = (a: TestSpecification, b: TestSpecification): number => secondsOf(b) - secondsOf(a);
-  const alone = files.filter((f) => ALONE_PROJECTS.has(f.project.name)).sort(byLength);
-  const others = files.filter((f) => !ALONE_PROJECTS.has(f.project.name)).sort(byLength);
-  const lanes = Array.from({ length: Math.max(1, workers) }, () => ({ freeAt: 0, alone: false }));
-  const order: TestSpecification[] = [];
-  while (alone.length > 0 || others.length > 0) {
-    const lane = lanes.reduce((a, b) => (b.freeAt < a.freeAt ? b : a));
-    const aloneRunning = lanes.some((l) => l !== lane && l.alone && l.freeAt > lane.freeAt);
-    const takeAlone = alone.length > 0 && (!aloneRunning || others.length === 0);
-    const next = takeAlone ? alone.shift()! : others.shift()!;
-    order.push(next);
-    lane.freeAt += secondsOf(next) || UNLISTED_SECONDS;
-    lane.alone = takeAlone;
-  }
-  return order;
-}
-
-/**
  * Vitest's order of groups (by `groupOrder`), and within a group the files of
- * {@link EXPECTED_SECONDS} first, longest first, then the rest in vitest's order; a group holding
- * files of {@link ALONE_PROJECTS} is ordered by {@link pairedOrder}.
+ * {@link EXPECTED_SECONDS} first, longest first, then the rest in vitest's order.
  */
 export class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -144,7 +105,6 @@ export class LongestFirst extends BaseSequencer {
       .sort((a, b) => a - b)
       .flatMap((group) => {
         const inGroup = groups.get(group)!;
-        if (inGroup.some((f) => ALONE_PROJECTS.has(f.project.name))) return pairedOrder(inGroup, inGroup[0]!.project.config.maxWorkers);
         return inGroup.slice().sort((a, b) => secondsOf(b) - secondsOf(a) || at.get(a)! - at.get(b)!);
       });
   }

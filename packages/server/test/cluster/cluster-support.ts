@@ -23,7 +23,9 @@ export async function settled(urls: readonly string[], timeoutMs = 10_000, each:
   for (;;) {
     const maps = await Promise.all(urls.map(clusterOf));
     const first = maps[0]!;
-    const agree = maps.every((m) => leadership(m) === leadership(first));
+    // A server that has not joined yet answers 503 (no map): not settled, ask again.
+    const joined = maps.every((m) => Array.isArray(m.leaders));
+    const agree = joined && maps.every((m) => leadership(m) === leadership(first));
     if (agree && first.leaders.every((l) => l.leaderUrl !== null) && maps.every(each)) return first;
     if (Date.now() > deadline) throw new Error(`cluster did not settle: ${JSON.stringify(maps)}`);
     await sleep(25);
