@@ -95,7 +95,13 @@ describe("cluster: PostgreSQL unreachable at start", () => {
     const server = await start(["--port", "0", "--cluster", via(port), "--shards", "16", "--leader-lease-ms", String(LEADER_LEASE_MS)]);
     expect((await op(server.url, "x", "timestamps", {})).status).toBe(503);
     proxies.push(await startTcpProxy(5432, port));
-    const exited = await server.exited;
+    // Once in three full runs (session 19, a loaded machine) the server had not exited 40 s later;
+    // not reproduced since: should it stall again, say where, with the server's last log lines.
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the server did not exit within 25 s of the database coming; its last log lines:\n${server.lines.slice(-15).map((l) => JSON.stringify(l)).join("\n")}`)), 25_000);
+    });
+    const exited = await Promise.race([server.exited, stalled]).finally(() => clearTimeout(timer));
     expect(exited.code).toBe(1);
     expect(server.lines.some((l) => l.level === 60 && JSON.stringify(l).includes("--shards 16 does not match this cluster, which was created with 8 shards"))).toBe(true);
   }, 40_000);
