@@ -2,10 +2,11 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Seconds each test file took in a fresh-clone run of `pnpm test` (2-vCPU VM, 2026-11-29 08:08 UTC;
- * parallel files under 5 s and cluster files under 3 s are left out). Within a project, files start longest first: vitest's own order (its
- * duration cache, or file size on a fresh clone, which is how CI runs) once started the 142 s
- * simulator budget 209 s into the parallel project, which then ran on one core alone for 100 s.
+ * Seconds each test file took in a fresh-clone run of `pnpm test` (2-vCPU VM, 2026-11-29 08:08
+ * UTC; parallel files under 5 s and cluster files under 3 s are left out). Within a project, files
+ * start longest first: vitest's own order (its duration cache, or file size on a fresh clone, which
+ * is how CI runs) once started the 142 s simulator budget 209 s into the parallel project, which
+ * then ran on one core alone for 100 s.
  * The figures only order the files; a stale one costs some packing, never a result.
  */
 const EXPECTED_SECONDS: Readonly<Record<string, number>> = {
@@ -78,34 +79,20 @@ const EXPECTED_SECONDS: Readonly<Record<string, number>> = {
   "packages/reliability/test/fault-proxy/fault-proxy.test.ts": 6,
 };
 
-/** A file's path from the repository root, `/`-separated. */
-function pathOf(file: TestSpecification): string {
-  return relative(file.project.config.root, file.moduleId).split("\\").join("/");
-}
-
-/** The expected seconds of `file` ({@link EXPECTED_SECONDS}), 0 when unlisted. */
-function secondsOf(file: TestSpecification): number {
-  return EXPECTED_SECONDS[pathOf(file)] ?? 0;
-}
-
 /**
- * Vitest's order of groups (by `groupOrder`), and within a group the files of
- * {@link EXPECTED_SECONDS} first, longest first, then the rest in vitest's order.
+ * Vitest's order (projects by `groupOrder`, one project's files together), and within a project
+ * the files of {@link EXPECTED_SECONDS} first, longest first, then the rest in vitest's order.
  */
 export class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const base = await super.sort(files);
     const at = new Map(base.map((file, i) => [file, i]));
-    const groups = new Map<number, TestSpecification[]>();
-    for (const file of base) {
-      const group = file.project.config.sequence.groupOrder;
-      groups.set(group, [...(groups.get(group) ?? []), file]);
-    }
-    return [...groups.keys()]
-      .sort((a, b) => a - b)
-      .flatMap((group) => {
-        const inGroup = groups.get(group)!;
-        return inGroup.slice().sort((a, b) => secondsOf(b) - secondsOf(a) || at.get(a)! - at.get(b)!);
-      });
+    const seconds = (file: TestSpecification): number => EXPECTED_SECONDS[relative(file.project.config.root, file.moduleId).split("\\").join("/")] ?? 0;
+    return base.slice().sort((a, b) => {
+      const group = a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder;
+      if (group !== 0) return group;
+      if (a.project.name !== b.project.name) return at.get(a)! - at.get(b)!;
+      return seconds(b) - seconds(a) || at.get(a)! - at.get(b)!;
+    });
   }
 }
