@@ -11,6 +11,13 @@ import type { Scheduler } from "./scheduler.js";
  */
 export const REQUEST_TIMEOUT_MS = 250;
 
+/**
+ * How long past the end of its own wait a client keeps re-sending a waiting request (a lock, a
+ * wait-for-locks) whose answers were lost or refused: long enough for several immediate re-sends
+ * (each asks for no wait by then), so an answer lost at the wait's end is not the last word.
+ */
+export const WAIT_GRACE_MS = 2_000;
+
 /** One call a simulated client makes of a server's service. */
 export type SimCall<T> = (service: SimService) => T | Promise<T> | { readonly answer: Promise<T> };
 
@@ -45,10 +52,31 @@ export abstract class SimCaller {
    * send to, a 503 or a broken connection is re-sent after a short backoff (to another server
    * when the leader is unknown). Answers `null` when the deadline passed.
    */
-  protected async routed<T>(namespace: string, label: string, deadline: number, call: SimCall<T>, patienceMs = REQUEST_TIMEOUT_MS): Promise<T | null> {
+  protected routed<T>(namespace: string, label: string, deadline: number, call: SimCall<T>, patienceMs = REQUEST_TIMEOUT_MS): Promise<T | null> {
+    return this.route(namespace, label, deadline, () => ({ call, patienceMs }));
+  }
+
+  /**
+   * Send a request that may wait on the server (a lock, a wait-for-locks), first asked at
+   * `wait.sentAt` to wait `wait.waitMs`, as {@link routed} does until {@link WAIT_GRACE_MS} after
+   * that wait ends. As the real client does (cluster-transport.ts), every send asks the server to
+   * wait only what is left of it (`call` is given that, in whole ms: the full wait while none has
+   * passed) and is given that plus {@link REQUEST_TIMEOUT_MS} to answer: a re-send never asks the
+   * server to hold it past the client's own deadline, where a grant would reach no one.
+   */
+  protected routedWait<T>(namespace: string, label: string, wait: { readonly sentAt: number; readonly waitMs: number }, call: (waitMs: number) => SimCall<T>): Promise<T | null> {
+    const until = wait.sentAt + wait.waitMs;
+    return this.route(namespace, label, until + WAIT_GRACE_MS, () => {
+      const left = Math.min(wait.waitMs, Math.max(0, Math.ceil(until - this.scheduler.now)));
+      return { call: call(left), patienceMs: left + REQUEST_TIMEOUT_MS };
+    });
+  }
+
+  private async route<T>(namespace: string, label: string, deadline: number, send: () => { readonly call: SimCall<T>; readonly patienceMs: number }): Promise<T | null> {
     for (let attempt = 0; this.scheduler.now < deadline; attempt++) {
       const url = this.url(namespace);
       try {
+        const { call, patienceMs } = send();
         return await this.withTimeout(this.servers.call(this.name, url, label, call), patienceMs);
       } catch (err) {
         if (err instanceof LeaseholdError && err.code === "NOT_LEADER") {

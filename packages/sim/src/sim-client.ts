@@ -9,7 +9,7 @@ import type {
   TimestampsResponse,
   WaitForLocksResponse,
 } from "@leasehold/protocol";
-import { REQUEST_TIMEOUT_MS, type SimCall } from "./sim-caller.js";
+import type { SimCall } from "./sim-caller.js";
 import type { SimHistory } from "./sim-history.js";
 import { SimLeaseHolder } from "./sim-lease-holder.js";
 import type { SimRandom } from "./sim-random.js";
@@ -70,7 +70,7 @@ const WAITS = [0, 200, 1_000, 3_000];
  * (`wait-for-locks`), start a transaction (reading the immutable timestamp while it runs, ending
  * it by unlocking its immutable-timestamp lock), or ask for timestamps. It follows `421
  * NOT_LEADER` and re-sends after `503` or a broken connection with the same request until its own
- * deadline; it holds what it got refreshing it (on time or late), unlocks without waiting, or
+ * deadline (a waiting request asking for what is left of its wait, as the real client does); it holds what it got refreshing it (on time or late), unlocks without waiting, or
  * crashes and leaves it to lapse. Everything it was told goes in the {@link SimHistory}.
  */
 export class SimClient extends SimLeaseHolder {
@@ -116,15 +116,15 @@ export class SimClient extends SimLeaseHolder {
   private async lockOne(draw: SimRandom, namespace: string, descriptor: string, mode: LockMode, limit?: number): Promise<void> {
     const requestId = `${this.name}-${++this.serial}`;
     const acquireTimeoutMs = draw.pick(WAITS);
-    const request = { locks: [limit === undefined ? { descriptor, mode } : { descriptor, mode, limit }], acquireTimeoutMs, requestId };
+    const locks = [limit === undefined ? { descriptor, mode } : { descriptor, mode, limit }];
     const sentAt = this.scheduler.now;
-    const deadline = sentAt + acquireTimeoutMs + 2_000;
-    const begin = (service: SimService) => service.beginLock(namespace, request);
-    const lock = mode === "permit" ? begin : this.history.queue.observe(() => this.scheduler.now, { client: this.name, requestId, namespace, descriptor, mode, acquireTimeoutMs }, begin);
+    // Each send asks to wait what is left of acquireTimeoutMs (routedWait), under the same requestId.
+    const begin = (service: SimService, waitMs: number) => service.beginLock(namespace, { locks, acquireTimeoutMs: waitMs, requestId });
+    const observed = mode === "permit" ? begin : this.history.queue.observe(() => this.scheduler.now, { client: this.name, requestId, namespace, descriptor, mode, acquireTimeoutMs }, begin);
+    const lock = (waitMs: number) => (service: SimService) => observed(service, waitMs);
+    const wait = { sentAt, waitMs: acquireTimeoutMs };
     this.history.asking({ namespace, descriptor, mode, sentAt });
     const waiter = this.history.waiting({ client: this.name, namespace, what: `lock of ${descriptor} (${mode}, ${requestId})`, sentAt, acquireTimeoutMs });
-    // A lock request may wait up to its acquireTimeoutMs on the server: the client's patience is that plus the usual.
-    const patience = acquireTimeoutMs + REQUEST_TIMEOUT_MS;
     const holdFor = draw.int(50, 6_000);
     // Each grant is recorded the moment it arrives (a hedged duplicate may still be in flight): the
     // first is held and refreshed at once; a later one with another token (the same requestId
@@ -145,9 +145,9 @@ export class SimClient extends SimLeaseHolder {
         held = this.keep(hold, answer.lease.validForMs, this.scheduler.now + holdFor);
       } else this.letGo(hold);
     };
-    const sends = [this.routed(namespace, "lock", deadline, lock, patience).then(onAnswer)];
+    const sends = [this.routedWait(namespace, "lock", wait, lock).then(onAnswer)];
     if (draw.chance(this.plan.hedge ?? 0.2)) {
-      sends.push(this.wait(draw.int(20, 80)).then(() => this.routed(namespace, "lock (hedged)", deadline, lock, patience).then(onAnswer)));
+      sends.push(this.wait(draw.int(20, 80)).then(() => this.routedWait(namespace, "lock (hedged)", wait, lock).then(onAnswer)));
     }
     await Promise.allSettled(sends);
     if (held !== null) await held;
@@ -160,10 +160,11 @@ export class SimClient extends SimLeaseHolder {
     const mode = this.ops.chance(0.7) ? "exclusive" : "shared";
     const acquireTimeoutMs = this.ops.pick([0, 500, 2_000, 5_000]);
     const requestId = `${this.name}-${++this.serial}`;
-    const request = { locks: [{ descriptor, mode }], acquireTimeoutMs, requestId };
+    const locks = [{ descriptor, mode }];
     const sentAt = this.scheduler.now;
     const waiter = this.history.waiting({ client: this.name, namespace, what: `wait-for-locks on ${descriptor} (${mode}, ${requestId})`, sentAt, acquireTimeoutMs });
-    const answer = await this.routed(namespace, "wait-for-locks", sentAt + acquireTimeoutMs + 2_000, (s) => s.beginWaitForLocks(namespace, request), acquireTimeoutMs + REQUEST_TIMEOUT_MS).catch(() => null);
+    const ask = (waitMs: number) => (s: SimService) => s.beginWaitForLocks(namespace, { locks, acquireTimeoutMs: waitMs, requestId });
+    const answer = await this.routedWait(namespace, "wait-for-locks", { sentAt, waitMs: acquireTimeoutMs }, ask).catch(() => null);
     this.history.answered(waiter, answer?.status ?? null, this.scheduler.now);
     if (answer?.status === "free") this.history.free({ client: this.name, namespace, descriptor, mode, sentAt, receivedAt: this.scheduler.now });
   }

@@ -50,16 +50,16 @@ export class QueueOrder {
    * A lock request of one descriptor is about to be sent at `now()`; answers the call to make of a
    * server in place of `call`, which notes there what the server did with each send.
    */
-  observe(
+  observe<A extends unknown[]>(
     now: () => number,
     request: { readonly client: string; readonly requestId: string; readonly namespace: string; readonly descriptor: string; readonly mode: LockMode; readonly acquireTimeoutMs: number },
-    call: (s: SimService) => ReturnType<SimService["beginLock"]>,
-  ): (s: SimService) => ReturnType<SimService["beginLock"]> {
+    call: (s: SimService, ...args: A) => ReturnType<SimService["beginLock"]>,
+  ): (s: SimService, ...args: A) => ReturnType<SimService["beginLock"]> {
     const { client, requestId, namespace, descriptor, mode, acquireTimeoutMs } = request;
     const trail: Trail = { client, requestId, key: `${namespace}/${descriptor}`, mode, sentAt: now(), acquireTimeoutMs, seen: [] };
     this.trails.push(trail);
-    return (service) => {
-      const begun = call(service);
+    return (service, ...args) => {
+      const begun = call(service, ...args);
       const server = service.leaderId;
       const note = (kind: Seen["kind"], table: string | null, fencingToken: number | null = null): void => void trail.seen.push({ at: now(), kind, server, table, fencingToken });
       const granted = (answer: LockResponse): void =>
