@@ -127,6 +127,11 @@ const FIXED: readonly { seed: number; finding: string }[] = [
     finding:
       "the simulated client's own mistake (waiter-liveness), found by session 19's long run: c4's lock (acquireTimeoutMs 3000) was answered timeout at its deadline and the answer was lost; the client re-sent it with the whole 3 s wait again, the server granted it 1.7 s later and that answer was lost too, and the client's deadline had passed. The real client re-sends with what is left of its wait (none by then), and the simulated one now does the same (sim-caller.ts routedWait)",
   },
+  {
+    seed: 1266,
+    finding:
+      "found by session 20's long run: s2 was handing shard 1 over to s0 for balance (gate shut, final entry acknowledged, row moving) when c0's lock request reached it for ns-b, whose bound s2 had not loaded: it waited in the held-back line, which the entry did not carry, was told to re-send when the term ended, and c4's later request, which reached s0 first, was granted ahead of it (queue-order; fixed with hold-while-handing-over)",
+  },
 ];
 
 /**
@@ -169,6 +174,8 @@ const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly T
   { rule: "drop-carried-lease-wait", firstSeed: 244 },
   { rule: "reread-after-cadence", firstSeed: 653 },
   { rule: "stop-renewing-handing-over", firstSeed: 878 },
+  // Session 20's long run: the seed it was found on (its run replays event for event with the break).
+  { rule: "hold-while-handing-over", firstSeed: 1266 },
   // Not found in seeds 1-1000 on this code, so not controlled here; each has a focused test that
   // is its control (docs/reliability.md "Test breaks"). Found before by runs this code no longer
   // makes: balance-sync-unprotected (seed 457 of session 18's code), adopt-clears-former,

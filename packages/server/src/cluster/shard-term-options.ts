@@ -79,6 +79,14 @@ export interface ShardTermOptions<Term = never> {
    * never started, and later requests on its descriptor are granted ahead of it. Default off.
    */
   readonly detachAtWaitEnd?: boolean | undefined;
+  /**
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=hold-while-handing-over`): a request that reaches the term
+   * while a balance hand-over has its gate shut, for a namespace held back (its bound loading, or
+   * the lease-wait), takes a place in the held-back line instead of being refused; the hand-over's
+   * entry, taken when the gate shut, does not carry it, so a later request that reaches the taker
+   * first is granted ahead of it. Default off.
+   */
+  readonly holdWhileHandingOver?: boolean | undefined;
   readonly onBoundExtended: () => void;
   /**
    * The namespaces' images of a promoted replica (a standby taking the shard over with its state),

@@ -206,6 +206,11 @@ export class ShardTerm extends TermGate implements ServingGate {
     cancelledAs?: A,
   ): WaitingLockHandle<A> {
     if (this.ended !== null) throw this.ended;
+    // A balance hand-over shut the gate and took the places it carries (its final entry): a place
+    // taken now could not be among them, and the taker would not keep it. Refused, as the engine
+    // refuses a request of a loaded namespace ("being handed over; retry shortly"); an abandoned
+    // hand-over reopens the line (TEST ONLY `holdWhileHandingOver`: held back regardless).
+    if (this.pausedForHandOver && this.options.holdWhileHandingOver !== true) throw this.refusal();
     return this.lines.hold(namespace, request, begin, cancelledAs);
   }
 

@@ -212,6 +212,7 @@ export class TermStarter {
       },
       endOnGateClose: options.breaks?.has("end-on-gate-close") === true,
       detachAtWaitEnd: options.breaks?.has("arrive-as-wait-ends") === true,
+      holdWhileHandingOver: options.breaks?.has("hold-while-handing-over") === true,
       onBoundExtended: () => metrics.boundExtensions.inc({}),
       carried: carried?.namespaces,
       heldBack: carried?.heldBack,

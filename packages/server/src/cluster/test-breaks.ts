@@ -48,6 +48,8 @@ export const TEST_BREAKS = {
     "a stopping member reads the rows once for hand-overs to adopt before it stops: a row moved to it just after that read, for a hand-over entry it acknowledged, is left to expire once it exits, and is taken empty when its former leader (its standby) stops meanwhile",
   "arrive-as-wait-ends":
     "a lock or wait-for-locks request that arrives once a term's lease-wait is due but before its timer fired joins the held-back line its own arrival starts and detaches: it is never started (only its client's timeout ends it), and later requests on its descriptor are granted ahead of it",
+  "hold-while-handing-over":
+    "a lock or wait-for-locks request that reaches a term while a balance hand-over has its gate shut, for a namespace whose requests are held back (its bound loading, or the lease-wait), takes a place in the held-back line the hand-over's entry does not carry: told to re-send when the term ends, it finds its place gone at the taker, and a later request that reached the taker first is granted ahead of it",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 
