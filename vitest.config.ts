@@ -101,6 +101,29 @@ const UNTIMED_IN_SERIAL_DIRS = new Set([
   "packages/server/test/cluster/cluster-shared-signal.test.ts",
 ]);
 
+/**
+ * Real-process files whose scenario the simulator now explores with every check, and whose wiring
+ * another file in the test command exercises: they run in soak mode only (`pnpm test:soak`, which
+ * sets LEASEHOLD_SOAK=1). The issue that brought the simulator asked to keep one real-process test
+ * per wiring and retire the slow duplicates from the test command.
+ */
+const SOAK_ONLY = [
+  // SIGKILL and SIGSTOP failover over CLI processes with its serve-interval check: the same faults
+  // and check as the cycles of packages/reliability/test/cluster/cluster.test.ts; the decisions are
+  // the simulator's crash and pause faults (sim-regressions: gate).
+  "packages/server/test/cluster/cluster-cli.test.ts",
+  // A slow SIGTERM hand-over between members of different --lease-ms: the simulator draws mixed
+  // lease lengths and slow stops (sim-regressions: short-carried-lease, stop-renewing-handing-over);
+  // the pause knob's wiring stays in cluster-hand-over-pass.test.ts, the rules' focused tests in
+  // carried-lease-restart.test.ts and renew-handing-over.test.ts.
+  "packages/server/test/cluster/replication/cluster-mixed-lease-ms.test.ts",
+  // A negative control over CLI processes whose break the simulator finds (move-row-before-gate).
+  "packages/reliability/test/cluster/cluster-move-row-control.test.ts",
+];
+
+/** Soak runs are `pnpm test:soak`, where {@link SOAK_ONLY} runs too. */
+const SOAK = process.env.LEASEHOLD_SOAK === "1";
+
 /** Every `*.test.ts` below `dir` (relative to the repository root), soak tests included. */
 function testFilesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: "utf8" })
@@ -115,8 +138,8 @@ const ALONE = SERIAL.filter((path) => path.startsWith(`${ALONE_DIR}/`));
 /** The timing files that run two at a time, between the parallel project and {@link ALONE}. */
 const PAIRED = SERIAL.filter((path) => !path.startsWith(`${ALONE_DIR}/`));
 
-/** Soak runs are `pnpm test:soak`, not part of `pnpm test`. */
-const EXCLUDE = ["**/node_modules/**", "**/dist/**", "**/*.soak.test.ts"];
+/** Never run: dependencies and builds; `*.soak.test.ts` (none today); {@link SOAK_ONLY} outside soak mode. */
+const EXCLUDE = ["**/node_modules/**", "**/dist/**", "**/*.soak.test.ts", ...(SOAK ? [] : SOAK_ONLY)];
 
 export default defineConfig({
   test: {

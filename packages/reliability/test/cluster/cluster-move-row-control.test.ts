@@ -5,8 +5,9 @@
  * the taker starts; with `move-row-before-gate` both serve the shard at once and the
  * one-leader-serving and timestamp-order checks fire. Needs `pnpm build` and PostgreSQL. Soak mode
  * only: the simulator finds this break within its first seeds (`packages/sim/test/sim-regressions.test.ts`),
- * and the test command's proof of a break's wiring in real servers is the answer-before-ack control
- * (cluster-standby-faults.test.ts).
+ * and the test command's proof of a break's wiring in real servers is the control of
+ * `packages/server/test/cluster/replication/cluster-hand-over-pass.test.ts`. Listed in SOAK_ONLY
+ * (vitest.config.ts): the test command does not even start it.
  */
 import { describe, expect, it } from "vitest";
 import { MOVE_ROW_CHECK, MOVE_ROW_TIMESTAMP_CHECK, runMoveRowControl } from "../../src/cluster/control-move-row.js";
