@@ -3,26 +3,32 @@ import { TEST_BREAKS, type TestBreak } from "@leasehold/server/internal";
 import { runSeed } from "./sim-run.js";
 
 /**
- * `pnpm sim:breaks [--max N] [--only NAME[,NAME]]`: for every test break (each one safety rule
+ * `pnpm sim:breaks [--max N] [--only NAME[,NAME]] [--swarm]`: for every test break (each one safety rule
  * removed), run seeds 1, 2, … until the first violation or `--max` seeds (default 1,000), and print
  * the table of docs/reliability.md "What the simulator finds": break, invariant(s) violated, seeds
  * until the first violation, seconds. A break not found within `--max` seeds says so: the
- * simulation does not yet reach the interleaving its rule guards.
+ * simulation does not yet reach the interleaving its rule guards. `--swarm`: each seed draws its own
+ * odds of lost answers and NOTIFYs (sim-swarm.ts), as `pnpm sim --swarm` does.
  */
-function parse(argv: readonly string[]): { max: number; only: TestBreak[] } {
+function parse(argv: readonly string[]): { max: number; only: TestBreak[]; swarm: boolean } {
   let max = 1_000;
+  let swarm = false;
   let only = Object.keys(TEST_BREAKS) as TestBreak[];
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
+    if (flag === "--swarm") {
+      swarm = true;
+      continue;
+    }
     const value = argv[++i];
     if (flag === "--max" && value !== undefined && /^\d+$/.test(value) && Number(value) > 0) max = Number(value);
     else if (flag === "--only" && value !== undefined) {
       only = value.split(",").map((x) => x.trim()) as TestBreak[];
       const unknown = only.filter((name) => !(name in TEST_BREAKS));
       if (unknown.length > 0) throw new RangeError(`--only: unknown rule(s) ${unknown.join(", ")} (known: ${Object.keys(TEST_BREAKS).join(", ")})`);
-    } else throw new RangeError(`unknown option ${JSON.stringify(flag)} or bad value ${JSON.stringify(value)} (pnpm sim:breaks [--max N] [--only NAME[,NAME]])`);
+    } else throw new RangeError(`unknown option ${JSON.stringify(flag)} or bad value ${JSON.stringify(value)} (pnpm sim:breaks [--max N] [--only NAME[,NAME]] [--swarm])`);
   }
-  return { max, only };
+  return { max, only, swarm };
 }
 
 async function main(): Promise<number> {
@@ -38,7 +44,7 @@ async function main(): Promise<number> {
     const started = performance.now();
     let row = `| \`${rule}\` | not found | > ${options.max} |`;
     for (let seed = 1; seed <= options.max; seed++) {
-      const { violations } = await runSeed(seed, new Set([rule]));
+      const { violations } = await runSeed(seed, new Set([rule]), 0, { swarm: options.swarm });
       if (violations.length === 0) continue;
       const invariants = [...new Set(violations.map((v) => v.invariant))].join(", ");
       row = `| \`${rule}\` | ${invariants} (seed ${seed}) | ${seed} |`;

@@ -4,15 +4,16 @@ import { TEST_BREAKS, type TestBreak } from "@leasehold/server/internal";
 import { runSeed } from "./sim-run.js";
 
 /**
- * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation]` (DESIGN.md
+ * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm]` (DESIGN.md
  * "Simulation CLI contract"): runs seeds S..S+N-1 (default `--seed 1 --seeds 200`; with
  * `--until-violation`, only until the first seed that finds one, which N then counts), prints a line starting
  * `seed <S>: ` per violation with its replay command and the run's faults, and last
  * `sim: <N> seeds, <V> violations, <T> s, trace <digest of every seed's digest>`. Exits 0 exactly
- * when V is 0.
+ * when V is 0. `--swarm` lets each seed draw its own odds of lost answers and NOTIFYs (sim-swarm.ts):
+ * another set of runs, for the rare combinations; without it every seed runs as recorded.
  */
-function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean } {
-  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false };
+function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; swarm: boolean } {
+  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, swarm: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -25,6 +26,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
     else if (flag === "--seeds") out.seeds = integer("--seeds", 1);
     else if (flag === "--trace") out.trace = integer("--trace", 0);
     else if (flag === "--until-violation") out.untilViolation = true;
+    else if (flag === "--swarm") out.swarm = true;
     else if (flag === "--break") {
       if (value === undefined) throw new RangeError("--break needs a name (or several, comma-separated)");
       for (const name of value.split(",").map((x) => x.trim()).filter((x) => x !== "")) {
@@ -33,7 +35,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
       }
       i++;
     } else if (flag === "--help" || flag === "-h") {
-      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation]\n");
+      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm]\n");
       process.exit(0);
     } else throw new RangeError(`unknown option ${JSON.stringify(flag)} (see --help)`);
   }
@@ -51,10 +53,10 @@ async function main(): Promise<number> {
   const started = performance.now();
   const digest = createHash("sha256");
   let violations = 0;
-  const breakFlag = options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`;
+  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + (options.swarm ? " --swarm" : "");
   let ran = 0;
   for (let seed = options.seed; seed < options.seed + options.seeds; seed++) {
-    const result = await runSeed(seed, options.breaks, options.trace);
+    const result = await runSeed(seed, options.breaks, options.trace, { swarm: options.swarm });
     ran++;
     digest.update(`${seed} ${result.digest}\n`);
     for (const v of result.violations) {
@@ -63,6 +65,7 @@ async function main(): Promise<number> {
     }
     if (result.violations.length > 0) {
       process.stdout.write(`  replay: pnpm sim --seed ${seed} --seeds 1${breakFlag} --trace 200\n`);
+      if (result.odds !== null) process.stdout.write(`  ${result.odds}\n`);
       for (const f of result.faults) process.stdout.write(`  fault ${f}\n`);
       for (const line of result.trace) process.stdout.write(`  step ${line}\n`);
       if (options.untilViolation) break;

@@ -4,11 +4,18 @@ import type { Violation } from "./sim-history.js";
 import { FaultPlan } from "./sim-faults.js";
 import { SimRandom } from "./sim-random.js";
 import { SimWorld } from "./sim-world.js";
+import { describeOdds, swarmOdds } from "./sim-swarm.js";
 
 /** How long a run is, in simulated ms: start-up, faults with clients working, then a quiet tail. */
 const FAULTS_UNTIL = 30_000;
 const END = 42_000;
 const LEADER_LEASE_MS = 1_000;
+
+/** How a seed runs beyond its seed and breaks. */
+export interface RunOptions {
+  /** Swarm testing: the seed draws its own odds of lost answers and NOTIFYs (sim-swarm.ts). Default false: {@link DEFAULT_ODDS}. */
+  readonly swarm?: boolean | undefined;
+}
 
 /** What one seed's run found. */
 export interface SeedResult {
@@ -21,6 +28,8 @@ export interface SeedResult {
   readonly faults: readonly string[];
   /** The last steps before the end (time, owner, event), when asked for (`traceTail`). */
   readonly trace: readonly string[];
+  /** The odds a `--swarm` run drew, one line; `null` for the default odds. */
+  readonly odds: string | null;
 }
 
 /**
@@ -30,7 +39,7 @@ export interface SeedResult {
  * quiet tail in which every shard must be led again. Answers the violations of the cluster's
  * promises the clients' history shows.
  */
-export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, traceTail = 0): Promise<SeedResult> {
+export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, traceTail = 0, options: RunOptions = {}): Promise<SeedResult> {
   const random = new SimRandom(seed);
   const restoreRandomness = seedRandomness(random.fork("ids"));
   const restoreTimers = forbidRealTimers();
@@ -42,7 +51,8 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
     // The reservation block: 2 (nearly every timestamp extends the bound, fenced by the epoch, as
     // the reliability suite's epoch-fence control runs) or the usual 1,000.
     const reserveBlock = random.fork("reserve").pick([2, 1_000]);
-    const world = new SimWorld(random.fork("world"), { servers: 3, joiners: 1, shards: 4, leaderLeaseMs: LEADER_LEASE_MS, leaseMs, breaks, reserveBlock }, traceTail > 0 ? (at, owner, label) => {
+    const odds = options.swarm === true ? swarmOdds(seed) : undefined;
+    const world = new SimWorld(random.fork("world"), { servers: 3, joiners: 1, shards: 4, leaderLeaseMs: LEADER_LEASE_MS, leaseMs, breaks, reserveBlock, odds }, traceTail > 0 ? (at, owner, label) => {
       tail.push(`${at.toFixed(3)} ${owner} ${label}`);
       if (tail.length > traceTail) tail.shift();
     } : undefined);
@@ -67,7 +77,7 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
     checkClaims();
     await s.runUntil(END);
     if (!world.ledNow()) world.history.violated({ invariant: "liveness", detail: `a shard has no live leader ${((END - FAULTS_UNTIL) / 1000).toFixed(0)} s after the last fault began` });
-    return { seed, violations: world.history.check(), digest: s.hex(), steps: s.steps, faults: faultPlan.log, trace: tail };
+    return { seed, violations: world.history.check(), digest: s.hex(), steps: s.steps, faults: faultPlan.log, trace: tail, odds: odds === undefined ? null : describeOdds(odds) };
   } finally {
     restoreTimers();
     restoreRandomness();

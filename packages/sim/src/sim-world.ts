@@ -19,6 +19,7 @@ import { SimNetwork } from "./sim-network.js";
 import { FenceCheckedStore } from "./sim-store-checks.js";
 import type { SimRandom } from "./sim-random.js";
 import { Scheduler } from "./scheduler.js";
+import { DEFAULT_ODDS, type SimOdds } from "./sim-swarm.js";
 
 /** The shape of one simulated cluster. */
 export interface WorldSettings {
@@ -32,6 +33,8 @@ export interface WorldSettings {
   readonly joiners?: number | undefined;
   /** The timestamp bound's reservation block (`LEASEHOLD_TEST_RESERVE_BLOCK`: 2 makes nearly every timestamp extend the bound). */
   readonly reserveBlock: number;
+  /** The odds of lost answers and NOTIFYs (sim-swarm.ts). Default {@link DEFAULT_ODDS}. */
+  readonly odds?: SimOdds | undefined;
 }
 
 /** One server slot: its id and URL are fixed (a restart keeps `--server-id`); its process changes. */
@@ -52,9 +55,6 @@ interface Slot {
   readonly twin: boolean;
 }
 
-
-/** The odds that a server's answer to a client call is lost on the way (the client re-sends). */
-const CLIENT_ANSWER_LOST = 0.02;
 
 /** A connection error, as a client sees a refused or reset connection. */
 function connectionError(what: string): Error {
@@ -77,6 +77,8 @@ export class SimWorld implements SimServers {
   private readonly slots: Slot[] = [];
   /** The odds of client calls' answers (lost or not). */
   private readonly calls: SimRandom;
+  /** The odds of lost answers and NOTIFYs this run draws from. */
+  private readonly odds: SimOdds;
   /** The servers' logger: silent, or at `LEASEHOLD_SIM_LOG` (a pino level) on stderr with the simulated time, to debug a seed. */
   private readonly logger = pino({ level: process.env.LEASEHOLD_SIM_LOG ?? "silent", base: null, timestamp: () => `,"t":${(this.scheduler?.now ?? 0).toFixed(1)}` }, pino.destination(2));
 
@@ -87,7 +89,8 @@ export class SimWorld implements SimServers {
   ) {
     this.scheduler = new Scheduler(onStep);
     this.store = new FenceCheckedStore({ now: () => this.scheduler.now, key: Buffer.alloc(32, 7) }, (v) => this.history.violated(v));
-    this.network = new SimNetwork(random.fork("network"), { answerLost: 0.01, notifyTwice: 0.05, notifyLost: 0.05 }, (detail) =>
+    this.odds = settings.odds ?? DEFAULT_ODDS;
+    this.network = new SimNetwork(random.fork("network"), this.odds, (detail) =>
       this.history.violated({ invariant: "replica-divergence", detail: `at ${this.scheduler.now.toFixed(1)}: ${detail}` }),
     );
     this.calls = random.fork("calls");
@@ -306,7 +309,7 @@ export class SimWorld implements SimServers {
             (value) => {
               // The answer is lost on the way (a reset connection, a proxy timing out): the client
               // sees an error some time later and re-sends, the same requestId, maybe elsewhere.
-              if (this.calls.chance(CLIENT_ANSWER_LOST)) {
+              if (this.calls.chance(this.odds.clientAnswerLost)) {
                 this.scheduler.after(this.calls.int(20, 300), "network", `lost answer ${label} -> ${client}`, () => finish(() => reject(connectionError("reset before the answer arrived"))));
                 return;
               }

@@ -140,7 +140,7 @@ const FIXED: readonly { seed: number; finding: string }[] = [
  * the simulator changes every seed's run, so when the recorded seed no longer fails, the control
  * looks on through the next seeds (up to {@link SCAN}) before it gives up.
  */
-const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly TestBreak[] }[] = [
+const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly TestBreak[]; swarm?: boolean }[] = [
   // First seeds of `pnpm sim:breaks` (each break from seed 1, `--until-violation` up to 1,000) on
   // the code of session 20 (2026-11-29 11:15-11:33 UTC), once the simulated client re-sent a
   // waiting request with what is left of its wait (routedWait), which changed every run with a
@@ -176,6 +176,9 @@ const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly T
   { rule: "stop-renewing-handing-over", firstSeed: 878 },
   // Session 20's long run: the seed it was found on (its run replays event for event with the break).
   { rule: "hold-while-handing-over", firstSeed: 1266 },
+  // Found only with `--swarm` (each seed draws its own odds of lost answers and NOTIFYs:
+  // `pnpm sim:breaks --swarm`, session 20, 11:41-11:51 UTC, the breaks the plain runs miss).
+  { rule: "move-standby-unprotected", firstSeed: 676, swarm: true },
   // Not found in seeds 1-1000 on this code, so not controlled here; each has a focused test that
   // is its control (docs/reliability.md "Test breaks"). Found before by runs this code no longer
   // makes: balance-sync-unprotected (seed 457 of session 18's code), adopt-clears-former,
@@ -184,7 +187,8 @@ const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly T
   // (9029), former-replaces-taker-stream (51862), arrive-as-wait-ends (37203). The code is not
   // reached (the runs are the same as with every rule): release-handing-over,
   // unheld-before-attach, stop-releases-adopted. Shadowed by another rule, or outside the
-  // one-failure model: hand-over-stale-ack, balance-to-silent-member, move-standby-unprotected.
+  // one-failure model: hand-over-stale-ack, balance-to-silent-member. None of these thirteen is
+  // found with --swarm either (seeds 1-1000).
 ];
 const SCAN = 60;
 
@@ -198,18 +202,19 @@ describe("seeds the simulator once failed on", () => {
 });
 
 describe("safety rules, each removed by its break (negative controls)", () => {
-  for (const { rule, firstSeed, alsoOff = [] } of RULES) {
-    const also = alsoOff.length > 0 ? ` (with ${alsoOff.join(", ")})` : "";
+  for (const { rule, firstSeed, alsoOff = [], swarm = false } of RULES) {
+    const also = (alsoOff.length > 0 ? ` (with ${alsoOff.join(", ")})` : "") + (swarm ? " (--swarm)" : "");
+    const run = (seed: number, breaks: readonly TestBreak[]) => runSeed(seed, new Set(breaks), 0, { swarm });
     it(`with ${rule}${also} a run breaks a promise (recorded first at seed ${firstSeed})`, async () => {
       let found: number | null = null;
       for (let seed = firstSeed; seed < firstSeed + SCAN && found === null; seed++) {
-        if ((await runSeed(seed, new Set([rule, ...alsoOff]))).violations.length > 0) found = seed;
+        if ((await run(seed, [rule, ...alsoOff])).violations.length > 0) found = seed;
       }
       expect(found, `no violation with ${rule}${also} in seeds ${firstSeed}..${firstSeed + SCAN - 1}`).not.toBeNull();
       // The same seed keeps every promise with the rule in place: the break is what broke it.
-      expect((await runSeed(found!, new Set())).violations).toEqual([]);
+      expect((await run(found!, [])).violations).toEqual([]);
       // And with only the other breaks: this rule alone saves the run.
-      if (alsoOff.length > 0) expect((await runSeed(found!, new Set(alsoOff))).violations).toEqual([]);
+      if (alsoOff.length > 0) expect((await run(found!, alsoOff)).violations).toEqual([]);
     }, 120_000);
   }
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runSeed } from "../src/sim-run.js";
+import { DEFAULT_ODDS, swarmOdds } from "../src/sim-swarm.js";
 
 describe("a simulated run", () => {
   it("is the same run, event for event, every time its seed runs, and another seed is another run", async () => {
@@ -16,5 +17,27 @@ describe("a simulated run", () => {
     await runSeed(5, new Set());
     expect(globalThis.setTimeout).toBe(before.setTimeout);
     expect(Math.random).toBe(before.random);
+  });
+});
+
+describe("swarm runs (pnpm sim --swarm)", () => {
+  it("draw each seed's odds from a stream of their own: the same odds every time, defaults for some seeds, higher for others", () => {
+    const drawn = Array.from({ length: 200 }, (_, i) => swarmOdds(i + 1));
+    expect(swarmOdds(7)).toEqual(swarmOdds(7));
+    expect(drawn.some((o) => JSON.stringify(o) === JSON.stringify(DEFAULT_ODDS))).toBe(true);
+    for (const key of Object.keys(DEFAULT_ODDS) as (keyof typeof DEFAULT_ODDS)[]) {
+      expect(drawn.every((o) => o[key] >= DEFAULT_ODDS[key])).toBe(true);
+      expect(drawn.some((o) => o[key] > DEFAULT_ODDS[key])).toBe(true);
+    }
+  });
+
+  it("leave a seed without --swarm as it was, and make another run of a seed whose odds differ", async () => {
+    const seed = Array.from({ length: 50 }, (_, i) => i + 1).find((s) => swarmOdds(s).clientAnswerLost > DEFAULT_ODDS.clientAnswerLost)!;
+    const plain = await runSeed(seed, new Set());
+    expect((await runSeed(seed, new Set(), 0, { swarm: false })).digest).toBe(plain.digest);
+    const swarm = await runSeed(seed, new Set(), 0, { swarm: true });
+    expect(swarm.digest).not.toBe(plain.digest);
+    expect(swarm.odds).toContain(`client answers lost ${swarmOdds(seed).clientAnswerLost}`);
+    expect(plain.odds).toBeNull();
   });
 });
