@@ -80,11 +80,13 @@ export interface ShardTermOptions<Term = never> {
    */
   readonly detachAtWaitEnd?: boolean | undefined;
   /**
-   * TEST ONLY (`LEASEHOLD_TEST_BREAK=hold-while-handing-over`): a request that reaches the term
-   * while a balance hand-over has its gate shut, for a namespace held back (its bound loading, or
-   * the lease-wait), takes a place in the held-back line instead of being refused; the hand-over's
-   * entry, taken when the gate shut, does not carry it, so a later request that reaches the taker
-   * first is granted ahead of it. Default off.
+   * TEST ONLY (`LEASEHOLD_TEST_BREAK=hold-while-handing-over`): the held-back lines ignore a
+   * balance hand-over's pause. A request that reaches the term while the gate is shut, for a
+   * namespace held back (its bound loading, or the lease-wait), takes a place in the held-back line
+   * instead of being refused; the hand-over's entry, taken when the gate shut, does not carry it,
+   * so a later request that reaches the taker first is granted ahead of it. And a line whose bound
+   * loads during the pause starts into the shut gate and is refused, so an abandoned hand-over
+   * leaves its order to whichever re-send comes first. Default off.
    */
   readonly holdWhileHandingOver?: boolean | undefined;
   readonly onBoundExtended: () => void;

@@ -66,7 +66,10 @@ export class ShardTerm extends TermGate implements ServingGate {
       setTimer: this.setTimer,
       waiting: () => this.waiting,
       reserver: this.reserver,
-      mayStart: (namespace) => this.ended === null && this.waitOver && this.reserver.isPrepared(namespace),
+      // Not while a balance hand-over has the gate shut: its entry carries the lines as they are,
+      // and a line started now would only meet the shut gate's refusal (TEST ONLY
+      // `holdWhileHandingOver`: started regardless).
+      mayStart: (namespace) => this.ended === null && this.waitOver && this.reserver.isPrepared(namespace) && (!this.paused || options.holdWhileHandingOver === true),
       retryAfterMs: options.retryAfterMs,
       detachAtWaitEnd: options.detachAtWaitEnd,
     });
@@ -279,9 +282,18 @@ export class ShardTerm extends TermGate implements ServingGate {
     return this.paused && this.ended === null;
   }
 
-  /** Reopen the gate a balance hand-over shut: the taker did not acknowledge, the row did not move. */
+  /**
+   * Reopen the gate a balance hand-over shut: the taker did not acknowledge, the row did not move.
+   * Re-sent requests were refused while it was shut, so the windows in which carried places wait
+   * for them count from now, and the held-back lines that may start (their bounds loaded
+   * meanwhile) start now, in order.
+   */
   resumeAfterHandOver(): void {
     this.paused = false;
+    if (this.ended !== null) return;
+    this.service.restartClaimWindow();
+    this.lines.restartClaimWindow(this.claimWindowMs);
+    this.lines.drainAll();
   }
 
   /** True once {@link end} ran. */

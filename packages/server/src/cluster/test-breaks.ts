@@ -49,7 +49,7 @@ export const TEST_BREAKS = {
   "arrive-as-wait-ends":
     "a lock or wait-for-locks request that arrives once a term's lease-wait is due but before its timer fired joins the held-back line its own arrival starts and detaches: it is never started (only its client's timeout ends it), and later requests on its descriptor are granted ahead of it",
   "hold-while-handing-over":
-    "a lock or wait-for-locks request that reaches a term while a balance hand-over has its gate shut, for a namespace whose requests are held back (its bound loading, or the lease-wait), takes a place in the held-back line the hand-over's entry does not carry: told to re-send when the term ends, it finds its place gone at the taker, and a later request that reached the taker first is granted ahead of it",
+    "a lock or wait-for-locks request that reaches a term while a balance hand-over has its gate shut, for a namespace whose requests are held back (its bound loading, or the lease-wait), takes a place in the held-back line the hand-over's entry does not carry: told to re-send when the term ends, it finds its place gone at the taker, and a later request that reached the taker first is granted ahead of it; and a held-back line whose bound loads during the pause starts into the shut gate, its requests refused, so an abandoned hand-over leaves their order to whichever re-send comes first",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 

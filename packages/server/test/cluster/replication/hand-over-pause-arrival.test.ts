@@ -21,13 +21,20 @@ describe("a lock request arriving at a term paused for a balance hand-over (Shar
     for (const term of terms.splice(0)) term.end(new LeaseholdError("UNAVAILABLE", "test over"));
   });
 
-  /** A serving term (no lease-wait) whose namespaces' bounds never finish loading. */
-  function servingTerm(holdWhileHandingOver = false): ShardTerm {
+  /** A serving term (no lease-wait) whose namespaces' bounds finish loading only when `loadBounds` is called (never, by default). */
+  function servingTerm(holdWhileHandingOver = false, bounds: { loadBounds?: () => void } = {}): ShardTerm {
+    const waiting: (() => void)[] = [];
+    bounds.loadBounds = () => {
+      for (const resolve of waiting.splice(0)) resolve();
+    };
     const term = new ShardTerm({
       term: { shard: 1, epoch: 4 },
       leaderId: "leader-4",
       serverId: "s2",
-      coordinator: { readBound: () => new Promise(() => undefined), extendBound: async () => true } as unknown as Coordinator,
+      coordinator: {
+        readBound: () => new Promise((resolve) => waiting.push(() => resolve({ bound: 0, immutable: null, epoch: 0 }))),
+        extendBound: async () => true,
+      } as unknown as Coordinator,
       logger: pino({ level: "silent" }),
       clock: () => 1_000,
       setTimer: () => () => undefined,
@@ -73,9 +80,34 @@ describe("a lock request arriving at a term paused for a balance hand-over (Shar
     expect("answer" in lock(term, "after")).toBe(true);
   });
 
-  it("negative control (LEASEHOLD_TEST_BREAK=hold-while-handing-over): the request takes a place in the held-back line that the hand-over does not carry", () => {
+  const settledSoon = async <T>(answer: Promise<T>): Promise<T | "still waiting"> => Promise.race([answer.catch((err: unknown) => err as T), new Promise<"still waiting">((r) => setTimeout(() => r("still waiting"), 50))]);
+
+  /** "before" is held back (its bound loading) when a balance hand-over shuts the gate; the bound loads during the pause. */
+  async function boundLoadsDuringPause(holdWhileHandingOver: boolean) {
+    const bounds: { loadBounds?: () => void } = {};
+    const term = servingTerm(holdWhileHandingOver, bounds);
+    const before = lock(term, "before") as WaitingLockHandle;
+    expect("answer" in before).toBe(true);
+    term.pauseForHandOver();
+    bounds.loadBounds!();
+    await new Promise((r) => setImmediate(r));
+    return { term, before };
+  }
+
+  it("keeps its held-back line whole while the gate is shut for the hand-over, and starts it, in order, when an abandoned hand-over reopens the gate", async () => {
+    const { term, before } = await boundLoadsDuringPause(false);
+    // Its place stays in the line (and in what the hand-over carries): not started into the shut gate, where it would be refused.
+    expect(await settledSoon(before.answer)).toBe("still waiting");
+    expect(Object.values(term.heldBackPlaces()).flat().map((p) => p.requestId)).toEqual(["before"]);
+    term.resumeAfterHandOver();
+    expect((await settledSoon(before.answer)) as LockResponse).toMatchObject({ status: "acquired" });
+  });
+
+  it("negative control (LEASEHOLD_TEST_BREAK=hold-while-handing-over): a request takes a place in the held-back line the hand-over does not carry, and a line whose bound loads during the pause starts into the shut gate and is refused", async () => {
     const term = servingTerm(true);
     term.pauseForHandOver();
     expect("answer" in (refusal(() => lock(term, "during")) as object)).toBe(true);
+    const { before } = await boundLoadsDuringPause(true);
+    expect(await settledSoon(before.answer)).toMatchObject({ code: "UNAVAILABLE", message: expect.stringContaining("being handed over") });
   });
 });
