@@ -4,16 +4,17 @@ import { TEST_BREAKS, type TestBreak } from "@leasehold/server/internal";
 import { runSeed } from "./sim-run.js";
 
 /**
- * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm]` (DESIGN.md
+ * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends]` (DESIGN.md
  * "Simulation CLI contract"): runs seeds S..S+N-1 (default `--seed 1 --seeds 200`; with
  * `--until-violation`, only until the first seed that finds one, which N then counts), prints a line starting
  * `seed <S>: ` per violation with its replay command and the run's faults, and last
  * `sim: <N> seeds, <V> violations, <T> s, trace <digest of every seed's digest>`. Exits 0 exactly
  * when V is 0. `--swarm` lets each seed draw its own odds of lost answers and NOTIFYs (sim-swarm.ts):
  * another set of runs, for the rare combinations; without it every seed runs as recorded.
+ * `--full-wait-resends`: two clients of five re-send a waiting request with its whole wait again.
  */
-function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; swarm: boolean } {
-  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, swarm: false };
+function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; swarm: boolean; fullWaitResends: boolean } {
+  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, swarm: false, fullWaitResends: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -27,6 +28,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
     else if (flag === "--trace") out.trace = integer("--trace", 0);
     else if (flag === "--until-violation") out.untilViolation = true;
     else if (flag === "--swarm") out.swarm = true;
+    else if (flag === "--full-wait-resends") out.fullWaitResends = true;
     else if (flag === "--break") {
       if (value === undefined) throw new RangeError("--break needs a name (or several, comma-separated)");
       for (const name of value.split(",").map((x) => x.trim()).filter((x) => x !== "")) {
@@ -35,7 +37,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
       }
       i++;
     } else if (flag === "--help" || flag === "-h") {
-      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm]\n");
+      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends]\n");
       process.exit(0);
     } else throw new RangeError(`unknown option ${JSON.stringify(flag)} (see --help)`);
   }
@@ -53,10 +55,10 @@ async function main(): Promise<number> {
   const started = performance.now();
   const digest = createHash("sha256");
   let violations = 0;
-  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + (options.swarm ? " --swarm" : "");
+  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + (options.swarm ? " --swarm" : "") + (options.fullWaitResends ? " --full-wait-resends" : "");
   let ran = 0;
   for (let seed = options.seed; seed < options.seed + options.seeds; seed++) {
-    const result = await runSeed(seed, options.breaks, options.trace, { swarm: options.swarm });
+    const result = await runSeed(seed, options.breaks, options.trace, { swarm: options.swarm, fullWaitResends: options.fullWaitResends });
     ran++;
     digest.update(`${seed} ${result.digest}\n`);
     for (const v of result.violations) {

@@ -53,7 +53,7 @@ export abstract class SimCaller {
    * when the leader is unknown). Answers `null` when the deadline passed.
    */
   protected routed<T>(namespace: string, label: string, deadline: number, call: SimCall<T>, patienceMs = REQUEST_TIMEOUT_MS): Promise<T | null> {
-    return this.route(namespace, label, deadline, () => ({ call, patienceMs }));
+    return this.route(namespace, label, () => deadline, () => ({ call, patienceMs }));
   }
 
   /**
@@ -62,18 +62,29 @@ export abstract class SimCaller {
    * that wait ends. As the real client does (cluster-transport.ts), every send asks the server to
    * wait only what is left of it (`call` is given that, in whole ms: the full wait while none has
    * passed) and is given that plus {@link REQUEST_TIMEOUT_MS} to answer: a re-send never asks the
-   * server to hold it past the client's own deadline, where a grant would reach no one.
+   * server to hold it past the client's own deadline, where a grant would reach no one. With
+   * `wait.full` (clients that re-send the same body: `--full-wait-resends`) every send asks for the whole
+   * wait, and the client keeps on until the grace after its latest send's wait.
    */
-  protected routedWait<T>(namespace: string, label: string, wait: { readonly sentAt: number; readonly waitMs: number }, call: (waitMs: number) => SimCall<T>): Promise<T | null> {
+  protected routedWait<T>(namespace: string, label: string, wait: { readonly sentAt: number; readonly waitMs: number; readonly full?: boolean | undefined }, call: (waitMs: number) => SimCall<T>): Promise<T | null> {
+    if (wait.full === true) {
+      // Every send asks for the whole wait (a generic retry of the same body): the client's own
+      // deadline moves with its latest send, so the server has that send's whole wait to answer it.
+      let lastSentAt = wait.sentAt;
+      return this.route(namespace, label, () => lastSentAt + wait.waitMs + WAIT_GRACE_MS, () => {
+        lastSentAt = this.scheduler.now;
+        return { call: call(wait.waitMs), patienceMs: wait.waitMs + REQUEST_TIMEOUT_MS };
+      });
+    }
     const until = wait.sentAt + wait.waitMs;
-    return this.route(namespace, label, until + WAIT_GRACE_MS, () => {
+    return this.route(namespace, label, () => until + WAIT_GRACE_MS, () => {
       const left = Math.min(wait.waitMs, Math.max(0, Math.ceil(until - this.scheduler.now)));
       return { call: call(left), patienceMs: left + REQUEST_TIMEOUT_MS };
     });
   }
 
-  private async route<T>(namespace: string, label: string, deadline: number, send: () => { readonly call: SimCall<T>; readonly patienceMs: number }): Promise<T | null> {
-    for (let attempt = 0; this.scheduler.now < deadline; attempt++) {
+  private async route<T>(namespace: string, label: string, deadline: () => number, send: () => { readonly call: SimCall<T>; readonly patienceMs: number }): Promise<T | null> {
+    for (let attempt = 0; this.scheduler.now < deadline(); attempt++) {
       const url = this.url(namespace);
       try {
         const { call, patienceMs } = send();

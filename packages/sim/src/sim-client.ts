@@ -56,6 +56,12 @@ export interface SimClientPlan {
   readonly until: number;
   /** Chance that a lock request is sent twice with one `requestId` (a hedged duplicate on another connection). Default 0.2. */
   readonly hedge?: number | undefined;
+  /**
+   * Re-send a waiting request with its whole wait again, as a generic HTTP retry re-sends the same
+   * body (`pnpm sim --full-wait-resends`; sim-swarm.ts). Default false: what is left of it, as leasehold's
+   * client does.
+   */
+  readonly fullWaitResends?: boolean | undefined;
 }
 
 /** The descriptor every client takes in `permit` mode (and no other), and its limit. */
@@ -122,7 +128,7 @@ export class SimClient extends SimLeaseHolder {
     const begin = (service: SimService, waitMs: number) => service.beginLock(namespace, { locks, acquireTimeoutMs: waitMs, requestId });
     const observed = mode === "permit" ? begin : this.history.queue.observe(() => this.scheduler.now, { client: this.name, requestId, namespace, descriptor, mode, acquireTimeoutMs }, begin);
     const lock = (waitMs: number) => (service: SimService) => observed(service, waitMs);
-    const wait = { sentAt, waitMs: acquireTimeoutMs };
+    const wait = { sentAt, waitMs: acquireTimeoutMs, full: this.plan.fullWaitResends === true };
     this.history.asking({ namespace, descriptor, mode, sentAt });
     const waiter = this.history.waiting({ client: this.name, namespace, what: `lock of ${descriptor} (${mode}, ${requestId})`, sentAt, acquireTimeoutMs });
     const holdFor = draw.int(50, 6_000);
@@ -164,7 +170,7 @@ export class SimClient extends SimLeaseHolder {
     const sentAt = this.scheduler.now;
     const waiter = this.history.waiting({ client: this.name, namespace, what: `wait-for-locks on ${descriptor} (${mode}, ${requestId})`, sentAt, acquireTimeoutMs });
     const ask = (waitMs: number) => (s: SimService) => s.beginWaitForLocks(namespace, { locks, acquireTimeoutMs: waitMs, requestId });
-    const answer = await this.routedWait(namespace, "wait-for-locks", { sentAt, waitMs: acquireTimeoutMs }, ask).catch(() => null);
+    const answer = await this.routedWait(namespace, "wait-for-locks", { sentAt, waitMs: acquireTimeoutMs, full: this.plan.fullWaitResends === true }, ask).catch(() => null);
     this.history.answered(waiter, answer?.status ?? null, this.scheduler.now);
     if (answer?.status === "free") this.history.free({ client: this.name, namespace, descriptor, mode, sentAt, receivedAt: this.scheduler.now });
   }

@@ -4,7 +4,7 @@ import type { Violation } from "./sim-history.js";
 import { FaultPlan } from "./sim-faults.js";
 import { SimRandom } from "./sim-random.js";
 import { SimWorld } from "./sim-world.js";
-import { describeOdds, swarmOdds } from "./sim-swarm.js";
+import { DEFAULT_ODDS, FULL_WAIT_RESENDS_SHARE, describeOdds, swarmOdds } from "./sim-swarm.js";
 
 /** How long a run is, in simulated ms: start-up, faults with clients working, then a quiet tail. */
 const FAULTS_UNTIL = 30_000;
@@ -15,6 +15,12 @@ const LEADER_LEASE_MS = 1_000;
 export interface RunOptions {
   /** Swarm testing: the seed draws its own odds of lost answers and NOTIFYs (sim-swarm.ts). Default false: {@link DEFAULT_ODDS}. */
   readonly swarm?: boolean | undefined;
+  /**
+   * Two clients of each five re-send a waiting request with its whole wait again, the same body, as
+   * a generic HTTP retry does (legal protocol use: a re-sent `requestId` moves its wait's deadline
+   * later), where leasehold's client asks for what is left. Default false.
+   */
+  readonly fullWaitResends?: boolean | undefined;
 }
 
 /** What one seed's run found. */
@@ -51,7 +57,8 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
     // The reservation block: 2 (nearly every timestamp extends the bound, fenced by the epoch, as
     // the reliability suite's epoch-fence control runs) or the usual 1,000.
     const reserveBlock = random.fork("reserve").pick([2, 1_000]);
-    const odds = options.swarm === true ? swarmOdds(seed) : undefined;
+    const drawn = options.swarm === true ? swarmOdds(seed) : undefined;
+    const odds = options.fullWaitResends === true ? { ...(drawn ?? DEFAULT_ODDS), fullWaitResends: FULL_WAIT_RESENDS_SHARE } : drawn;
     const world = new SimWorld(random.fork("world"), { servers: 3, joiners: 1, shards: 4, leaderLeaseMs: LEADER_LEASE_MS, leaseMs, breaks, reserveBlock, odds }, traceTail > 0 ? (at, owner, label) => {
       tail.push(`${at.toFixed(3)} ${owner} ${label}`);
       if (tail.length > traceTail) tail.shift();

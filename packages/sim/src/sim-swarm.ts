@@ -5,10 +5,16 @@ import { SimRandom } from "./sim-random.js";
 export interface SimOdds extends NetworkOdds {
   /** A server's answer to a client call is lost on the way (the client sees a reset and re-sends). */
   readonly clientAnswerLost: number;
+  /**
+   * The share of clients whose re-sends of a waiting request ask for the whole wait again (the same
+   * body, as a generic HTTP retry sends it), where leasehold's client asks for what is left: legal
+   * use of the protocol, and the path on which a re-sent `requestId` moves its wait's deadline later.
+   */
+  readonly fullWaitResends: number;
 }
 
 /** The odds every run uses unless `--swarm` draws others: the ones the recorded seeds and traces were made with. */
-export const DEFAULT_ODDS: SimOdds = { clientAnswerLost: 0.02, answerLost: 0.01, notifyTwice: 0.05, notifyLost: 0.05 };
+export const DEFAULT_ODDS: SimOdds = { clientAnswerLost: 0.02, answerLost: 0.01, notifyTwice: 0.05, notifyLost: 0.05, fullWaitResends: 0 };
 
 /** The stream swarm draws come from: its own, from the seed, so the default run's streams are untouched. */
 const SWARM_STREAM = 0x5357_524d;
@@ -29,10 +35,18 @@ export function swarmOdds(seed: number): SimOdds {
     answerLost: r.pick([0.01, 0.01, 0.03, 0.06]),
     notifyTwice: r.pick([0.05, 0.05, 0.3]),
     notifyLost: r.pick([0.05, 0.05, 0.3, 0.6]),
+    fullWaitResends: 0,
   };
 }
 
 /** The odds as one line of a seed's report (only when they differ from {@link DEFAULT_ODDS}). */
 export function describeOdds(odds: SimOdds): string {
-  return `odds: client answers lost ${odds.clientAnswerLost}, statement answers lost ${odds.answerLost}, NOTIFY lost ${odds.notifyLost}, twice ${odds.notifyTwice}`;
+  return `odds: client answers lost ${odds.clientAnswerLost}, statement answers lost ${odds.answerLost}, NOTIFY lost ${odds.notifyLost}, twice ${odds.notifyTwice}; clients re-sending the whole wait ${odds.fullWaitResends}`;
 }
+
+/**
+ * The share of clients that re-send a waiting request with its whole wait again under
+ * `--full-wait-resends` (two of each five): the others keep leasehold's client's way, so both kinds
+ * queue on the same descriptors.
+ */
+export const FULL_WAIT_RESENDS_SHARE = 0.4;

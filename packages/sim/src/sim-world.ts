@@ -327,8 +327,11 @@ export class SimWorld implements SimServers {
    * first call (`first` 0) also starts a lock-watch follower of half the namespaces.
    */
   startClients(count: number, namespaces: readonly string[], descriptors: readonly string[], until: number, first = 0): void {
+    // Clients whose re-sends ask for the whole wait again (sim-swarm.ts): the first of each group, by count, no draw.
+    const fullWait = Math.round(count * this.odds.fullWaitResends);
     for (let i = first; i < first + count; i++) {
-      new SimClient(`c${i}`, this.scheduler, this, this.random.fork(`c${i}`), this.history, { namespaces, descriptors, until }).start();
+      const plan = i - first < fullWait ? { namespaces, descriptors, until, fullWaitResends: true } : { namespaces, descriptors, until };
+      new SimClient(`c${i}`, this.scheduler, this, this.random.fork(`c${i}`), this.history, plan).start();
     }
     // A lock-watch follower of half the namespaces.
     if (first === 0) new SimWatcher("w0", this.scheduler, this, this.random.fork("w0"), this.history, namespaces.filter((_, i) => i % 2 === 0), until).start();
