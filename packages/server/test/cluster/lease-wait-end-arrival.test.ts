@@ -1,9 +1,9 @@
 import { LeaseholdError, type LockResponse } from "@leasehold/protocol";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Coordinator } from "../../src/cluster/coordinator.js";
 import { ShardTerm } from "../../src/cluster/shard-term.js";
 import type { WaitingLockHandle } from "../../src/service/waiting-lock-handle.js";
+import { termOptions } from "./term-fixture.js";
 
 /**
  * A request that arrives once a term's lease-wait is due but before its timer fired (Node runs a
@@ -21,27 +21,16 @@ describe("a lock request arriving as a term's lease-wait ends (ShardTerm, timers
   /** A term whose lease-wait ends at 2,000 ms on a clock the test moves, and whose timers never fire on their own. */
   function waitingTerm(detachAtWaitEnd = false): { term: ShardTerm; at: (ms: number) => void } {
     let now = 1_000;
-    const term = new ShardTerm({
+    const term = new ShardTerm(termOptions({
       term: { shard: 0, epoch: 3 },
       leaderId: "leader-3",
       serverId: "s3",
       // Every namespace's bound is loaded at once (the line waits only for the lease-wait here).
       coordinator: { readBound: async () => ({ bound: 0, immutable: null, epoch: 0 }), extendBound: async () => true } as unknown as Coordinator,
-      logger: pino({ level: "silent" }),
       clock: () => now,
-      setTimer: () => () => undefined,
-      wallClock: () => Date.now(),
-      gateUntil: { monotonic: 60_000, wall: Date.now() + 60_000 },
       grantsFrom: 2_000,
-      lockDelayMs: 1_000,
-      leaseMs: 10_000,
-      validForMs: 5_000,
-      reserveBlock: 1_000,
-      retryAfterMs: 100,
-      onFailed: () => undefined,
-      onBoundExtended: () => undefined,
       detachAtWaitEnd,
-    });
+    }));
     terms.push(term);
     return { term, at: (ms) => void (now = ms) };
   }

@@ -1,9 +1,9 @@
 import { LeaseholdError, type LockResponse } from "@leasehold/protocol";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Coordinator } from "../../../src/cluster/coordinator.js";
 import { ShardTerm } from "../../../src/cluster/shard-term.js";
 import type { WaitingLockHandle } from "../../../src/service/waiting-lock-handle.js";
+import { termOptions } from "../term-fixture.js";
 
 /**
  * A request that reaches a term while a balance hand-over has its gate shut (`pauseForHandOver`),
@@ -27,7 +27,7 @@ describe("a lock request arriving at a term paused for a balance hand-over (Shar
     bounds.loadBounds = () => {
       for (const resolve of waiting.splice(0)) resolve();
     };
-    const term = new ShardTerm({
+    const term = new ShardTerm(termOptions({
       term: { shard: 1, epoch: 4 },
       leaderId: "leader-4",
       serverId: "s2",
@@ -35,21 +35,10 @@ describe("a lock request arriving at a term paused for a balance hand-over (Shar
         readBound: () => new Promise((resolve) => waiting.push(() => resolve({ bound: 0, immutable: null, epoch: 0 }))),
         extendBound: async () => true,
       } as unknown as Coordinator,
-      logger: pino({ level: "silent" }),
       clock: () => 1_000,
-      setTimer: () => () => undefined,
-      wallClock: () => Date.now(),
-      gateUntil: { monotonic: 60_000, wall: Date.now() + 60_000 },
       grantsFrom: 0,
-      lockDelayMs: 1_000,
-      leaseMs: 10_000,
-      validForMs: 5_000,
-      reserveBlock: 1_000,
-      retryAfterMs: 100,
-      onFailed: () => undefined,
-      onBoundExtended: () => undefined,
       holdWhileHandingOver,
-    });
+    }));
     terms.push(term);
     return term;
   }
