@@ -58,7 +58,7 @@ export interface SimClientPlan {
   readonly hedge?: number | undefined;
   /**
    * Re-send a waiting request with its whole wait again, as a generic HTTP retry re-sends the same
-   * body (`pnpm sim --full-wait-resends`; sim-swarm.ts). Default false: what is left of it, as leasehold's
+   * body (`pnpm sim --full-wait-resends`). Default false: what is left of it, as leasehold's
    * client does.
    */
   readonly fullWaitResends?: boolean | undefined;
@@ -128,7 +128,7 @@ export class SimClient extends SimLeaseHolder {
     const begin = (service: SimService, waitMs: number) => service.beginLock(namespace, { locks, acquireTimeoutMs: waitMs, requestId });
     const observed = mode === "permit" ? begin : this.history.queue.observe(() => this.scheduler.now, { client: this.name, requestId, namespace, descriptor, mode, acquireTimeoutMs }, begin);
     const lock = (waitMs: number) => (service: SimService) => observed(service, waitMs);
-    const wait = { sentAt, waitMs: acquireTimeoutMs, full: this.plan.fullWaitResends === true };
+    const wait = this.waitOf(sentAt, acquireTimeoutMs);
     this.history.asking({ namespace, descriptor, mode, sentAt });
     const waiter = this.history.waiting({ client: this.name, namespace, what: `lock of ${descriptor} (${mode}, ${requestId})`, sentAt, acquireTimeoutMs });
     const holdFor = draw.int(50, 6_000);
@@ -159,6 +159,11 @@ export class SimClient extends SimLeaseHolder {
     if (held !== null) await held;
   }
 
+  /** A waiting request's wait for {@link routedWait}: re-sent with what is left of it, or whole ({@link SimClientPlan.fullWaitResends}). */
+  private waitOf(sentAt: number, waitMs: number): { readonly sentAt: number; readonly waitMs: number; readonly full: boolean } {
+    return { sentAt, waitMs, full: this.plan.fullWaitResends === true };
+  }
+
   /** `wait-for-locks` on one descriptor, re-sent with its `requestId` until answered or its deadline. */
   private async waitForLocks(): Promise<void> {
     const namespace = this.ops.pick(this.plan.namespaces);
@@ -170,7 +175,7 @@ export class SimClient extends SimLeaseHolder {
     const sentAt = this.scheduler.now;
     const waiter = this.history.waiting({ client: this.name, namespace, what: `wait-for-locks on ${descriptor} (${mode}, ${requestId})`, sentAt, acquireTimeoutMs });
     const ask = (waitMs: number) => (s: SimService) => s.beginWaitForLocks(namespace, { locks, acquireTimeoutMs: waitMs, requestId });
-    const answer = await this.routedWait(namespace, "wait-for-locks", { sentAt, waitMs: acquireTimeoutMs, full: this.plan.fullWaitResends === true }, ask).catch(() => null);
+    const answer = await this.routedWait(namespace, "wait-for-locks", this.waitOf(sentAt, acquireTimeoutMs), ask).catch(() => null);
     this.history.answered(waiter, answer?.status ?? null, this.scheduler.now);
     if (answer?.status === "free") this.history.free({ client: this.name, namespace, descriptor, mode, sentAt, receivedAt: this.scheduler.now });
   }

@@ -34,7 +34,7 @@ export interface SeedResult {
   readonly faults: readonly string[];
   /** The last steps before the end (time, owner, event), when asked for (`traceTail`). */
   readonly trace: readonly string[];
-  /** The odds a `--swarm` run drew, one line; `null` for the default odds. */
+  /** The odds a `--swarm` run drew (and the share of clients re-sending the whole wait), one line; `null` for the defaults. */
   readonly odds: string | null;
 }
 
@@ -57,9 +57,9 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
     // The reservation block: 2 (nearly every timestamp extends the bound, fenced by the epoch, as
     // the reliability suite's epoch-fence control runs) or the usual 1,000.
     const reserveBlock = random.fork("reserve").pick([2, 1_000]);
-    const drawn = options.swarm === true ? swarmOdds(seed) : undefined;
-    const odds = options.fullWaitResends === true ? { ...(drawn ?? DEFAULT_ODDS), fullWaitResends: FULL_WAIT_RESENDS_SHARE } : drawn;
-    const world = new SimWorld(random.fork("world"), { servers: 3, joiners: 1, shards: 4, leaderLeaseMs: LEADER_LEASE_MS, leaseMs, breaks, reserveBlock, odds }, traceTail > 0 ? (at, owner, label) => {
+    const odds = options.swarm === true ? swarmOdds(seed) : undefined;
+    const fullWaitResends = options.fullWaitResends === true ? FULL_WAIT_RESENDS_SHARE : 0;
+    const world = new SimWorld(random.fork("world"), { servers: 3, joiners: 1, shards: 4, leaderLeaseMs: LEADER_LEASE_MS, leaseMs, breaks, reserveBlock, odds, fullWaitResends }, traceTail > 0 ? (at, owner, label) => {
       tail.push(`${at.toFixed(3)} ${owner} ${label}`);
       if (tail.length > traceTail) tail.shift();
     } : undefined);
@@ -84,7 +84,7 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
     checkClaims();
     await s.runUntil(END);
     if (!world.ledNow()) world.history.violated({ invariant: "liveness", detail: `a shard has no live leader ${((END - FAULTS_UNTIL) / 1000).toFixed(0)} s after the last fault began` });
-    return { seed, violations: world.history.check(), digest: s.hex(), steps: s.steps, faults: faultPlan.log, trace: tail, odds: odds === undefined ? null : describeOdds(odds) };
+    return { seed, violations: world.history.check(), digest: s.hex(), steps: s.steps, faults: faultPlan.log, trace: tail, odds: odds === undefined && fullWaitResends === 0 ? null : describeOdds(odds ?? DEFAULT_ODDS, fullWaitResends) };
   } finally {
     restoreTimers();
     restoreRandomness();

@@ -5,16 +5,10 @@ import { SimRandom } from "./sim-random.js";
 export interface SimOdds extends NetworkOdds {
   /** A server's answer to a client call is lost on the way (the client sees a reset and re-sends). */
   readonly clientAnswerLost: number;
-  /**
-   * The share of clients whose re-sends of a waiting request ask for the whole wait again (the same
-   * body, as a generic HTTP retry sends it), where leasehold's client asks for what is left: legal
-   * use of the protocol, and the path on which a re-sent `requestId` moves its wait's deadline later.
-   */
-  readonly fullWaitResends: number;
 }
 
 /** The odds every run uses unless `--swarm` draws others: the ones the recorded seeds and traces were made with. */
-export const DEFAULT_ODDS: SimOdds = { clientAnswerLost: 0.02, answerLost: 0.01, notifyTwice: 0.05, notifyLost: 0.05, fullWaitResends: 0 };
+export const DEFAULT_ODDS: SimOdds = { clientAnswerLost: 0.02, answerLost: 0.01, notifyTwice: 0.05, notifyLost: 0.05 };
 
 /** The stream swarm draws come from: its own, from the seed, so the default run's streams are untouched. */
 const SWARM_STREAM = 0x5357_524d;
@@ -35,13 +29,13 @@ export function swarmOdds(seed: number): SimOdds {
     answerLost: r.pick([0.01, 0.01, 0.03, 0.06]),
     notifyTwice: r.pick([0.05, 0.05, 0.3]),
     notifyLost: r.pick([0.05, 0.05, 0.3, 0.6]),
-    fullWaitResends: 0,
   };
 }
 
-/** The odds as one line of a seed's report (only when they differ from {@link DEFAULT_ODDS}). */
-export function describeOdds(odds: SimOdds): string {
-  return `odds: client answers lost ${odds.clientAnswerLost}, statement answers lost ${odds.answerLost}, NOTIFY lost ${odds.notifyLost}, twice ${odds.notifyTwice}; clients re-sending the whole wait ${odds.fullWaitResends}`;
+/** The odds, and the share of clients re-sending the whole wait when there are any, as one line of a seed's report. */
+export function describeOdds(odds: SimOdds, fullWaitResends = 0): string {
+  const line = `odds: client answers lost ${odds.clientAnswerLost}, statement answers lost ${odds.answerLost}, NOTIFY lost ${odds.notifyLost}, twice ${odds.notifyTwice}`;
+  return fullWaitResends > 0 ? `${line}; clients re-sending the whole wait ${fullWaitResends}` : line;
 }
 
 /**

@@ -35,6 +35,12 @@ export interface WorldSettings {
   readonly reserveBlock: number;
   /** The odds of lost answers and NOTIFYs (sim-swarm.ts). Default {@link DEFAULT_ODDS}. */
   readonly odds?: SimOdds | undefined;
+  /**
+   * The share of clients whose re-sends of a waiting request ask for the whole wait again (the same
+   * body, as a generic HTTP retry sends it; `--full-wait-resends`), where leasehold's client asks
+   * for what is left. Default 0.
+   */
+  readonly fullWaitResends?: number | undefined;
 }
 
 /** One server slot: its id and URL are fixed (a restart keeps `--server-id`); its process changes. */
@@ -327,8 +333,8 @@ export class SimWorld implements SimServers {
    * first call (`first` 0) also starts a lock-watch follower of half the namespaces.
    */
   startClients(count: number, namespaces: readonly string[], descriptors: readonly string[], until: number, first = 0): void {
-    // Clients whose re-sends ask for the whole wait again (sim-swarm.ts): the first of each group, by count, no draw.
-    const fullWait = Math.round(count * this.odds.fullWaitResends);
+    // Clients whose re-sends ask for the whole wait again: the first of each group, by count, no draw.
+    const fullWait = Math.round(count * (this.settings.fullWaitResends ?? 0));
     for (let i = first; i < first + count; i++) {
       const plan = i - first < fullWait ? { namespaces, descriptors, until, fullWaitResends: true } : { namespaces, descriptors, until };
       new SimClient(`c${i}`, this.scheduler, this, this.random.fork(`c${i}`), this.history, plan).start();

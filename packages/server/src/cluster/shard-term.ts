@@ -67,9 +67,8 @@ export class ShardTerm extends TermGate implements ServingGate {
       waiting: () => this.waiting,
       reserver: this.reserver,
       // Not while a balance hand-over has the gate shut: its entry carries the lines as they are,
-      // and a line started now would only meet the shut gate's refusal (TEST ONLY
-      // `holdWhileHandingOver`: started regardless).
-      mayStart: (namespace) => this.ended === null && this.waitOver && this.reserver.isPrepared(namespace) && (!this.paused || options.holdWhileHandingOver === true),
+      // and a line started now would only meet the shut gate's refusal.
+      mayStart: (namespace) => this.ended === null && this.waitOver && this.reserver.isPrepared(namespace) && !this.linesFrozen,
       retryAfterMs: options.retryAfterMs,
       detachAtWaitEnd: options.detachAtWaitEnd,
     });
@@ -132,8 +131,7 @@ export class ShardTerm extends TermGate implements ServingGate {
     const done = (): void => {
       if (--this.loadingCarried > 0) return;
       // The gate opens now: re-sent waiters were refused until here, so their window starts here.
-      this.service.restartClaimWindow();
-      this.lines.restartClaimWindow(this.claimWindowMs);
+      this.restartClaimWindows();
       serving();
     };
     // The engine's deadline timer keeps firing while the gate is shut: it catches up once open.
@@ -212,8 +210,8 @@ export class ShardTerm extends TermGate implements ServingGate {
     // A balance hand-over shut the gate and took the places it carries (its final entry): a place
     // taken now could not be among them, and the taker would not keep it. Refused, as the engine
     // refuses a request of a loaded namespace ("being handed over; retry shortly"); an abandoned
-    // hand-over reopens the line (TEST ONLY `holdWhileHandingOver`: held back regardless).
-    if (this.pausedForHandOver && this.options.holdWhileHandingOver !== true) throw this.refusal();
+    // hand-over reopens the line.
+    if (this.linesFrozen) throw this.refusal();
     return this.lines.hold(namespace, request, begin, cancelledAs);
   }
 
@@ -291,9 +289,23 @@ export class ShardTerm extends TermGate implements ServingGate {
   resumeAfterHandOver(): void {
     this.paused = false;
     if (this.ended !== null) return;
+    this.restartClaimWindows();
+    this.lines.drainAll();
+  }
+
+  /**
+   * True while a balance hand-over has the gate shut: the held-back lines take no new place and
+   * none starts, so they stay what the hand-over's entry carries (TEST ONLY
+   * `holdWhileHandingOver`: never).
+   */
+  private get linesFrozen(): boolean {
+    return this.pausedForHandOver && this.options.holdWhileHandingOver !== true;
+  }
+
+  /** Count the claim windows of carried waiters and held-back places from now: the gate opens now, re-sends were refused until here. */
+  private restartClaimWindows(): void {
     this.service.restartClaimWindow();
     this.lines.restartClaimWindow(this.claimWindowMs);
-    this.lines.drainAll();
   }
 
   /** True once {@link end} ran. */
