@@ -137,9 +137,13 @@ export interface Coordinator {
    * the former leader (`term`'s holder and incarnation) as the new epoch's in-sync standby, so a
    * taker that never adopts leaves the shard to it with the table, not to an empty takeover; else
    * the standby fields are cleared (a stopping leader keeps nothing). Answers the new term, or
-   * `null` when it matched nothing.
+   * `null` when it matched nothing. With `round` (a balance hand-over: a round of the term's sync
+   * writes, `ShardReplication.takeRound`) it also matches only while the row's `sync_round` is
+   * below `round`, so a write of a later round that matched fences it for good: a statement whose
+   * outcome was unknown can then never commit, and the term may serve on (balance-hand-over.ts).
+   * Without it (a stop's hand-over) no round is checked.
    */
-  handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number, formerAsStandby?: boolean): Promise<HandedOverTerm | null>;
+  handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number, formerAsStandby?: boolean, round?: number): Promise<HandedOverTerm | null>;
   /**
    * The standby a shard was handed to starts its term: one statement fenced by the handed-over
    * row (shard, `epoch`, holder and incarnation the claim's, `leader_id` the claim's) sets a fresh

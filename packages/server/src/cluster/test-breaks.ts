@@ -50,6 +50,10 @@ export const TEST_BREAKS = {
     "a lock or wait-for-locks request that arrives once a term's lease-wait is due but before its timer fired joins the held-back line its own arrival starts and detaches: it is never started (only its client's timeout ends it), and later requests on its descriptor are granted ahead of it",
   "hold-while-handing-over":
     "a lock or wait-for-locks request that reaches a term while a balance hand-over has its gate shut, for a namespace whose requests are held back (its bound loading, or the lease-wait), takes a place in the held-back line the hand-over's entry does not carry: told to re-send when the term ends, it finds its place gone at the taker, and a later request that reached the taker first is granted ahead of it; and a held-back line whose bound loads during the pause starts into the shut gate, its requests refused, so an abandoned hand-over leaves their order to whichever re-send comes first",
+  "end-on-unknown-hand-over":
+    "a balance hand-over whose row move's outcome is unknown (a statement timeout) ends the term at once instead of fencing the move with a later write of the term's sync rounds and serving on: when the row did not move and the taker is no longer its in-sync standby (stopped or cut off meanwhile), the member's next pass releases it as an orphan, table and all",
+  "hand-over-unfenced-round":
+    "a balance hand-over's row move is sent without its sync round, so the write that is to fence a move whose outcome is unknown does not: the move may still commit after the term serves again, and both the taker and the former leader serve the shard",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 

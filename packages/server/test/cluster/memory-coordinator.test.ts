@@ -77,9 +77,9 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     name: `move-standby ${JSON.stringify(a)}`,
     run: (c: Coordinator) => c.moveStandby(termOf(a.s, a.sh, a.e), { serverId: a.from, incarnation: `${a.from}-inc` }, { serverId: a.to, incarnation: `${a.to}-inc` }, a.round),
   })),
-  fc.record({ s: server, sh: shard, e: epoch, to: server, ms: leaseMs, former: fc.boolean() }).map((a) => ({
+  fc.record({ s: server, sh: shard, e: epoch, to: server, ms: leaseMs, former: fc.boolean(), round: fc.option(small, { nil: undefined }) }).map((a) => ({
     name: `hand-over ${JSON.stringify(a)}`,
-    run: (c: Coordinator) => c.handOver(termOf(a.s, a.sh, a.e), { serverId: a.to, incarnation: `${a.to}-inc` }, a.ms, a.former),
+    run: (c: Coordinator) => c.handOver(termOf(a.s, a.sh, a.e), { serverId: a.to, incarnation: `${a.to}-inc` }, a.ms, a.former, a.round),
   })),
   fc.record({ s: server, sh: shard, e: epoch, ms: leaseMs, lock: small, valid: small, ns: fc.array(namespace, { maxLength: 2 }) }).map((a) => ({
     name: `adopt ${JSON.stringify(a)}`,

@@ -73,7 +73,7 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions): Memo
     nameStandby: (term, standby, round) => run("name-standby", () => store.nameStandby(term, standby, round)),
     setInSync: (term, incarnation, inSync, round) => run("set-in-sync", () => store.setInSync(term, incarnation, inSync, round)),
     moveStandby: (term, from, to, round) => run("move-standby", () => store.moveStandby(term, from, to, round)),
-    handOver: (term, standby, leaderLeaseMs, formerAsStandby) => run("hand-over", () => store.handOver(term, standby, leaderLeaseMs, formerAsStandby)),
+    handOver: (term, standby, leaderLeaseMs, formerAsStandby, round) => run("hand-over", () => store.handOver(term, standby, leaderLeaseMs, formerAsStandby, round)),
     adoptHandOver: (shard, epoch, claim, bounds, clearStandby) => run("adopt-hand-over", () => store.adoptHandOver(shard, epoch, claim, bounds, clearStandby)),
     async watch(listener, onLost) {
       await run("listen", () => undefined);

@@ -340,9 +340,10 @@ export class MemoryStore {
     return true;
   }
 
-  handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number, formerAsStandby = false): HandedOverTerm | null {
+  handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number, formerAsStandby = false, round?: number): HandedOverTerm | null {
     const r = this.leaderRow(term);
     if (r === null || r.standbyId !== standby.serverId || r.standbyIncarnation !== standby.incarnation || !r.inSync) return null;
+    if (round !== undefined && r.syncRound >= round) return null;
     const m = this.members.get(standby.serverId);
     if (m === undefined || m.incarnation !== standby.incarnation) return null;
     this.nextTerm(r, standby.serverId, m.url, standby.incarnation, leaderLeaseMs);

@@ -70,7 +70,7 @@ export function standbyStatements(
       return rows.length === 1;
     },
 
-    async handOver(term, standby, leaderLeaseMs, formerAsStandby = false) {
+    async handOver(term, standby, leaderLeaseMs, formerAsStandby = false, round) {
       // SET reads the row as it was: holder and incarnation become the standby's, and (with $9) the
       // standby fields the former holder's, from the same row.
       const rows = await run<{ epoch: string; url: string }>(
@@ -85,9 +85,10 @@ export function standbyStatements(
            WHERE l.shard = $1 AND l.epoch = $2 AND l.holder = $3 AND l.incarnation = $4
              AND l.standby_id = $5 AND l.standby_incarnation = $6 AND l.in_sync
              AND m.server_id = l.standby_id AND m.incarnation = l.standby_incarnation
+             AND ($10::bigint IS NULL OR l.sync_round < $10::bigint)
            RETURNING l.shard, l.epoch, l.url)
          SELECT h.epoch, h.url, pg_notify($8, h.shard::text) FROM h`,
-        [...termValues(term), standby.serverId, standby.incarnation, leaderLeaseMs, channel, formerAsStandby],
+        [...termValues(term), standby.serverId, standby.incarnation, leaderLeaseMs, channel, formerAsStandby, round === undefined ? null : String(round)],
       );
       const row = rows[0];
       return row === undefined ? null : ({ shard: term.shard, epoch: Number(row.epoch), url: row.url } satisfies HandedOverTerm);

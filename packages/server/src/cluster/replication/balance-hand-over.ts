@@ -3,7 +3,7 @@ import type { Coordinator, HandedOverTerm } from "../coordinator.js";
 import type { ShardTerm } from "../shard-term.js";
 import { awaitHandOverAck, pauseBeforeMove } from "./hand-over.js";
 import { snapshotShard } from "./replicated-tables.js";
-import type { StandbyTarget } from "./shard-replication.js";
+import type { ShardReplication, StandbyTarget } from "./shard-replication.js";
 
 /** What {@link balanceHandOver} needs. */
 export interface BalanceHandOverContext {
@@ -24,6 +24,19 @@ export interface BalanceHandOverContext {
    * to an empty takeover. Default true; false only under the test break `handed-over-without-former`.
    */
   readonly formerAsStandby?: boolean | undefined;
+  /**
+   * TEST ONLY (`end-on-unknown-hand-over`): a row move whose outcome is unknown ends the term at
+   * once, as before the fence ({@link fenceUnknownMove}): when the row did not move and the taker
+   * is no longer its in-sync standby, the member's next pass releases it as an orphan, table and
+   * all. Default false.
+   */
+  readonly endOnUnknown?: boolean | undefined;
+  /**
+   * TEST ONLY (`hand-over-unfenced-round`): the row move is sent without its round, so the write
+   * that is to fence it does not, and a move whose outcome was unknown may still commit once the
+   * term serves again. Default false.
+   */
+  readonly unfencedRound?: boolean | undefined;
 }
 
 /** The table a balance hand-over's former leader keeps, as a replica of the new epoch (see {@link BalanceHandOverContext.formerAsStandby}). */
@@ -37,10 +50,11 @@ export interface FormerTable {
  * - `moved`: the row names the taker (its new epoch in `moved`); the caller ends the term.
  * - `kept`: it did not move and the term serves again (its gate reopened): nothing was lost, a
  *   later pass tries again. `why` says what failed.
- * - `unknown`: the row-move statement failed, so whether it moved is not known: the term must not
- *   serve again (the statement may still commit) and must not be released either (the taker, the
- *   row's in-sync standby, takes the shard over with its table if the row did not move). The
- *   caller ends the term.
+ * - `unknown`: the row-move statement failed and the term ended before a later write fenced it
+ *   ({@link fenceUnknownMove}), so whether it moved is not known: the term must not serve again
+ *   and must not be released either (the row may name this member the new epoch's in-sync
+ *   standby: the caller keeps the table for that). The caller ends the term. A move whose outcome
+ *   was unknown but which a later write fenced is `kept`: the row did not move and never will.
  * - `ended`: the term ended meanwhile on its own (its gate closed by time, a renewal matched nothing).
  * - `no-ack`: TEST ONLY (`balance-abandon-release`): the taker did not acknowledge; the caller
  *   releases the shard, table and all, as before issue 29.
@@ -97,10 +111,18 @@ export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, con
   const formerAsStandby = former !== null;
   await pauseBeforeMove(replication, context.pauseMs);
   let moved: HandedOverTerm | null;
+  // The move's round: a later write of this term's rounds that matched fences it (sync-rounds.ts).
+  const round = replication.rounds.take();
   try {
-    moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation }, taker, leaderLeaseMs, formerAsStandby);
+    moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation }, taker, leaderLeaseMs, formerAsStandby, context.unfencedRound === true ? undefined : round);
   } catch (err) {
-    logger.warn({ ...where, err }, "the hand-over statement failed, its outcome unknown: the term ends without releasing the shard (the taker holds the table as its in-sync standby, and so does this member)");
+    if (context.endOnUnknown === true || term.isEnded) {
+      logger.warn({ ...where, err }, "the hand-over statement failed, its outcome unknown: the term ends without releasing the shard");
+      return { kind: "unknown", former };
+    }
+    logger.warn({ ...where, err }, "the hand-over statement failed, its outcome unknown: fencing it before deciding");
+    if ((await fenceUnknownMove(term, replication, round, leaderLeaseMs)) === "unmoved") return keep("the hand-over statement's outcome was unknown, and a later write showed the row unmoved and fenced the statement");
+    logger.warn(where, "the term ended before the hand-over statement was fenced: ending without releasing the shard (the row may have moved, naming this member the new epoch's in-sync standby)");
     return { kind: "unknown", former };
   }
   if (moved === null) {
@@ -109,6 +131,29 @@ export async function balanceHandOver(term: ShardTerm, taker: StandbyTarget, con
   }
   logger.info({ ...where, standby: taker.serverId, newEpoch: moved.epoch, entries: replication.log.lastSeq, locksCarried: table.locks, waitersCarried: table.waiters }, "shard handed over");
   return { kind: "moved", moved, locks: table.locks, waiters: table.waiters, former };
+}
+
+/**
+ * After a row move sent under `round` whose outcome is unknown: wait until a write of a later round
+ * of the term's rounds matched, restating the row's sync state whenever nothing else is in flight
+ * (`ShardReplication.restateSync`), every twentieth of a leader lease. That write found the row
+ * still this term's, so the move had not committed, and it fences the move for good
+ * (`Coordinator.handOver`'s `round`): `"unmoved"`, and the term may serve on with its table.
+ * Ending the term instead would leave the row naming this member at its epoch with a taker that
+ * may no longer be its in-sync standby: the member's next pass releases it as an orphan, table and
+ * all (found by `pnpm sim`, seeds 91820 and 96068, the taker stopped or cut off meanwhile).
+ * `"ended"` when the term ended first (a renewal matched nothing: the row may have moved).
+ */
+async function fenceUnknownMove(term: ShardTerm, replication: ShardReplication, round: number, leaderLeaseMs: number): Promise<"unmoved" | "ended"> {
+  const retryMs = Math.max(5, Math.floor(leaderLeaseMs / 20));
+  for (;;) {
+    if (term.isEnded) return "ended";
+    if (replication.rounds.matchedRound > round) return "unmoved";
+    await replication.restateSync().catch(() => false);
+    if (term.isEnded) return "ended";
+    if (replication.rounds.matchedRound > round) return "unmoved";
+    await new Promise<void>((resolve) => replication.clock.setTimer(resolve, retryMs));
+  }
 }
 
 /** The frozen table of `term` to keep as the former leader's replica, or `null` when it cannot be exported (the term ended meanwhile: no table to keep). */

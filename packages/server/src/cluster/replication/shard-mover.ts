@@ -260,7 +260,9 @@ export class ShardMover {
     const { coordinator, serverId, leaderLeaseMs, logger, handOverPauseMs, breaks, metrics } = host.options;
     const staleAck = breaks?.has("hand-over-stale-ack") === true;
     const formerAsStandby = breaks?.has("handed-over-without-former") !== true;
-    const context = { coordinator, serverId, incarnation: host.incarnation, leaderLeaseMs, logger, pauseMs: handOverPauseMs, staleAck, formerAsStandby };
+    const endOnUnknown = breaks?.has("end-on-unknown-hand-over") === true;
+    const unfencedRound = breaks?.has("hand-over-unfenced-round") === true;
+    const context = { coordinator, serverId, incarnation: host.incarnation, leaderLeaseMs, logger, pauseMs: handOverPauseMs, staleAck, formerAsStandby, endOnUnknown, unfencedRound };
     const outcome = await balanceHandOver(term, taker, context, breaks?.has("balance-abandon-release") === true);
     const keepFormer = (epoch: number, former: FormerTable | null): boolean =>
       former !== null && host.promoter()?.keepFormerTable({ shard: term.shard, epoch, leaderId: term.leaderId, leaderIncarnation: taker.incarnation }, former.snapshot) === true;

@@ -5,6 +5,7 @@ import type { ReplicationSender } from "./replication-sender.js";
 import { openReplicationSender } from "./open-replication-sender.js";
 import { sendRowUpdate, StandbyMove } from "./standby-move.js";
 import { ReplicationFencedError, SyncRule, type AckOutcome } from "./sync-rule.js";
+import { SyncRounds } from "./sync-rounds.js";
 
 import type { ShardReplicationOptions, StandbyTarget } from "./shard-replication-options.js";
 
@@ -19,7 +20,8 @@ export type { ShardReplicationOptions, StandbyTarget };
 export class ShardReplication {
   readonly log: ReplicationLog<unknown>;
   readonly rule: SyncRule;
-  private round = 0;
+  /** The rounds of this term's standby writes (sync-rounds.ts). */
+  readonly rounds = new SyncRounds();
   private target: StandbyTarget | null = null;
   private sender: ReplicationSender<unknown> | null = null;
   private attaching = false;
@@ -45,8 +47,8 @@ export class ShardReplication {
       clock,
       lateMs: options.lateMs,
       unsafeAnswerFirst: options.unsafeAnswerFirst,
-      markInSync: () => coordinator.setInSync(term, this.target?.incarnation ?? "", true, ++this.round),
-      markNotInSync: () => coordinator.setInSync(term, this.target?.incarnation ?? "", false, ++this.round),
+      markInSync: () => this.rounds.write((round) => coordinator.setInSync(term, this.target?.incarnation ?? "", true, round)),
+      markNotInSync: () => this.rounds.write((round) => coordinator.setInSync(term, this.target?.incarnation ?? "", false, round)),
       onInSync: () => {
         metrics?.resyncs.inc({});
         logger.info({ ...where, standby: this.target?.serverId }, "standby in sync");
@@ -112,7 +114,7 @@ export class ShardReplication {
     try {
       let named: boolean;
       try {
-        named = await this.options.coordinator.nameStandby(this.options.term, target, ++this.round);
+        named = await this.rounds.write((round) => this.options.coordinator.nameStandby(this.options.term, target, round));
       } catch (err) {
         this.options.logger.warn({ shard: this.options.term.shard, standby: target.serverId, err }, "naming a standby failed; will try again");
         return false;
@@ -212,7 +214,7 @@ export class ShardReplication {
       return "kept";
     }
     const outcome = await sendRowUpdate(move, {
-      write: () => coordinator.moveStandby!(term, from, to, ++this.round),
+      write: () => this.rounds.write((round) => coordinator.moveStandby!(term, from, to, round)),
       current: () => this.move === move && this.rule.state === "in-sync",
       clock,
       retryMs: Math.max(1, Math.floor(lateMs / 10)),
@@ -253,6 +255,20 @@ export class ShardReplication {
     if (move === null) return;
     if (!move.inDoubt) return this.endMove(move);
     await move.finished();
+  }
+
+  /**
+   * Write the row's sync state again, unchanged, under a fresh round: a write that matched fences
+   * every statement of an earlier round for good (a balance hand-over's row move whose outcome is
+   * unknown, balance-hand-over.ts). Only while no other write of this term's rounds awaits its
+   * answer, no standby is being named or moved, and the rule is `in-sync` or `out`: the row then
+   * says just what the rule last recorded. Answers false without writing otherwise; true when it
+   * matched. Rejects when its outcome is unknown.
+   */
+  async restateSync(): Promise<boolean> {
+    const state = this.rule.state;
+    if (this.closed || this.rounds.writing || this.attaching || this.move !== null || (state !== "in-sync" && state !== "out")) return false;
+    return this.rounds.write((round) => this.options.coordinator.setInSync(this.options.term, this.target?.incarnation ?? "", state === "in-sync", round));
   }
 
   /**

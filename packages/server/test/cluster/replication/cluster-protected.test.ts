@@ -101,10 +101,12 @@ describe("protected: GET /v1/health?protected over three CLI servers with --repl
 
   it("the counts add up across servers (64 led, 64 in sync, 64 stood by for); a SIGKILL makes the survivors answer 503 within a few leader leases, then 200 once new standbys are in sync", async () => {
     const servers = await three(64, "p");
-    // Every server leads shards and stands by for others once balance has settled: the counts may
-    // add up a pass before the last move gives the third server its share (a fresh-clone run saw
-    // one still at 0 then), so the wait is for both, and fails after its timeout if either never holds.
-    const balanced = (counts: HealthCluster[]): boolean => counts.every((c) => c.protected === true && c.shardsLed > 0 && c.standbyFor! > 0);
+    // Every server leads its share once balance has settled: the counts may add up a pass before
+    // the last move gives the third server its share (a fresh-clone run saw one still at 0 then),
+    // so the wait is for both, and fails after its timeout if either never holds. Where the
+    // standbys end up is decided as takers adopt (docs/cluster.md): one server may stand by for
+    // none (a local run: 32, 0 and 32), which the sums below still count.
+    const balanced = (counts: HealthCluster[]): boolean => counts.every((c) => c.protected === true && c.shardsLed >= Math.floor(64 / 3));
     const counts = await allProtected(servers.map((s) => s.url), (c) => addUp(64)(c) && balanced(c));
     expect(balanced(counts)).toBe(true);
     for (const server of servers) await until(async () => (await metricAt(server.url, "leasehold_cluster_protected")) === 1, "the protected metric at 1", 10_000);
@@ -118,22 +120,33 @@ describe("protected: GET /v1/health?protected over three CLI servers with --repl
     });
     for (const l of map!.leaders) expect(l.standby!.serverId).not.toBe(ids.get(l.leaderUrl!));
 
-    // Not vacuous: the server to kill stands by for shards the others lead.
-    expect(await namingDeadInSync("p-c")).toBeGreaterThan(0);
-    const survivors = servers.slice(0, 2).map((s) => s.url);
-    servers[2]!.child.kill("SIGKILL");
+    // Not vacuous: the server to kill is the one standing by for the most shards the others lead.
+    // Where the standbys ended up is decided as takers adopt, so which survivors lead shards it
+    // stood by for is read from the rows (one of them, or both).
+    const ids3 = ["p-a", "p-b", "p-c"];
+    const rowsBefore = await standbyRows(bed);
+    const standingBy = (id: string): number => rowsBefore.filter((r) => r.holder !== null && r.holder !== id && r.standby_id === id && r.in_sync).length;
+    const victimId = [...ids3].sort((x, y) => standingBy(y) - standingBy(x))[0]!;
+    const victim = servers[ids3.indexOf(victimId)]!;
+    expect(await namingDeadInSync(victimId)).toBeGreaterThan(0);
+    const others = servers.filter((s) => s !== victim);
+    const affected = others.filter((s) => rowsBefore.some((r) => r.holder === ids3[servers.indexOf(s)] && r.standby_id === victimId && r.in_sync));
+    expect(affected.length).toBeGreaterThan(0);
+    const survivors = others.map((s) => s.url);
+    victim.child.kill("SIGKILL");
     const killedAt = Date.now();
     // Its leaders record it not in sync within a leader lease or so, idle shards too.
-    await until(async () => (await namingDeadInSync("p-c")) === 0, "no row led by a survivor naming the dead standby in sync", DEAD_STANDBY_NOTICED_MS);
-    const firstUnprotectedMs = survivors.map(() => -1);
+    await until(async () => (await namingDeadInSync(victimId)) === 0, "no row led by a survivor naming the dead standby in sync", DEAD_STANDBY_NOTICED_MS);
+    const watched = affected.map((s) => s.url);
+    const firstUnprotectedMs = watched.map(() => -1);
     while (firstUnprotectedMs.some((t) => t < 0) && Date.now() - killedAt < 10 * LEADER_LEASE_MS) {
-      const answers = await Promise.all(survivors.map(gate));
+      const answers = await Promise.all(watched.map(gate));
       answers.forEach((a, i) => {
         if (a.status === 503 && firstUnprotectedMs[i]! < 0) firstUnprotectedMs[i] = Date.now() - killedAt;
       });
       await sleep(20);
     }
-    // Each survivor led shards the dead server stood by for.
+    // Each survivor that led shards the dead server stood by for answered 503 soon.
     for (const ms of firstUnprotectedMs) {
       expect(ms).toBeGreaterThanOrEqual(0);
       expect(ms).toBeLessThan(4 * LEADER_LEASE_MS);
@@ -141,9 +154,9 @@ describe("protected: GET /v1/health?protected over three CLI servers with --repl
     await allProtected(survivors, addUp(64));
     // Protected again means truly: no row names the dead server, as leader or as standby.
     const rows = await standbyRows(bed);
-    expect(rows.filter((r) => r.holder === "p-c" || r.standby_id === "p-c")).toEqual([]);
+    expect(rows.filter((r) => r.holder === victimId || r.standby_id === victimId)).toEqual([]);
     expect(rows.every((r) => r.in_sync && r.standby_id !== null && r.standby_id !== r.holder)).toBe(true);
-    for (const server of servers.slice(0, 2)) await until(async () => (await metricAt(server.url, "leasehold_cluster_protected")) === 1, "the protected metric at 1", 10_000);
+    for (const server of others) await until(async () => (await metricAt(server.url, "leasehold_cluster_protected")) === 1, "the protected metric at 1", 10_000);
   });
 
   // Soak mode only: in the test command the simulator's control of this rule stands for it.

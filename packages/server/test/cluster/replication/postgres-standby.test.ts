@@ -160,6 +160,19 @@ describe("PostgresCoordinator: standbys, in_sync and the hand-over", () => {
     expect(await row()).toEqual(before);
   });
 
+  it("a hand-over sent under a sync round is fenced for good by a later round's write that matched (a balance move whose outcome was unknown, pnpm sim seeds 91820 and 96068)", async () => {
+    const { c, term } = await led();
+    expect(await c.nameStandby(term, member("b"), 1)).toBe(true);
+    expect(await c.setInSync(term, "b-inc", true, 2)).toBe(true);
+    // The move takes round 3; the leader then writes the same sync state under round 4.
+    expect(await c.setInSync(term, "b-inc", true, 4)).toBe(true);
+    const before = await row();
+    expect(await c.handOver(term, member("b"), 60_000, true, 3)).toBeNull();
+    expect(await row()).toEqual(before);
+    // Under a round above the stored one, it moves.
+    expect(await c.handOver(term, member("b"), 60_000, true, 5)).toEqual({ shard: 0, epoch: 2, url: "http://b.invalid:8080" });
+  });
+
   it("every acquisition and release starts the term without a standby", async () => {
     const { c, term } = await led();
     await c.nameStandby(term, member("b"), 1);

@@ -17,7 +17,7 @@ const lease = (shard: number, holder: string): ShardLease =>
  * ShardReplication of the fixture, over a fake clock) in sync to the standby member "standby",
  * which leads nothing and is short of its share: balance moves shard 1 to it.
  */
-async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; standbyDead?: boolean; statement?: "moves" | "matches nothing" | "fails"; unattached?: boolean; waiting?: boolean }) {
+async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; standbyDead?: boolean; statement?: "moves" | "matches nothing" | "fails" | "commits, answer lost" | "lands late"; unattached?: boolean; waiting?: boolean }) {
   const s = setup();
   await s.replication.attach(s.standby().target);
   await settle();
@@ -26,6 +26,17 @@ async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; 
   const events: string[] = [];
   const formerAsStandbyArgs: (boolean | undefined)[] = [];
   const kept: { stream: unknown; snapshot: unknown }[] = [];
+  /** The round each row move was sent under (`undefined`: none). */
+  const moveRounds: (number | undefined)[] = [];
+  /** Moves whose answer was lost before they landed: each applies its statement when called. */
+  const lateMoves: (() => { shard: number; epoch: number; url: string } | null)[] = [];
+  /** The statement against the fixture's row: fenced by the epoch, the taker in sync, and the round when sent with one. */
+  const applyMove = (round: number | undefined): { shard: number; epoch: number; url: string } | null => {
+    const row = s.coordinator.row;
+    if (row.epoch !== 4 || !row.inSync || row.standby?.incarnation !== "standby-1" || (round !== undefined && row.round >= round)) return null;
+    s.coordinator.row = { ...row, epoch: 5, incarnation: "standby-1", standby: { serverId: "leader", incarnation: "leader-inc" }, round: 0 };
+    return { shard: 1, epoch: 5, url: standby.url! };
+  };
   const term = {
     shard: 1,
     epoch: 4,
@@ -54,10 +65,19 @@ async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; 
   const standby: LiveMember = { serverId: "standby", ready: true, incarnation: "standby-1", url: "http://standby.invalid" };
   const coordinator = {
     readStandbyCandidates: async () => [{ ...standby, url: standby.url! }],
-    handOver: async (_: unknown, to: { serverId: string }, _ms: number, formerAsStandby?: boolean) => {
+    handOver: async (_: unknown, to: { serverId: string }, _ms: number, formerAsStandby?: boolean, round?: number) => {
       events.push(`row moved to ${to.serverId}?`);
       formerAsStandbyArgs.push(formerAsStandby);
+      moveRounds.push(round);
       if (options.statement === "fails") throw new Error("Query read timeout");
+      if (options.statement === "commits, answer lost") {
+        applyMove(round);
+        throw new Error("Query read timeout");
+      }
+      if (options.statement === "lands late") {
+        lateMoves.push(() => applyMove(round));
+        throw new Error("Query read timeout");
+      }
       return options.statement === "matches nothing" ? null : { shard: 1, epoch: 5, url: standby.url };
     },
     release: async () => {
@@ -91,7 +111,7 @@ async function balanceBed(options: { breaks?: TestBreak[]; answering?: boolean; 
       if (i > 5) await s.clock.advance(LATE_MS / 10);
     }
   };
-  return { s, term, events, mover, drive, formerAsStandbyArgs, kept };
+  return { s, term, events, mover, drive, formerAsStandbyArgs, kept, moveRounds, lateMoves };
 }
 
 describe("ShardMover: a balance move never releases a shard, and hands it only to a member that answers (issue 29 item 3)", () => {
@@ -144,14 +164,65 @@ describe("ShardMover: a balance move never releases a shard, and hands it only t
     expect(b.kept).toEqual([]);
   });
 
-  it("the row-move statement fails (outcome unknown): the term ends without serving again, and the shard is not released", async () => {
+  it("the row-move statement fails, its outcome unknown: a later write of the term's sync rounds finds the row unmoved and fences the move, and the term serves on with its table (pnpm sim, seeds 91820 and 96068)", async () => {
     const b = await balanceBed({ statement: "fails" });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("gate reopened") || b.events.includes("term ended (balance)"));
+    await b.drive(() => false);
+    expect(b.events).toEqual(["gate shut", "row moved to standby?", "gate reopened"]);
+    expect(b.kept).toEqual([]);
+    // The move went under a round, and the restated sync state under a later one, which matched:
+    // the row was still this term's, and the move can never match now.
+    const [round] = b.moveRounds;
+    expect(round).toBeGreaterThan(0);
+    expect(b.s.coordinator.row).toMatchObject({ epoch: 4, inSync: true });
+    expect(b.s.coordinator.row.round).toBeGreaterThan(round!);
+    expect(b.s.coordinator.writes.at(-1)).toBe("in_sync=true");
+  });
+
+  it("negative control (end-on-unknown-hand-over): the term ends at once on the unknown outcome, though its row did not move", async () => {
+    const b = await balanceBed({ statement: "fails", breaks: ["end-on-unknown-hand-over"] });
     b.mover.balance(1, 1);
     await b.drive(() => b.events.includes("term ended (balance)"));
     await b.drive(() => false);
     expect(b.events).toEqual(["gate shut", "row moved to standby?", "term ended (balance)"]);
-    // The row may have moved, naming this leader its in-sync standby: the table is kept for that.
+    expect(b.s.coordinator.row.epoch).toBe(4);
+    // It keeps the table for a move that never happened; its next pass releases the row as an orphan.
     expect(b.kept).toMatchObject([{ stream: { shard: 1, epoch: 5, leaderId: "L4" } }]);
+  });
+
+  it("a move whose answer was lost lands after the fence: it matches nothing, and only the former term serves", async () => {
+    const b = await balanceBed({ statement: "lands late" });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("gate reopened") || b.events.includes("term ended (balance)"));
+    expect(b.events).toEqual(["gate shut", "row moved to standby?", "gate reopened"]);
+    expect(b.lateMoves[0]!()).toBeNull();
+    expect(b.s.coordinator.row.epoch).toBe(4);
+  });
+
+  it("negative control (hand-over-unfenced-round): the move sent without its round lands after the term serves again, and moves the row to the taker: two leaders", async () => {
+    const b = await balanceBed({ statement: "lands late", breaks: ["hand-over-unfenced-round"] });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("gate reopened") || b.events.includes("term ended (balance)"));
+    expect(b.events).toEqual(["gate shut", "row moved to standby?", "gate reopened"]);
+    expect(b.moveRounds).toEqual([undefined]);
+    expect(b.lateMoves[0]!()).toEqual({ shard: 1, epoch: 5, url: "http://standby.invalid" });
+    expect(b.term.paused).toBe(false);
+  });
+
+  it("a move that committed before its answer was lost: the fence matches nothing, and when the term ends (its renewal matched nothing) the table is kept for the new epoch", async () => {
+    const b = await balanceBed({ statement: "commits, answer lost" });
+    b.mover.balance(1, 1);
+    await b.drive(() => b.events.includes("row moved to standby?"));
+    await b.drive(() => false);
+    // No write of a later round can match the moved row: the term stays shut, serving nothing.
+    expect(b.events).toEqual(["gate shut", "row moved to standby?"]);
+    expect(b.term.paused).toBe(true);
+    expect(b.s.coordinator.row.epoch).toBe(5);
+    b.term.isEnded = true;
+    await b.drive(() => b.events.includes("term ended (balance)"));
+    expect(b.events).toEqual(["gate shut", "row moved to standby?", "term ended (balance)"]);
+    expect(b.kept).toMatchObject([{ stream: { shard: 1, epoch: 5, leaderId: "L4", leaderIncarnation: "standby-1" } }]);
   });
 
   it("a term whose replicator has not attached yet (a term just started) is neither moved nor released: a later pass moves it", async () => {
