@@ -1,3 +1,4 @@
+import { AIMED, aim, isAimed, type AimHost, type AimedKind } from "./sim-aimed.js";
 import type { SimRandom } from "./sim-random.js";
 import type { SimWorld } from "./sim-world.js";
 
@@ -72,12 +73,25 @@ export class FaultPlan {
   private failed = 0;
   /** The history's end-setters of failures healed but not yet over (see injectAt). */
   private readonly aftermath: ((at: number) => void)[] = [];
+  /** What an aimed fault uses of this plan (sim-aimed.ts). */
+  private readonly aimHost: AimHost;
 
+  /** `aimed` (`pnpm sim --aimed`): half the faults are aimed at a hand-over's moment (sim-aimed.ts). Default false. */
   constructor(
     private readonly world: SimWorld,
     private readonly plan: SimRandom,
     private readonly until: number,
-  ) {}
+    private readonly aimed = false,
+  ) {
+    this.aimHost = {
+      world,
+      plan,
+      sleep: (ms, label) => this.sleep(ms, label),
+      failure: (kind, what) => this.failure(kind, what),
+      isolate: (victim, lasts) => this.isolate(victim, lasts, true),
+      log: (line) => this.log.push(`${this.now.toFixed(0)} ms: ${line}`),
+    };
+  }
 
   /** Begin the plan at `at` (simulated ms). */
   begin(at: number): void {
@@ -96,7 +110,7 @@ export class FaultPlan {
     const { world, plan } = this;
     if (at >= this.until) return;
     await new Promise<void>((resolve) => world.scheduler.at(at, "world", "fault", resolve));
-    const kind = plan.pick(FAULTS);
+    const kind: FaultKind | AimedKind = this.aimed && plan.chance(0.5) ? plan.pick(AIMED) : plan.pick(FAULTS);
     const ids = world.ids();
     const id = plan.pick(ids);
     const lasts = plan.int(300, 2_500);
@@ -129,8 +143,9 @@ export class FaultPlan {
   }
 
   /** Inject one fault; resolves once it healed (the member restarted, the path mended, …). */
-  private async inject(kind: FaultKind, id: string, lasts: number): Promise<void> {
+  private async inject(kind: FaultKind | AimedKind, id: string, lasts: number): Promise<void> {
     const { world, plan } = this;
+    if (isAimed(kind)) return aim(this.aimHost, kind, lasts);
     switch (kind) {
       case "crash": {
         const heal = this.failure(kind, `crash of ${id} for ${lasts} ms`);
@@ -353,11 +368,11 @@ export class FaultPlan {
    * leader's standby is late, and `in_sync = false` cannot be recorded, so by the rule of DESIGN.md
    * "Locks that outlive their leader" the grants waiting for it are never answered.
    */
-  private async isolate(id: string, lasts: number): Promise<void> {
+  private async isolate(id: string, lasts: number, aimedAt = false): Promise<void> {
     const { world } = this;
-    const victim = world.busiestLeader() ?? id;
+    const victim = aimedAt ? id : (world.busiestLeader() ?? id);
     const ms = 2 * world.settings.leaderLeaseMs + lasts;
-    const heal = this.failure("isolate", `${victim} (the busiest leader) cut from the database and the other members for ${ms} ms, its clients still reach it`);
+    const heal = this.failure("isolate", `${aimedAt ? `aimed: ${victim}` : `${victim} (the busiest leader)`} cut from the database and the other members for ${ms} ms, its clients still reach it`);
     const paths = world.ids().filter((x) => x !== victim).map((other) => world.network.replicationPath(victim, other));
     const database = world.network.databasePath(world.processOf(victim)?.name ?? victim);
     for (const path of paths) path.cut = true;

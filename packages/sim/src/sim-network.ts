@@ -27,6 +27,14 @@ export interface ReplicationPath {
   resets: number;
 }
 
+/** What an aimed fault (`pnpm sim --aimed`, sim-aimed.ts) does to one statement as it is sent. */
+export interface StatementFate {
+  /** The statement commits (or not) as usual and its answer is lost: the caller sees it time out. */
+  readonly answerLost?: boolean | undefined;
+  /** Extra one-way delay to the database (ms): the statement may land after its caller gave up. */
+  readonly extraDelayMs?: number | undefined;
+}
+
 /** The probabilities of the network's small misfortunes, per message. */
 export interface NetworkOdds {
   /** A statement commits and its answer is lost: the caller sees the statement time out. */
@@ -49,6 +57,12 @@ export class SimNetwork {
   private readonly replicationPaths = new Map<string, ReplicationPath>();
   /** The exchanges in flight on each replication path: a reset fails them at once. */
   private readonly inFlight = new Map<ReplicationPath, Set<(err: Error) => void>>();
+  /**
+   * Hears each statement as a process sends it, and may change its fate (`pnpm sim --aimed`: a
+   * fault waiting for the next statement of a kind, sim-aimed.ts). Default `null`: nothing hears
+   * them, and a run's draws are as without it.
+   */
+  onStatement: ((process: SimProcess, name: string) => StatementFate | undefined) | null = null;
 
   constructor(
     private readonly random: SimRandom,
@@ -108,6 +122,7 @@ export class SimNetwork {
     return {
       run: <R>(name: string, apply: () => R): Promise<R> =>
         new Promise<R>((resolve, reject) => {
+          const fate = this.onStatement?.(process, name);
           let settled = false;
           const cancelTimeout = world.setTimer(() => {
             if (settled) return;
@@ -115,9 +130,9 @@ export class SimNetwork {
             reject(new Error(`simulated statement ${name} timed out after ${timeoutMs} ms (outcome unknown)`));
           }, timeoutMs);
           if (path.cut) return;
-          const there = this.delay(path.slowMs);
+          const there = this.delay(path.slowMs) + (fate?.extraDelayMs ?? 0);
           const back = this.delay(path.slowMs);
-          const lost = this.random.chance(this.odds.answerLost);
+          const lost = this.random.chance(this.odds.answerLost) || fate?.answerLost === true;
           world.scheduler.after(there, "database", `${process.name} ${name}`, () => {
             let answer: { ok: true; value: R } | { ok: false; error: unknown };
             try {

@@ -21,6 +21,11 @@ export interface RunOptions {
    * later), where leasehold's client asks for what is left. Default false.
    */
   readonly fullWaitResends?: boolean | undefined;
+  /**
+   * Half the faults are aimed at a hand-over's moment (sim-aimed.ts): each waits for the next row
+   * move, adoption or standby move a member sends, and strikes then. Default false.
+   */
+  readonly aimed?: boolean | undefined;
 }
 
 /** What one seed's run found. */
@@ -73,7 +78,7 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
       world.startClients(1, ["ns-d"], ["x", "y"], FAULTS_UNTIL + 6_000, 5);
     } else world.startClients(5, ["ns-a", "ns-b", "ns-c", "ns-d", "ns-e", "ns-f"], ["x", "y"], FAULTS_UNTIL + 6_000);
     // The fault plan (sim-faults.ts): one fault at a time, each given time to heal before the next.
-    const faultPlan = new FaultPlan(world, plan, FAULTS_UNTIL);
+    const faultPlan = new FaultPlan(world, plan, FAULTS_UNTIL, options.aimed === true);
     faultPlan.begin(plan.int(4_000, 6_000));
     // A dead standby is never left named in sync for long (probes find it within two thirds of a
     // leader lease, its record takes a statement more): checked every quarter of a leader lease.

@@ -383,6 +383,19 @@ export class SimWorld implements SimServers {
     return null;
   }
 
+  /**
+   * The member `leader` hands a shard to now: the in-sync standby named by the row of its term paused
+   * for a balance hand-over, else of any row it leads ({@link standbyOf}); `null` when none.
+   */
+  takerOf(leader: string): string | null {
+    const rows = this.store.readLeases();
+    for (const term of this.slot(leader).member?.runtime.terms ?? []) {
+      const standby = term !== null && term.pausedForHandOver ? rows[term.shard]?.standbyId : null;
+      if (standby !== null && standby !== undefined) return standby;
+    }
+    return this.standbyOf(leader);
+  }
+
   /** True when every shard has a live leader. */
   ledNow(): boolean {
     return this.store.readLeases().every((r) => !r.expired);

@@ -150,7 +150,7 @@ const FIXED: readonly { seed: number; finding: string }[] = [
  * the simulator changes every seed's run, so when the recorded seed no longer fails, the control
  * looks on through the next seeds (up to {@link SCAN}) before it gives up.
  */
-const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly TestBreak[]; swarm?: boolean }[] = [
+const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly TestBreak[]; swarm?: boolean; aimed?: boolean }[] = [
   // First seeds of `pnpm sim:breaks` (each break from seed 1, `--until-violation` up to 1,000) on
   // the code of session 20 (2026-11-29 11:15-11:33 UTC), once the simulated client re-sent a
   // waiting request with what is left of its wait (routedWait), which changed every run with a
@@ -216,9 +216,9 @@ describe("seeds the simulator once failed on", () => {
 });
 
 describe("safety rules, each removed by its break (negative controls)", () => {
-  for (const { rule, firstSeed, alsoOff = [], swarm = false } of RULES) {
-    const also = (alsoOff.length > 0 ? ` (with ${alsoOff.join(", ")})` : "") + (swarm ? " (--swarm)" : "");
-    const run = (seed: number, breaks: readonly TestBreak[]) => runSeed(seed, new Set(breaks), 0, { swarm });
+  for (const { rule, firstSeed, alsoOff = [], swarm = false, aimed = false } of RULES) {
+    const also = (alsoOff.length > 0 ? ` (with ${alsoOff.join(", ")})` : "") + (swarm ? " (--swarm)" : "") + (aimed ? " (--aimed)" : "");
+    const run = (seed: number, breaks: readonly TestBreak[]) => runSeed(seed, new Set(breaks), 0, { swarm, aimed });
     it(`with ${rule}${also} a run breaks a promise (recorded first at seed ${firstSeed})`, async () => {
       let found: number | null = null;
       for (let seed = firstSeed; seed < firstSeed + SCAN && found === null; seed++) {

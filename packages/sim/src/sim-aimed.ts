@@ -1,0 +1,199 @@
+import type { FaultKind } from "./sim-faults.js";
+import type { StatementFate } from "./sim-network.js";
+import type { SimRandom } from "./sim-random.js";
+import type { SimWorld } from "./sim-world.js";
+
+/**
+ * Faults aimed at a moment of a hand-over (`pnpm sim --aimed`). Each first brings one about, the
+ * way deploys do: a member gets SIGTERM (its shards are handed to their standbys) and is restarted
+ * once it exited, and the others then balance shards back to it. Then it waits for the statement
+ * of its kind (the stop's row move, a balance row move to the restarted member, that member's
+ * adoption of it, or its move of the kept standby) and strikes as it is sent, at the member the
+ * moment matters to. Drawn at random, such a moment comes up once in thousands of seeds: the long
+ * runs found the interleavings of seeds 1266, 91820 and 96068 there.
+ */
+export type AimedKind = "aim-stop-hand-over" | "aim-hand-over" | "aim-adopt" | "aim-move-standby";
+
+/** The aimed faults a plan draws from (a kind listed twice is drawn twice as often). */
+export const AIMED: readonly AimedKind[] = ["aim-stop-hand-over", "aim-hand-over", "aim-hand-over", "aim-adopt", "aim-move-standby"];
+
+/** True for an aimed fault's kind. */
+export function isAimed(kind: string): kind is AimedKind {
+  return (AIMED as readonly string[]).includes(kind);
+}
+
+/** The statement each aimed fault waits for (the names memory-coordinator.ts sends them under). */
+const STATEMENT: Readonly<Record<AimedKind, string>> = {
+  "aim-stop-hand-over": "hand-over",
+  "aim-hand-over": "hand-over",
+  "aim-adopt": "adopt-hand-over",
+  "aim-move-standby": "move-standby",
+};
+
+/**
+ * What strikes once the statement is sent, as `+`-joined parts: `sender-…` or `other-…` (a
+ * `sigterm`, `crash`, `pause` or `isolate` of the member that sent it, or of the member at the
+ * other end: a row move's taker, an adoption's or a standby move's standby, the former leader the
+ * row names); `lost`: the statement's answer is lost; `slow`: it reaches the database up to a few
+ * hundred ms later, still within its sender's statement timeout (`lost` and `slow` are ordinary
+ * trouble, not failures); `late`: it lands after its sender gave up (the database slow for that
+ * statement: one failure).
+ */
+const STRIKES: Readonly<Record<AimedKind, readonly string[]>> = {
+  // The stopping member is down already (a failure): only what is not one more, or late.
+  "aim-stop-hand-over": ["lost", "slow+lost", "slow", "late"],
+  "aim-hand-over": [
+    "other-sigterm",
+    "other-sigterm+lost",
+    "other-sigterm+slow",
+    "other-sigterm+slow+lost",
+    "other-crash+slow",
+    "other-crash+slow+lost",
+    "other-isolate",
+    "other-isolate+slow+lost",
+    "sender-crash",
+    "sender-crash+slow",
+    "lost",
+    "slow+lost",
+    "late",
+  ],
+  "aim-adopt": ["sender-crash", "sender-crash+slow", "sender-pause", "sender-sigterm", "sender-sigterm+slow+lost", "lost", "other-crash", "other-sigterm+slow", "late"],
+  "aim-move-standby": ["sender-crash", "sender-crash+slow", "sender-sigterm", "lost", "slow+lost", "late", "other-crash", "other-crash+slow+lost"],
+};
+
+/** A strike's parts (see {@link STRIKES}). */
+interface Strike {
+  readonly at: "sender" | "other" | null;
+  readonly action: "sigterm" | "crash" | "pause" | "isolate" | null;
+  readonly lost: boolean;
+  readonly slow: boolean;
+  readonly late: boolean;
+}
+
+function parseStrike(text: string): Strike {
+  const parts = text.split("+");
+  const [at, action] = parts[0]!.includes("-") ? (parts[0]!.split("-") as [Strike["at"], Strike["action"]]) : [null, null];
+  return { at, action, lost: parts.includes("lost"), slow: parts.includes("slow"), late: parts.includes("late") };
+}
+
+/** What an aimed fault needs of its fault plan (sim-faults.ts). */
+export interface AimHost {
+  readonly world: SimWorld;
+  readonly plan: SimRandom;
+  sleep(ms: number, label: string): Promise<void>;
+  /** Record a failure of `kind` from now (its span in the history): answers its end. */
+  failure(kind: FaultKind, what: string): () => void;
+  /** Cut `victim` from the database and every other member for two leader leases and `lasts`, resolving once healed (it records its failure). */
+  isolate(victim: string, lasts: number): Promise<void>;
+  /** Add a line to the run's fault log. */
+  log(line: string): void;
+}
+
+/** The statement timeout of a simulated member (sim-world.ts): a statement delayed past it lands after its sender gave up. */
+function statementTimeoutMs(world: SimWorld): number {
+  return Math.max(250, Math.floor(world.settings.leaderLeaseMs / 3));
+}
+
+/**
+ * Wait up to `withinMs` for the next statement named `name` a member sends for which `matches`
+ * (asked with its sender's server id) holds, giving it `fate` and calling `onSent` as it is sent
+ * (bookkeeping only: the run's events are untouched); answers the sender's server id, or `null`
+ * when none came.
+ */
+function nextStatement(world: SimWorld, name: string, matches: (sender: string) => boolean, fate: StatementFate | undefined, onSent: (sender: string) => void, withinMs: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    let done = false;
+    world.network.onStatement = (process, statement) => {
+      const sender = process.name.split("#")[0]!;
+      if (done || statement !== name || !matches(sender)) return undefined;
+      done = true;
+      world.network.onStatement = null;
+      onSent(sender);
+      world.scheduler.after(0, "world", `aimed at ${statement} of ${process.name}`, () => resolve(sender));
+      return fate;
+    };
+    world.scheduler.after(withinMs, "world", `aimed: no ${name} yet`, () => {
+      if (done) return;
+      done = true;
+      world.network.onStatement = null;
+      resolve(null);
+    });
+  });
+}
+
+/** The member at the other end of `kind`'s statement sent by `sender`, now (see {@link Strike}). */
+function otherEnd(world: SimWorld, kind: AimedKind, sender: string): string | null {
+  if (kind === "aim-hand-over" || kind === "aim-stop-hand-over") return world.takerOf(sender);
+  return world.standbyOf(sender);
+}
+
+/**
+ * Bring the moment about: SIGTERM of `member` (a graceful stop: one failure, over at its restart),
+ * restarted `downMs` after it exited. For `aim-stop-hand-over` the trap is set first (the stop's own
+ * row moves); for the others, once it restarted (the balance towards it). Answers the trap.
+ */
+async function provoke(host: AimHost, kind: AimedKind, member: string, downMs: number, trap: () => Promise<string | null>): Promise<Promise<string | null>> {
+  const { world } = host;
+  const heal = host.failure("sigterm", `aimed (${kind}): sigterm of ${member}, restarted ${downMs} ms after it stopped`);
+  const early = kind === "aim-stop-hand-over" ? trap() : null;
+  await world.terminate(member);
+  await host.sleep(downMs, `restart ${member}`);
+  world.start(member);
+  heal();
+  return early ?? trap();
+}
+
+/** Run one aimed fault of `kind`; resolves once it healed (or once its statement did not come). */
+export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promise<void> {
+  const { world, plan } = host;
+  const member = plan.pick(world.ids());
+  const downMs = plan.int(50, 1_200);
+  // Drawn before the statement comes: its fate is settled as it is sent.
+  const text = plan.pick(STRIKES[kind]);
+  const strike = parseStrike(text);
+  const delay = plan.pick([0, 0, 1, 2, 5, 10, 20, 30]);
+  const timeoutMs = statementTimeoutMs(world);
+  const extraDelayMs = strike.late ? timeoutMs + plan.int(20, 600) : strike.slow ? plan.int(20, timeoutMs - 40) : 0;
+  const fate: StatementFate = { answerLost: strike.lost, extraDelayMs };
+  const name = STATEMENT[kind];
+  // The stop's moves are the member's own; the balance moves go to it; it adopts and moves standbys.
+  const matches = (sender: string): boolean => (kind === "aim-stop-hand-over" ? sender === member : kind === "aim-hand-over" ? sender !== member && world.takerOf(sender) === member : sender === member);
+  // A late statement is a failure from the moment it is sent (the database slow for it), whatever
+  // else is going on then (the stop it was aimed at: two failures at once).
+  let lateHeal: (() => void) | null = null;
+  let other: string | null = null;
+  const onSent = (sender: string): void => {
+    other = otherEnd(world, kind, sender);
+    if (strike.late) lateHeal = host.failure("slow-database", `aimed (${kind}): ${sender}'s ${name} reaches the database ${extraDelayMs} ms late (after its statement timeout)`);
+  };
+  const sender = await (await provoke(host, kind, member, downMs, () => nextStatement(world, name, matches, fate, onSent, 8_000)));
+  if (sender === null) {
+    host.log(`aimed (${kind}): no ${name} statement within 8 s`);
+    return;
+  }
+  const trouble = [strike.slow ? `${extraDelayMs} ms slow` : "", strike.lost ? "its answer lost" : ""].filter((x) => x !== "").join(", ");
+  const how = trouble === "" ? "" : ` (${trouble})`;
+  if (strike.late) {
+    await host.sleep(extraDelayMs + 100, "late statement landed");
+    return (lateHeal as (() => void) | null)?.();
+  }
+  const target = strike.at === "sender" ? sender : strike.at === "other" ? (other as string | null) : null;
+  if (strike.action === null || target === null) {
+    host.log(`aimed (${kind}): ${sender} sent ${name}${how}${strike.action === null ? "" : `, no member at the other end`}`);
+    return;
+  }
+  await host.sleep(delay, `aimed strike at ${target}`);
+  if (strike.action === "isolate") {
+    host.log(`aimed (${kind}): ${sender} sent ${name}${how}; ${target} isolated ${delay} ms later`);
+    return host.isolate(target, lasts);
+  }
+  const action = strike.action;
+  const heal = host.failure(action, `aimed (${kind}): ${action} of ${target} ${delay} ms after ${sender} sent ${name}${how}, back after ${lasts} ms`);
+  if (action === "sigterm") await world.terminate(target);
+  else if (action === "crash") world.crash(target);
+  else world.pause(target);
+  await host.sleep(lasts, `aimed: back ${target}`);
+  if (action === "pause") world.resume(target);
+  else world.start(target);
+  heal();
+}
