@@ -12,10 +12,10 @@ import type { SimWorld } from "./sim-world.js";
  * moment matters to. Drawn at random, such a moment comes up once in thousands of seeds: the long
  * runs found the interleavings of seeds 1266, 91820 and 96068 there.
  */
-export type AimedKind = "aim-stop-hand-over" | "aim-hand-over" | "aim-adopt" | "aim-move-standby";
+export type AimedKind = "aim-stop-hand-over" | "aim-hand-over" | "aim-adopt" | "aim-move-standby" | "aim-taker-named";
 
 /** The aimed faults a plan draws from (a kind listed twice is drawn twice as often). */
-export const AIMED: readonly AimedKind[] = ["aim-stop-hand-over", "aim-hand-over", "aim-hand-over", "aim-adopt", "aim-move-standby"];
+export const AIMED: readonly AimedKind[] = ["aim-stop-hand-over", "aim-hand-over", "aim-hand-over", "aim-adopt", "aim-move-standby", "aim-taker-named", "aim-taker-named"];
 
 /** True for an aimed fault's kind. */
 export function isAimed(kind: string): kind is AimedKind {
@@ -23,11 +23,13 @@ export function isAimed(kind: string): kind is AimedKind {
 }
 
 /** The statement each aimed fault waits for (the names memory-coordinator.ts sends them under). */
-const STATEMENT: Readonly<Record<AimedKind, string>> = {
-  "aim-stop-hand-over": "hand-over",
-  "aim-hand-over": "hand-over",
-  "aim-adopt": "adopt-hand-over",
-  "aim-move-standby": "move-standby",
+const STATEMENT: Readonly<Record<AimedKind, readonly string[]>> = {
+  "aim-stop-hand-over": ["hand-over"],
+  "aim-hand-over": ["hand-over"],
+  "aim-adopt": ["adopt-hand-over"],
+  "aim-move-standby": ["move-standby"],
+  // A balance move names its taker the shard's in-sync standby first: moved to it, or synced.
+  "aim-taker-named": ["move-standby", "set-in-sync"],
 };
 
 /**
@@ -59,6 +61,8 @@ const STRIKES: Readonly<Record<AimedKind, readonly string[]>> = {
   ],
   "aim-adopt": ["sender-crash", "sender-crash+slow", "sender-pause", "sender-sigterm", "sender-sigterm+slow+lost", "lost", "other-crash", "other-sigterm+slow", "late"],
   "aim-move-standby": ["sender-crash", "sender-crash+slow", "sender-sigterm", "lost", "slow+lost", "late", "other-crash", "other-crash+slow+lost"],
+  // See takerNamed: the strike is always the taker's stop, with the leader's row move's answer lost.
+  "aim-taker-named": ["taker-stop"],
 };
 
 /** A strike's parts (see {@link STRIKES}). */
@@ -100,19 +104,19 @@ function statementTimeoutMs(world: SimWorld): number {
  * (bookkeeping only: the run's events are untouched); answers the sender's server id, or `null`
  * when none came.
  */
-function nextStatement(world: SimWorld, name: string, matches: (sender: string) => boolean, fate: StatementFate | undefined, onSent: (sender: string) => void, withinMs: number): Promise<string | null> {
+function nextStatement(world: SimWorld, names: readonly string[], matches: (sender: string) => boolean, fate: StatementFate | undefined, onSent: (sender: string) => void, withinMs: number): Promise<string | null> {
   return new Promise((resolve) => {
     let done = false;
     world.network.onStatement = (process, statement) => {
       const sender = process.name.split("#")[0]!;
-      if (done || statement !== name || !matches(sender)) return undefined;
+      if (done || !names.includes(statement) || !matches(sender)) return undefined;
       done = true;
       world.network.onStatement = null;
       onSent(sender);
       world.scheduler.after(0, "world", `aimed at ${statement} of ${process.name}`, () => resolve(sender));
       return fate;
     };
-    world.scheduler.after(withinMs, "world", `aimed: no ${name} yet`, () => {
+    world.scheduler.after(withinMs, "world", `aimed: no ${names.join(" or ")} yet`, () => {
       if (done) return;
       done = true;
       world.network.onStatement = null;
@@ -155,7 +159,9 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
   const timeoutMs = statementTimeoutMs(world);
   const extraDelayMs = strike.late ? timeoutMs + plan.int(20, 600) : strike.slow ? plan.int(20, timeoutMs - 40) : 0;
   const fate: StatementFate = { answerLost: strike.lost, extraDelayMs };
-  const name = STATEMENT[kind];
+  if (kind === "aim-taker-named") return takerNamed(host, member, downMs, delay, lasts);
+  const names = STATEMENT[kind];
+  const name = names[0]!;
   // The stop's moves are the member's own; the balance moves go to it; it adopts and moves standbys.
   const matches = (sender: string): boolean => (kind === "aim-stop-hand-over" ? sender === member : kind === "aim-hand-over" ? sender !== member && world.takerOf(sender) === member : sender === member);
   // A late statement is a failure from the moment it is sent (the database slow for it), whatever
@@ -166,7 +172,7 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
     other = otherEnd(world, kind, sender);
     if (strike.late) lateHeal = host.failure("slow-database", `aimed (${kind}): ${sender}'s ${name} reaches the database ${extraDelayMs} ms late (after its statement timeout)`);
   };
-  const sender = await (await provoke(host, kind, member, downMs, () => nextStatement(world, name, matches, fate, onSent, 8_000)));
+  const sender = await (await provoke(host, kind, member, downMs, () => nextStatement(world, names, matches, fate, onSent, 8_000)));
   if (sender === null) {
     host.log(`aimed (${kind}): no ${name} statement within 8 s`);
     return;
@@ -195,5 +201,59 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
   await host.sleep(lasts, `aimed: back ${target}`);
   if (action === "pause") world.resume(target);
   else world.start(target);
+  heal();
+}
+
+/**
+ * Wait up to `withinMs` for a statement named in `names`, sent by another member than `member`,
+ * that leaves that member's row naming `member` its in-sync standby once applied; answers the
+ * sender, or `null`.
+ */
+function nextInSyncNaming(world: SimWorld, names: readonly string[], member: string, withinMs: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (sender: string | null): void => {
+      if (done) return;
+      done = true;
+      world.network.onStatement = null;
+      resolve(sender);
+    };
+    world.network.onStatement = (process, statement) => {
+      const sender = process.name.split("#")[0]!;
+      if (done || sender === member || !names.includes(statement)) return undefined;
+      const applied = (): void => {
+        if (world.store.readLeases().some((r) => r.holder === sender && r.standbyId === member && r.inSync)) finish(sender);
+      };
+      return { applied };
+    };
+    world.scheduler.after(withinMs, "world", `aimed: no ${names.join(" or ")} yet`, () => finish(null));
+  });
+}
+
+/**
+ * `aim-taker-named`: the interleaving of seeds 91820 and 96068, aimed at. Once `member` restarted,
+ * another member's row comes to name it its in-sync standby (a standby move to it, or its record
+ * in sync), as a balance move to it begins; `member` gets SIGTERM `delay` ms after that landed (one failure: a graceful stop),
+ * while the leader waits for its acknowledgement of the hand-over entry and then moves the row to
+ * it; that row move's answer is lost (ordinary trouble), so its outcome is unknown to the leader,
+ * and the stopping taker may have left the member list before it landed.
+ */
+async function takerNamed(host: AimHost, member: string, downMs: number, delay: number, lasts: number): Promise<void> {
+  const { world } = host;
+  const kind: AimedKind = "aim-taker-named";
+  const named = await (await provoke(host, kind, member, downMs, () => nextInSyncNaming(world, STATEMENT[kind], member, 8_000)));
+  if (named === null) {
+    host.log(`aimed (${kind}): no standby named within 8 s`);
+    return;
+  }
+  const moved = nextStatement(world, ["hand-over"], (sender) => sender === named, { answerLost: true }, () => undefined, 3_000);
+  await host.sleep(delay, `aimed strike at ${member}`);
+  const heal = host.failure("sigterm", `aimed (${kind}): sigterm of ${member} ${delay} ms after ${named} named a standby, restarted ${lasts} ms after it stopped`);
+  const stopped = world.terminate(member);
+  const sent = await moved;
+  host.log(`aimed (${kind}): ${sent === null ? `no row move by ${named} within 3 s` : `${named}'s next row move sent, its answer lost`}`);
+  await stopped;
+  await host.sleep(lasts, `restart ${member}`);
+  world.start(member);
   heal();
 }

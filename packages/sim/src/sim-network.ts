@@ -33,6 +33,8 @@ export interface StatementFate {
   readonly answerLost?: boolean | undefined;
   /** Extra one-way delay to the database (ms): the statement may land after its caller gave up. */
   readonly extraDelayMs?: number | undefined;
+  /** Called once the statement was applied to the database (bookkeeping: it may look, never act). */
+  readonly applied?: (() => void) | undefined;
 }
 
 /** The probabilities of the network's small misfortunes, per message. */
@@ -140,6 +142,7 @@ export class SimNetwork {
             } catch (error) {
               answer = { ok: false, error };
             }
+            fate?.applied?.();
             if (lost || path.cut) return;
             world.scheduler.after(back, "database", `answer ${name}`, () =>
               world.deliver(`answer ${name}`, () => {
