@@ -38,12 +38,12 @@ const STATEMENT: Readonly<Record<AimedKind, readonly string[]>> = {
  * other end: a row move's taker, an adoption's or a standby move's standby, the former leader the
  * row names); `lost`: the statement's answer is lost; `slow`: it reaches the database up to a few
  * hundred ms later, still within its sender's statement timeout (`lost` and `slow` are ordinary
- * trouble, not failures); `late`: it lands after its sender gave up (the database slow for that
- * statement: one failure).
+ * trouble, not failures); `nonotify`: every NOTIFY it sends is lost (ordinary trouble too); `late`:
+ * it lands after its sender gave up (the database slow for that statement: one failure).
  */
 const STRIKES: Readonly<Record<AimedKind, readonly string[]>> = {
   // The stopping member is down already (a failure): only what is not one more, or late.
-  "aim-stop-hand-over": ["lost", "slow+lost", "slow", "late"],
+  "aim-stop-hand-over": ["lost", "slow+lost", "slow", "nonotify", "lost+nonotify", "late"],
   "aim-hand-over": [
     "other-sigterm",
     "other-sigterm+lost",
@@ -53,6 +53,9 @@ const STRIKES: Readonly<Record<AimedKind, readonly string[]>> = {
     "other-crash+slow+lost",
     "other-isolate",
     "other-isolate+slow+lost",
+    "other-sigterm+nonotify",
+    "other-sigterm+slow+nonotify",
+    "nonotify",
     "sender-crash",
     "sender-crash+slow",
     "lost",
@@ -72,12 +75,13 @@ interface Strike {
   readonly lost: boolean;
   readonly slow: boolean;
   readonly late: boolean;
+  readonly nonotify: boolean;
 }
 
 function parseStrike(text: string): Strike {
   const parts = text.split("+");
   const [at, action] = parts[0]!.includes("-") ? (parts[0]!.split("-") as [Strike["at"], Strike["action"]]) : [null, null];
-  return { at, action, lost: parts.includes("lost"), slow: parts.includes("slow"), late: parts.includes("late") };
+  return { at, action, lost: parts.includes("lost"), slow: parts.includes("slow"), late: parts.includes("late"), nonotify: parts.includes("nonotify") };
 }
 
 /** What an aimed fault needs of its fault plan (sim-faults.ts). */
@@ -158,7 +162,7 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
   const delay = plan.pick([0, 0, 1, 2, 5, 10, 20, 30]);
   const timeoutMs = statementTimeoutMs(world);
   const extraDelayMs = strike.late ? timeoutMs + plan.int(20, 600) : strike.slow ? plan.int(20, timeoutMs - 40) : 0;
-  const fate: StatementFate = { answerLost: strike.lost, extraDelayMs };
+  const fate: StatementFate = { answerLost: strike.lost, extraDelayMs, notifyLost: strike.nonotify };
   if (kind === "aim-taker-named") return takerNamed(host, member, downMs, delay, lasts);
   const names = STATEMENT[kind];
   const name = names[0]!;
@@ -177,7 +181,7 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
     host.log(`aimed (${kind}): no ${name} statement within 8 s`);
     return;
   }
-  const trouble = [strike.slow ? `${extraDelayMs} ms slow` : "", strike.lost ? "its answer lost" : ""].filter((x) => x !== "").join(", ");
+  const trouble = [strike.slow ? `${extraDelayMs} ms slow` : "", strike.lost ? "its answer lost" : "", strike.nonotify ? "its NOTIFY lost" : ""].filter((x) => x !== "").join(", ");
   const how = trouble === "" ? "" : ` (${trouble})`;
   if (strike.late) {
     await host.sleep(extraDelayMs + 100, "late statement landed");

@@ -35,6 +35,8 @@ export interface StatementFate {
   readonly extraDelayMs?: number | undefined;
   /** Called once the statement was applied to the database (bookkeeping: it may look, never act). */
   readonly applied?: (() => void) | undefined;
+  /** Every NOTIFY the statement sends is lost (as each may be: ordinary trouble). */
+  readonly notifyLost?: boolean | undefined;
 }
 
 /** The probabilities of the network's small misfortunes, per message. */
@@ -65,6 +67,8 @@ export class SimNetwork {
    * them, and a run's draws are as without it.
    */
   onStatement: ((process: SimProcess, name: string) => StatementFate | undefined) | null = null;
+  /** True while a statement whose fate loses its NOTIFYs is being applied. */
+  private droppingNotifies = false;
 
   constructor(
     private readonly random: SimRandom,
@@ -137,10 +141,13 @@ export class SimNetwork {
           const lost = this.random.chance(this.odds.answerLost) || fate?.answerLost === true;
           world.scheduler.after(there, "database", `${process.name} ${name}`, () => {
             let answer: { ok: true; value: R } | { ok: false; error: unknown };
+            this.droppingNotifies = fate?.notifyLost === true;
             try {
               answer = { ok: true, value: apply() };
             } catch (error) {
               answer = { ok: false, error };
+            } finally {
+              this.droppingNotifies = false;
             }
             fate?.applied?.();
             if (lost || path.cut) return;
@@ -157,6 +164,7 @@ export class SimNetwork {
         }),
       notify: (deliver) => {
         if (path.cut || this.random.chance(this.odds.notifyLost)) return;
+        if (this.droppingNotifies) return;
         const times = this.random.chance(this.odds.notifyTwice) ? 2 : 1;
         for (let i = 0; i < times; i++) world.scheduler.after(this.delay(path.slowMs + i * 5), "database", `notify ${process.name}`, () => world.deliver("notify", deliver));
       },
