@@ -195,21 +195,22 @@ const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly T
   // Found only with `--swarm` (each seed draws its own odds of lost answers and NOTIFYs:
   // `pnpm sim:breaks --swarm`, session 20, 11:41-11:51 UTC, the breaks the plain runs miss).
   { rule: "move-standby-unprotected", firstSeed: 676, swarm: true },
-  // Not found in seeds 1-1000 on this code (session 21's scan gave every first seed above as
-  // session 20's), so not controlled here; each has a focused test that
-  // is its control (docs/reliability.md "Test breaks"). Found before by runs this code no longer
-  // makes: balance-sync-unprotected (seed 457 of session 18's code), adopt-clears-former,
-  // immutables-before-decide, stop-skips-handed-over, adopt-only-on-notify, and the three found
-  // only by long runs, whose seeds no longer replay those runs: stop-ignores-acked-hand-over
-  // (9029), former-replaces-taker-stream (51862), arrive-as-wait-ends (37203). The code is not
-  // reached (the runs are the same as with every rule): unheld-before-attach,
-  // stop-releases-adopted. Shadowed by another rule, or outside the
-  // one-failure model: hand-over-stale-ack, balance-to-silent-member. None of these twelve is
-  // found with --swarm either (seeds 1-1000, session 20). Session 21's hand-over-unfenced-round
-  // needs a row move whose answer is lost to land after the write that fences it: its control is
-  // the focused test (shard-mover-balance.test.ts). --aimed (session 21) finds none of those it
-  // was run on within 300 seeds: end-on-unknown-hand-over, release-handing-over,
-  // hand-over-stale-ack, hand-over-unfenced-round, adopt-only-on-notify, stop-ignores-acked-hand-over.
+  // Found only with `--aimed` (half the faults aimed at a hand-over's moment, sim-aimed.ts:
+  // `pnpm sim:breaks --aimed`, session 21, 15:50-16:00 UTC, the breaks the plain runs miss).
+  { rule: "end-on-unknown-hand-over", firstSeed: 7, aimed: true },
+  { rule: "release-handing-over", firstSeed: 7, aimed: true },
+  { rule: "former-replaces-taker-stream", firstSeed: 78, aimed: true },
+  { rule: "adopt-clears-former", firstSeed: 159, aimed: true },
+  { rule: "move-standby-unprotected", firstSeed: 202, aimed: true },
+  // Not found in seeds 1-1000 on this code, plain (session 21's scan gave every first seed above
+  // as session 20's), with --swarm (session 20) or with --aimed (session 21), so not controlled
+  // here; each has a focused test that is its control (docs/reliability.md "Test breaks"):
+  // shadowed by another rule, or outside the one-failure model: hand-over-stale-ack,
+  // balance-to-silent-member; the code not reached (plain runs are the same as with every rule):
+  // unheld-before-attach, stop-releases-adopted; timing: stop-skips-handed-over,
+  // balance-sync-unprotected, immutables-before-decide, stop-ignores-acked-hand-over,
+  // adopt-only-on-notify, arrive-as-wait-ends, and session 21's hand-over-unfenced-round (a row
+  // move whose answer is lost must land after the write that fences it).
 ];
 const SCAN = 60;
 
