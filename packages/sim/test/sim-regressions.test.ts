@@ -202,13 +202,16 @@ const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly T
   { rule: "former-replaces-taker-stream", firstSeed: 78, aimed: true },
   { rule: "adopt-clears-former", firstSeed: 159, aimed: true },
   { rule: "move-standby-unprotected", firstSeed: 202, aimed: true },
+  // Found only with both (`pnpm sim:breaks --aimed --swarm`, session 21, 16:23-16:31 UTC, the
+  // breaks neither finds alone): a crash of the leader during the taker's join, more answers lost.
+  { rule: "balance-sync-unprotected", firstSeed: 659, swarm: true, aimed: true },
   // Not found in seeds 1-1000 on this code, plain (session 21's scan gave every first seed above
-  // as session 20's), with --swarm (session 20) or with --aimed (session 21), so not controlled
+  // as session 20's), with --swarm (session 20), --aimed or both (session 21), so not controlled
   // here; each has a focused test that is its control (docs/reliability.md "Test breaks"):
   // shadowed by another rule, or outside the one-failure model: hand-over-stale-ack,
   // balance-to-silent-member; the code not reached (plain runs are the same as with every rule):
   // unheld-before-attach, stop-releases-adopted; timing: stop-skips-handed-over,
-  // balance-sync-unprotected, immutables-before-decide, stop-ignores-acked-hand-over,
+  // immutables-before-decide, stop-ignores-acked-hand-over,
   // adopt-only-on-notify, arrive-as-wait-ends, and session 21's hand-over-unfenced-round (a row
   // move whose answer is lost must land after the write that fences it).
 ];
