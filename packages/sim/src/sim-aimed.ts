@@ -1,5 +1,5 @@
 import type { FaultKind } from "./sim-faults.js";
-import type { StatementFate } from "./sim-network.js";
+import { serverOf, statementTimeoutMs, type StatementFate } from "./sim-network.js";
 import type { SimRandom } from "./sim-random.js";
 import type { SimWorld } from "./sim-world.js";
 
@@ -64,8 +64,8 @@ const STRIKES: Readonly<Record<AimedKind, readonly string[]>> = {
   ],
   "aim-adopt": ["sender-crash", "sender-crash+slow", "sender-pause", "sender-sigterm", "sender-sigterm+slow+lost", "lost", "other-crash", "other-sigterm+slow", "late"],
   "aim-move-standby": ["sender-crash", "sender-crash+slow", "sender-sigterm", "lost", "slow+lost", "late", "other-crash", "other-crash+slow+lost"],
-  // See takerNamed: the strike is always the taker's stop, with the leader's row move's answer lost.
-  "aim-taker-named": ["taker-stop"],
+  // See takerNamed: always the taker's stop, and the answer of the leader's next row move lost.
+  "aim-taker-named": ["other-sigterm+lost"],
 };
 
 /** A strike's parts (see {@link STRIKES}). */
@@ -97,41 +97,53 @@ export interface AimHost {
   log(line: string): void;
 }
 
-/** The statement timeout of a simulated member (sim-world.ts): a statement delayed past it lands after its sender gave up. */
-function statementTimeoutMs(world: SimWorld): number {
-  return Math.max(250, Math.floor(world.settings.leaderLeaseMs / 3));
+/** Ends a {@link trap} with the member that sprang it: at once, or as an event labelled `event`. */
+type Spring = (sender: string, event?: string) => void;
+
+/**
+ * Listen (the network has one ear: one trap at a time) for statements named in `names`: `hear` is
+ * asked, as each is sent, with its sender's server id, the statement, its sender's process name
+ * and a {@link Spring} that ends the trap; it answers the statement's fate. Resolves with the member that
+ * sprang it, or `null` once `withinMs` passed without.
+ */
+function trap(world: SimWorld, names: readonly string[], withinMs: number, hear: (sender: string, statement: string, processName: string, spring: Spring) => StatementFate | undefined): Promise<string | null> {
+  return new Promise((resolve) => {
+    let done = false;
+    const end = (): boolean => {
+      if (done) return false;
+      done = true;
+      world.network.onStatement = null;
+      return true;
+    };
+    const spring: Spring = (sender, event) => {
+      if (!end()) return;
+      if (event === undefined) resolve(sender);
+      else world.scheduler.after(0, "world", event, () => resolve(sender));
+    };
+    world.network.onStatement = (process, statement) => (done || !names.includes(statement) ? undefined : hear(serverOf(process), statement, process.name, spring));
+    world.scheduler.after(withinMs, "world", `aimed: no ${names.join(" or ")} yet`, () => {
+      if (end()) resolve(null);
+    });
+  });
 }
 
 /**
- * Wait up to `withinMs` for the next statement named `name` a member sends for which `matches`
- * (asked with its sender's server id) holds, giving it `fate` and calling `onSent` as it is sent
- * (bookkeeping only: the run's events are untouched); answers the sender's server id, or `null`
- * when none came.
+ * Wait up to `withinMs` for the next statement named in `names` whose sender `matches`, giving it
+ * `fate` and calling `onSent` as it is sent (bookkeeping only: the run's events are untouched);
+ * answers the sender's server id, or `null` when none came.
  */
 function nextStatement(world: SimWorld, names: readonly string[], matches: (sender: string) => boolean, fate: StatementFate | undefined, onSent: (sender: string) => void, withinMs: number): Promise<string | null> {
-  return new Promise((resolve) => {
-    let done = false;
-    world.network.onStatement = (process, statement) => {
-      const sender = process.name.split("#")[0]!;
-      if (done || !names.includes(statement) || !matches(sender)) return undefined;
-      done = true;
-      world.network.onStatement = null;
-      onSent(sender);
-      world.scheduler.after(0, "world", `aimed at ${statement} of ${process.name}`, () => resolve(sender));
-      return fate;
-    };
-    world.scheduler.after(withinMs, "world", `aimed: no ${names.join(" or ")} yet`, () => {
-      if (done) return;
-      done = true;
-      world.network.onStatement = null;
-      resolve(null);
-    });
+  return trap(world, names, withinMs, (sender, statement, processName, spring) => {
+    if (!matches(sender)) return undefined;
+    onSent(sender);
+    spring(sender, `aimed at ${statement} of ${processName}`);
+    return fate;
   });
 }
 
 /** The member at the other end of `kind`'s statement sent by `sender`, now (see {@link Strike}). */
 function otherEnd(world: SimWorld, kind: AimedKind, sender: string): string | null {
-  if (kind === "aim-hand-over" || kind === "aim-stop-hand-over") return world.takerOf(sender);
+  if (kind === "aim-hand-over" || kind === "aim-stop-hand-over") return takerOf(world, sender);
   return world.standbyOf(sender);
 }
 
@@ -160,14 +172,14 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
   const text = plan.pick(STRIKES[kind]);
   const strike = parseStrike(text);
   const delay = plan.pick([0, 0, 1, 2, 5, 10, 20, 30]);
-  const timeoutMs = statementTimeoutMs(world);
+  const timeoutMs = statementTimeoutMs(world.settings.leaderLeaseMs);
   const extraDelayMs = strike.late ? timeoutMs + plan.int(20, 600) : strike.slow ? plan.int(20, timeoutMs - 40) : 0;
   const fate: StatementFate = { answerLost: strike.lost, extraDelayMs, notifyLost: strike.nonotify };
-  if (kind === "aim-taker-named") return takerNamed(host, member, downMs, delay, lasts);
+  if (kind === "aim-taker-named") return takerNamed(host, member, downMs, delay, lasts, strike.lost);
   const names = STATEMENT[kind];
   const name = names[0]!;
   // The stop's moves are the member's own; the balance moves go to it; it adopts and moves standbys.
-  const matches = (sender: string): boolean => (kind === "aim-stop-hand-over" ? sender === member : kind === "aim-hand-over" ? sender !== member && world.takerOf(sender) === member : sender === member);
+  const matches = (sender: string): boolean => (kind === "aim-stop-hand-over" ? sender === member : kind === "aim-hand-over" ? sender !== member && takerOf(world, sender) === member : sender === member);
   // A late statement is a failure from the moment it is sent (the database slow for it), whatever
   // else is going on then (the stop it was aimed at: two failures at once).
   let lateHeal: (() => void) | null = null;
@@ -214,35 +226,38 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
  * sender, or `null`.
  */
 function nextInSyncNaming(world: SimWorld, names: readonly string[], member: string, withinMs: number): Promise<string | null> {
-  return new Promise((resolve) => {
-    let done = false;
-    const finish = (sender: string | null): void => {
-      if (done) return;
-      done = true;
-      world.network.onStatement = null;
-      resolve(sender);
+  return trap(world, names, withinMs, (sender, _statement, _processName, spring) => {
+    if (sender === member) return undefined;
+    const applied = (): void => {
+      if (world.store.readLeases().some((r) => r.holder === sender && r.standbyId === member && r.inSync)) spring(sender);
     };
-    world.network.onStatement = (process, statement) => {
-      const sender = process.name.split("#")[0]!;
-      if (done || sender === member || !names.includes(statement)) return undefined;
-      const applied = (): void => {
-        if (world.store.readLeases().some((r) => r.holder === sender && r.standbyId === member && r.inSync)) finish(sender);
-      };
-      return { applied };
-    };
-    world.scheduler.after(withinMs, "world", `aimed: no ${names.join(" or ")} yet`, () => finish(null));
+    return { applied };
   });
+}
+
+/**
+ * The member `leader` hands a shard to now: the in-sync standby named by the row of its term paused
+ * for a balance hand-over, else of any row it leads (`SimWorld.standbyOf`); `null` when none.
+ */
+function takerOf(world: SimWorld, leader: string): string | null {
+  const rows = world.store.readLeases();
+  for (const term of world.memberOf(leader)?.runtime.terms ?? []) {
+    const standby = term !== null && term.pausedForHandOver ? rows[term.shard]?.standbyId : null;
+    if (standby !== null && standby !== undefined) return standby;
+  }
+  return world.standbyOf(leader);
 }
 
 /**
  * `aim-taker-named`: the interleaving of seeds 91820 and 96068, aimed at. Once `member` restarted,
  * another member's row comes to name it its in-sync standby (a standby move to it, or its record
- * in sync), as a balance move to it begins; `member` gets SIGTERM `delay` ms after that landed (one failure: a graceful stop),
- * while the leader waits for its acknowledgement of the hand-over entry and then moves the row to
- * it; that row move's answer is lost (ordinary trouble), so its outcome is unknown to the leader,
- * and the stopping taker may have left the member list before it landed.
+ * in sync), as a balance move to it begins; `member` gets SIGTERM `delay` ms after that landed (one
+ * failure: a graceful stop), while the leader waits for its acknowledgement of the hand-over entry
+ * and then moves the row to it; that row move's answer is lost (`answerLost`: ordinary trouble), so
+ * its outcome is unknown to the leader, and the stopping taker may have left the member list
+ * before it landed.
  */
-async function takerNamed(host: AimHost, member: string, downMs: number, delay: number, lasts: number): Promise<void> {
+async function takerNamed(host: AimHost, member: string, downMs: number, delay: number, lasts: number, answerLost: boolean): Promise<void> {
   const { world } = host;
   const kind: AimedKind = "aim-taker-named";
   const named = await (await provoke(host, kind, member, downMs, () => nextInSyncNaming(world, STATEMENT[kind], member, 8_000)));
@@ -250,7 +265,7 @@ async function takerNamed(host: AimHost, member: string, downMs: number, delay: 
     host.log(`aimed (${kind}): no standby named within 8 s`);
     return;
   }
-  const moved = nextStatement(world, ["hand-over"], (sender) => sender === named, { answerLost: true }, () => undefined, 3_000);
+  const moved = nextStatement(world, ["hand-over"], (sender) => sender === named, { answerLost }, () => undefined, 3_000);
   await host.sleep(delay, `aimed strike at ${member}`);
   const heal = host.failure("sigterm", `aimed (${kind}): sigterm of ${member} ${delay} ms after ${named} named a standby, restarted ${lasts} ms after it stopped`);
   const stopped = world.terminate(member);

@@ -3,7 +3,7 @@ import type { SimProcess } from "./sim-clock.js";
 import type { SimRandom } from "./sim-random.js";
 
 /** The server id a process runs as (its name is `<server id>#<generation>`). */
-function serverOf(process: SimProcess): string {
+export function serverOf(process: SimProcess): string {
   return process.name.split("#")[0]!;
 }
 
@@ -25,6 +25,15 @@ export interface ReplicationPath {
    * flight on a connection that was reset since it was sent never arrives.
    */
   resets: number;
+}
+
+/**
+ * A simulated member's statement timeout (ms): a third of the leader lease, at least 250 ms, as
+ * node-postgres's `query_timeout` is set from `--leader-lease-ms`. A statement delayed past it lands
+ * after its sender gave up (an aimed fault's `late` strike).
+ */
+export function statementTimeoutMs(leaderLeaseMs: number): number {
+  return Math.max(250, Math.floor(leaderLeaseMs / 3));
 }
 
 /** What an aimed fault (`pnpm sim --aimed`, sim-aimed.ts) does to one statement as it is sent. */

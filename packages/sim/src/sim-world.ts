@@ -15,7 +15,7 @@ import { simServiceOf } from "./sim-service-view.js";
 import { SimProcess } from "./sim-clock.js";
 import { SimHistory } from "./sim-history.js";
 import { SimWatcher } from "./sim-watcher.js";
-import { SimNetwork } from "./sim-network.js";
+import { SimNetwork, statementTimeoutMs } from "./sim-network.js";
 import { FenceCheckedStore } from "./sim-store-checks.js";
 import type { SimRandom } from "./sim-random.js";
 import { Scheduler } from "./scheduler.js";
@@ -179,7 +179,7 @@ export class SimWorld implements SimServers {
     slot.member = null;
     slot.listening = false;
     const { leaderLeaseMs, shards, breaks } = this.settings;
-    const coordinator = createMemoryCoordinator({ store: this.store, link: this.network.statementLink(process, Math.max(250, Math.floor(leaderLeaseMs / 3))), unfencedBoundExtensions: breaks.has("epoch-fence") });
+    const coordinator = createMemoryCoordinator({ store: this.store, link: this.network.statementLink(process, statementTimeoutMs(leaderLeaseMs)), unfencedBoundExtensions: breaks.has("epoch-fence") });
     process.deliver("start", () => {
       void createClusterMember(
         {
@@ -383,17 +383,9 @@ export class SimWorld implements SimServers {
     return null;
   }
 
-  /**
-   * The member `leader` hands a shard to now: the in-sync standby named by the row of its term paused
-   * for a balance hand-over, else of any row it leads ({@link standbyOf}); `null` when none.
-   */
-  takerOf(leader: string): string | null {
-    const rows = this.store.readLeases();
-    for (const term of this.slot(leader).member?.runtime.terms ?? []) {
-      const standby = term !== null && term.pausedForHandOver ? rows[term.shard]?.standbyId : null;
-      if (standby !== null && standby !== undefined) return standby;
-    }
-    return this.standbyOf(leader);
+  /** The cluster member server `id` runs now, `null` while none answers. */
+  memberOf(id: string): ClusterMember | null {
+    return this.slot(id).member;
   }
 
   /** True when every shard has a live leader. */

@@ -138,10 +138,10 @@ export interface Coordinator {
    * taker that never adopts leaves the shard to it with the table, not to an empty takeover; else
    * the standby fields are cleared (a stopping leader keeps nothing). Answers the new term, or
    * `null` when it matched nothing. With `round` (a balance hand-over: a round of the term's sync
-   * writes, `ShardReplication.rounds.take()`, sync-rounds.ts) it also matches only while the row's `sync_round` is
-   * below `round`, so a write of a later round that matched fences it for good: a statement whose
-   * outcome was unknown can then never commit, and the term may serve on (balance-hand-over.ts).
-   * Without it (a stop's hand-over) no round is checked.
+   * writes, `ShardReplication.rounds.take()`, sync-rounds.ts) it also matches only while the row's
+   * `sync_round` is below `round`, so a write of a later round that matched fences it for good: a
+   * statement whose outcome was unknown can then never commit, and the term may serve on
+   * (balance-hand-over.ts). Without it (a stop's hand-over) no round is checked.
    */
   handOver(term: LeaderTerm, standby: MemberIdentity, leaderLeaseMs: number, formerAsStandby?: boolean, round?: number): Promise<HandedOverTerm | null>;
   /**

@@ -38,7 +38,7 @@ export class ShardReplication {
   readonly clock: ReplicationClock;
 
   constructor(private readonly options: ShardReplicationOptions) {
-    const { term, coordinator, clock, logger, metrics } = options;
+    const { term, clock, logger, metrics } = options;
     this.clock = clock;
     this.log = new ReplicationLog(clock);
     const where = { shard: term.shard, epoch: term.epoch };
@@ -47,8 +47,8 @@ export class ShardReplication {
       clock,
       lateMs: options.lateMs,
       unsafeAnswerFirst: options.unsafeAnswerFirst,
-      markInSync: () => this.rounds.write((round) => coordinator.setInSync(term, this.target?.incarnation ?? "", true, round)),
-      markNotInSync: () => this.rounds.write((round) => coordinator.setInSync(term, this.target?.incarnation ?? "", false, round)),
+      markInSync: () => this.writeInSync(true),
+      markNotInSync: () => this.writeInSync(false),
       onInSync: () => {
         metrics?.resyncs.inc({});
         logger.info({ ...where, standby: this.target?.serverId }, "standby in sync");
@@ -268,7 +268,13 @@ export class ShardReplication {
   async restateSync(): Promise<boolean> {
     const state = this.rule.state;
     if (this.closed || this.rounds.writing || this.attaching || this.move !== null || (state !== "in-sync" && state !== "out")) return false;
-    return this.rounds.write((round) => this.options.coordinator.setInSync(this.options.term, this.target?.incarnation ?? "", state === "in-sync", round));
+    return this.writeInSync(state === "in-sync");
+  }
+
+  /** Record `in_sync` for the current standby under a fresh round (`Coordinator.setInSync`). */
+  private writeInSync(inSync: boolean): Promise<boolean> {
+    const { coordinator, term } = this.options;
+    return this.rounds.write((round) => coordinator.setInSync(term, this.target?.incarnation ?? "", inSync, round));
   }
 
   /**
