@@ -12,10 +12,10 @@ import type { SimWorld } from "./sim-world.js";
  * moment matters to. Drawn at random, such a moment comes up once in thousands of seeds: the long
  * runs found the interleavings of seeds 1266, 91820 and 96068 there.
  */
-export type AimedKind = "aim-stop-hand-over" | "aim-hand-over" | "aim-adopt" | "aim-move-standby" | "aim-taker-named";
+export type AimedKind = "aim-stop-hand-over" | "aim-hand-over" | "aim-adopt" | "aim-move-standby" | "aim-taker-named" | "aim-stop-in-lease-wait";
 
 /** The aimed faults a plan draws from (a kind listed twice is drawn twice as often). */
-export const AIMED: readonly AimedKind[] = ["aim-stop-hand-over", "aim-hand-over", "aim-hand-over", "aim-adopt", "aim-move-standby", "aim-taker-named", "aim-taker-named"];
+export const AIMED: readonly AimedKind[] = ["aim-stop-hand-over", "aim-hand-over", "aim-hand-over", "aim-adopt", "aim-move-standby", "aim-taker-named", "aim-taker-named", "aim-stop-in-lease-wait"];
 
 /** True for an aimed fault's kind. */
 export function isAimed(kind: string): kind is AimedKind {
@@ -30,6 +30,8 @@ const STATEMENT: Readonly<Record<AimedKind, readonly string[]>> = {
   "aim-move-standby": ["move-standby"],
   // A balance move names its taker the shard's in-sync standby first: moved to it, or synced.
   "aim-taker-named": ["move-standby", "set-in-sync"],
+  // Not a statement's moment: see stopInLeaseWait.
+  "aim-stop-in-lease-wait": [],
 };
 
 /**
@@ -66,6 +68,8 @@ const STRIKES: Readonly<Record<AimedKind, readonly string[]>> = {
   "aim-move-standby": ["sender-crash", "sender-crash+slow", "sender-sigterm", "lost", "slow+lost", "late", "other-crash", "other-crash+slow+lost"],
   // See takerNamed: always the taker's stop, and the answer of the leader's next row move lost.
   "aim-taker-named": ["other-sigterm+lost"],
+  // See stopInLeaseWait: always a stop.
+  "aim-stop-in-lease-wait": ["sigterm"],
 };
 
 /** A strike's parts (see {@link STRIKES}). */
@@ -176,6 +180,7 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
   const extraDelayMs = strike.late ? timeoutMs + plan.int(20, 600) : strike.slow ? plan.int(20, timeoutMs - 40) : 0;
   const fate: StatementFate = { answerLost: strike.lost, extraDelayMs, notifyLost: strike.nonotify };
   if (kind === "aim-taker-named") return takerNamed(host, member, downMs, delay, lasts, strike.lost);
+  if (kind === "aim-stop-in-lease-wait") return stopInLeaseWait(host, downMs, lasts);
   const names = STATEMENT[kind];
   const name = names[0]!;
   // The stop's moves are the member's own; the balance moves go to it; it adopts and moves standbys.
@@ -272,6 +277,61 @@ async function takerNamed(host: AimHost, member: string, downMs: number, delay: 
   const sent = await moved;
   host.log(`aimed (${kind}): ${sent === null ? `no row move by ${named} within 3 s` : `${named}'s next row move sent, its answer lost`}`);
   await stopped;
+  await host.sleep(lasts, `restart ${member}`);
+  world.start(member);
+  heal();
+}
+
+/** The member whose term holds back, in its lease-wait, two or more requests of one namespace, and what it holds back; `null` when none does. */
+function holdingBack(world: SimWorld): { readonly member: string; readonly what: string } | null {
+  for (const id of world.ids()) {
+    for (const term of world.memberOf(id)?.runtime.terms ?? []) {
+      if (term === null || term.isEnded) continue;
+      const places = Object.entries(term.heldBackPlaces());
+      if (!places.some(([, line]) => line.length >= 2)) continue;
+      return { member: id, what: places.map(([ns, line]) => `${ns}: ${line.map((p) => p.requestId).join(", ")}`).join("; ") };
+    }
+  }
+  return null;
+}
+
+/**
+ * `aim-stop-in-lease-wait`: a stop of a leader inside its lease-wait, with requests held back (the
+ * hand-over entry carries their places, and the taker keeps them for their re-sent `requestId`s).
+ * A lease-wait follows a shard taken without its table: the standby of a row is crashed, then,
+ * once the row records it not in sync (or a third of a lease later), its leader (two failures:
+ * nothing is promised of the locks then, but the queue order of requests that arrive afterwards
+ * still holds). Both restart `downMs` later. Once some term holds back two requests of one
+ * namespace, its member gets SIGTERM (restarted `lasts` ms after it stopped).
+ */
+async function stopInLeaseWait(host: AimHost, downMs: number, lasts: number): Promise<void> {
+  const { world } = host;
+  const kind: AimedKind = "aim-stop-in-lease-wait";
+  const row = world.store.readLeases().find((r) => !r.expired && r.holder !== null && r.inSync && r.standbyId !== null && r.standbyId !== r.holder);
+  if (row === undefined || row.holder === null || row.standbyId === null) {
+    host.log(`aimed (${kind}): no row with an in-sync standby`);
+    return;
+  }
+  const { holder, standbyId, shard } = row;
+  const standbyDown = host.failure("crash", `aimed (${kind}): crash of ${standbyId}, standby of shard ${shard}, for ${downMs} ms`);
+  world.crash(standbyId);
+  for (let waited = 0; waited < world.settings.leaderLeaseMs / 3 && world.store.readLeases()[shard]?.inSync === true; waited += 20) await host.sleep(20, "standby recorded not in sync?");
+  const leaderDown = host.failure("crash", `aimed (${kind}): crash of ${holder}, leader of shard ${shard}, for ${downMs} ms`);
+  world.crash(holder);
+  await host.sleep(downMs, `restart ${standbyId} and ${holder}`);
+  world.start(standbyId);
+  world.start(holder);
+  standbyDown();
+  leaderDown();
+  let found: ReturnType<typeof holdingBack> = null;
+  for (let waited = 0; waited < 12_000 && (found = holdingBack(world)) === null; waited += 25) await host.sleep(25, "held back?");
+  if (found === null) {
+    host.log(`aimed (${kind}): no term held back two requests of one namespace within 12 s`);
+    return;
+  }
+  const { member, what } = found;
+  const heal = host.failure("sigterm", `aimed (${kind}): sigterm of ${member} inside its lease-wait (holding back ${what}), restarted ${lasts} ms after it stopped`);
+  await world.terminate(member);
   await host.sleep(lasts, `restart ${member}`);
   world.start(member);
   heal();

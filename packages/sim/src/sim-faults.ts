@@ -137,8 +137,9 @@ export class FaultPlan {
     const end = this.world.history.failed(what, this.now, single, STOPS_ONLY.has(kind));
     return () => {
       this.failed--;
+      const restarted = kind === "crash" ? this.now : undefined;
       if (GRACEFUL.has(kind)) end(this.now);
-      else this.aftermath.push(end);
+      else this.aftermath.push((to) => end(to, restarted));
     };
   }
 

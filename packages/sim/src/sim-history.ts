@@ -16,6 +16,12 @@ interface Failure {
   readonly single: boolean;
   /** The fault only stops servers by SIGTERM (nothing crashes, pauses or is cut off): queue order holds through it. */
   readonly stopsOnly: boolean;
+  /**
+   * When a crash's member restarted (`Infinity` before, and for every other kind): the crashed
+   * process is gone, so a request first queued after that cannot be one it held, and queue order
+   * holds for it whatever the crash's aftermath does to the rows (the span's `to`).
+   */
+  restarted: number;
 }
 
 /**
@@ -145,12 +151,16 @@ export class SimHistory {
 
   /**
    * A fault began (`single`: the cluster was protected and nothing else had failed; `stopsOnly`: it
-   * only stops servers by SIGTERM, so every waiter keeps its place through it); answers its end-setter.
+   * only stops servers by SIGTERM, so every waiter keeps its place through it); answers its
+   * end-setter (`restarted`: a crash's restart, see {@link Failure.restarted}).
    */
-  failed(what: string, at: number, single: boolean, stopsOnly = false): (to: number) => void {
-    const failure: Failure = { what, from: at, to: Infinity, single, stopsOnly };
+  failed(what: string, at: number, single: boolean, stopsOnly = false): (to: number, restarted?: number) => void {
+    const failure: Failure = { what, from: at, to: Infinity, single, stopsOnly, restarted: Infinity };
     this.failures.push(failure);
-    return (to) => (failure.to = to);
+    return (to, restarted) => {
+      failure.to = to;
+      if (restarted !== undefined) failure.restarted = restarted;
+    };
   }
 
   /** A liveness (or other) promise broken, found by the run itself. */
@@ -173,7 +183,7 @@ export class SimHistory {
       ...logIdsOfOneTable(this.pairs),
       ...lockWatch(this.watches, this.asked),
       ...this.waiterLiveness(),
-      ...this.queue.check((from, to) => this.failures.every((f) => f.stopsOnly || f.to < from || f.from > to)),
+      ...this.queue.check((from, to) => this.failures.every((f) => f.stopsOnly || Math.min(f.to, f.restarted) < from || f.from > to)),
       ...this.extra,
     ];
   }

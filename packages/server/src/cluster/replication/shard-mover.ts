@@ -354,9 +354,10 @@ export class ShardMover {
 
   /** Hand over a term whose gate closed with its replication open; release it when that fails. */
   private async handOver(term: ShardTerm, why: HandOverReason): Promise<void> {
-    const { coordinator, serverId, leaderLeaseMs, logger, handOverPauseMs } = this.host.options;
+    const { coordinator, serverId, leaderLeaseMs, logger, handOverPauseMs, breaks } = this.host.options;
     const { incarnation } = this.host;
-    const done = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why, pauseMs: handOverPauseMs });
+    const staleAck = breaks?.has("hand-over-stale-ack") === true;
+    const done = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why, pauseMs: handOverPauseMs, staleAck });
     if (done !== null) {
       this.host.options.metrics.handOvers.inc({ reason: why, state: "carried" });
       this.host.handedOver(term, done);

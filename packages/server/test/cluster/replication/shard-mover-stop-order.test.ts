@@ -7,20 +7,21 @@ import type { ShardTerm } from "../../../src/cluster/shard-term.js";
 import type { TestBreak } from "../../../src/cluster/test-breaks.js";
 
 /** A term as the mover sees it: in sync with its standby `s`, its whole log acknowledged. */
-function inSyncTerm(shard: number, waiting = false): ShardTerm {
+function inSyncTerm(shard: number, waiting = false, standbyDead = false): ShardTerm {
   const replication = {
     standby: { serverId: "s", incarnation: "s-1", url: "http://s" },
     rule: { state: "in-sync" },
     log: { lastSeq: 3 },
     // The hand-over entry, acknowledged at once (this test is about the order of statements).
     append: () => 4,
-    whenAcked: () => Promise.resolve("acked" as const),
+    // A standby that died after acknowledging entry 3 never acknowledges the hand-over entry (4).
+    whenAcked: (seq: number) => (standbyDead && seq > 3 ? new Promise<never>(() => undefined) : Promise.resolve("acked" as const)),
     // No standby move under way.
     settleMove: () => Promise.resolve(),
     // The standby answers the stop's fresh probe at once.
     confirmStandby: () => Promise.resolve(true),
-    // The hand-over's deadline timer: never due in this test.
-    clock: { now: () => 0, setTimer: () => () => undefined, defer: (fn: () => void) => fn() },
+    // The hand-over's deadline timer: due at once when the standby is dead (nothing else would end the wait), else never.
+    clock: { now: () => 0, setTimer: (fn: () => void) => (standbyDead ? (setImmediate(fn), () => undefined) : () => undefined), defer: (fn: () => void) => fn() },
   };
   return { shard, epoch: 7, leaderId: "L", waiting, replicator: { replication }, handedOver: { locks: 1, waiters: 0 }, finishHandOver: () => undefined, heldBackPlaces: () => ({}) } as unknown as ShardTerm;
 }
@@ -85,5 +86,19 @@ describe("ShardMover.stopAll: a stopping server hands its shards over only once 
     await stopped;
     expect(events.slice(0, 3)).toEqual(["lose 0", "lose 1", "left"]);
     expect(events.slice(3).sort()).toEqual(["handOver 0", "handOver 1", "handedOver 0", "handedOver 1"]);
+  });
+
+  it("a stop whose standby died after acknowledging the whole log gets no acknowledgement of the hand-over entry: the row is not moved to it", async () => {
+    const events: string[] = [];
+    const terms = [inSyncTerm(0, false, true)];
+    await stoppingMover(terms, events).stopAll(terms, Promise.resolve());
+    expect(events.sort()).toEqual(["lose 0", "release 0"]);
+  });
+
+  it("negative control (hand-over-stale-ack): the stop counts the earlier cumulative acknowledgement, and moves the row to the dead standby", async () => {
+    const events: string[] = [];
+    const terms = [inSyncTerm(0, false, true)];
+    await stoppingMover(terms, events, ["hand-over-stale-ack"]).stopAll(terms, Promise.resolve());
+    expect(events.sort()).toEqual(["handOver 0", "handedOver 0", "lose 0"]);
   });
 });
