@@ -40,12 +40,14 @@ const STATEMENT: Readonly<Record<AimedKind, readonly string[]>> = {
  * other end: a row move's taker, an adoption's or a standby move's standby, the former leader the
  * row names); `lost`: the statement's answer is lost; `slow`: it reaches the database up to a few
  * hundred ms later, still within its sender's statement timeout (`lost` and `slow` are ordinary
- * trouble, not failures); `nonotify`: every NOTIFY it sends is lost (ordinary trouble too); `late`:
- * it lands after its sender gave up (the database slow for that statement: one failure).
+ * trouble, not failures); `nonotify`: every NOTIFY it sends is lost (ordinary trouble too);
+ * `dropped`: it never reaches the database, and its sender sees it time out (a connection broken
+ * on the way: ordinary trouble); `late`: it lands after its sender gave up (the database slow for
+ * that statement: one failure).
  */
 const STRIKES: Readonly<Record<AimedKind, readonly string[]>> = {
   // The stopping member is down already (a failure): only what is not one more, or late.
-  "aim-stop-hand-over": ["lost", "slow+lost", "slow", "nonotify", "lost+nonotify", "late"],
+  "aim-stop-hand-over": ["lost", "slow+lost", "slow", "nonotify", "lost+nonotify", "dropped", "late"],
   "aim-hand-over": [
     "other-sigterm",
     "other-sigterm+lost",
@@ -62,10 +64,12 @@ const STRIKES: Readonly<Record<AimedKind, readonly string[]>> = {
     "sender-crash+slow",
     "lost",
     "slow+lost",
+    "dropped",
+    "other-sigterm+dropped",
     "late",
   ],
-  "aim-adopt": ["sender-crash", "sender-crash+slow", "sender-pause", "sender-sigterm", "sender-sigterm+slow+lost", "lost", "other-crash", "other-sigterm+slow", "late"],
-  "aim-move-standby": ["sender-crash", "sender-crash+slow", "sender-sigterm", "lost", "slow+lost", "late", "other-crash", "other-crash+slow+lost"],
+  "aim-adopt": ["sender-crash", "sender-crash+slow", "sender-pause", "sender-sigterm", "sender-sigterm+slow+lost", "lost", "dropped", "other-crash", "other-sigterm+slow", "late"],
+  "aim-move-standby": ["sender-crash", "sender-crash+slow", "sender-sigterm", "lost", "slow+lost", "dropped", "late", "other-crash", "other-crash+slow+lost"],
   // See takerNamed: always the taker's stop, and the answer of the leader's next row move lost.
   "aim-taker-named": ["other-sigterm+lost"],
   // See stopInLeaseWait: always a stop.
@@ -80,12 +84,13 @@ interface Strike {
   readonly slow: boolean;
   readonly late: boolean;
   readonly nonotify: boolean;
+  readonly dropped: boolean;
 }
 
 function parseStrike(text: string): Strike {
   const parts = text.split("+");
   const [at, action] = parts[0]!.includes("-") ? (parts[0]!.split("-") as [Strike["at"], Strike["action"]]) : [null, null];
-  return { at, action, lost: parts.includes("lost"), slow: parts.includes("slow"), late: parts.includes("late"), nonotify: parts.includes("nonotify") };
+  return { at, action, lost: parts.includes("lost"), slow: parts.includes("slow"), late: parts.includes("late"), nonotify: parts.includes("nonotify"), dropped: parts.includes("dropped") };
 }
 
 /** What an aimed fault needs of its fault plan (sim-faults.ts). */
@@ -178,7 +183,7 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
   const delay = plan.pick([0, 0, 1, 2, 5, 10, 20, 30]);
   const timeoutMs = statementTimeoutMs(world.settings.leaderLeaseMs);
   const extraDelayMs = strike.late ? timeoutMs + plan.int(20, 600) : strike.slow ? plan.int(20, timeoutMs - 40) : 0;
-  const fate: StatementFate = { answerLost: strike.lost, extraDelayMs, notifyLost: strike.nonotify };
+  const fate: StatementFate = { answerLost: strike.lost, extraDelayMs, notifyLost: strike.nonotify, dropped: strike.dropped };
   if (kind === "aim-taker-named") return takerNamed(host, member, downMs, delay, lasts, strike.lost);
   if (kind === "aim-stop-in-lease-wait") return stopInLeaseWait(host, downMs, lasts);
   const names = STATEMENT[kind];
@@ -198,7 +203,7 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
     host.log(`aimed (${kind}): no ${name} statement within 8 s`);
     return;
   }
-  const trouble = [strike.slow ? `${extraDelayMs} ms slow` : "", strike.lost ? "its answer lost" : "", strike.nonotify ? "its NOTIFY lost" : ""].filter((x) => x !== "").join(", ");
+  const trouble = [strike.slow ? `${extraDelayMs} ms slow` : "", strike.lost ? "its answer lost" : "", strike.nonotify ? "its NOTIFY lost" : "", strike.dropped ? "dropped on its way" : ""].filter((x) => x !== "").join(", ");
   const how = trouble === "" ? "" : ` (${trouble})`;
   if (strike.late) {
     await host.sleep(extraDelayMs + 100, "late statement landed");

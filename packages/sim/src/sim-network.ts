@@ -46,6 +46,11 @@ export interface StatementFate {
   readonly applied?: (() => void) | undefined;
   /** Every NOTIFY the statement sends is lost (as each may be: ordinary trouble). */
   readonly notifyLost?: boolean | undefined;
+  /**
+   * The statement never reaches the database (its connection broke on the way: ordinary trouble,
+   * as a lost answer is): nothing is applied, and the caller sees it time out, outcome unknown.
+   */
+  readonly dropped?: boolean | undefined;
 }
 
 /** The probabilities of the network's small misfortunes, per message. */
@@ -144,7 +149,7 @@ export class SimNetwork {
             settled = true;
             reject(new Error(`simulated statement ${name} timed out after ${timeoutMs} ms (outcome unknown)`));
           }, timeoutMs);
-          if (path.cut) return;
+          if (path.cut || fate?.dropped === true) return;
           const there = this.delay(path.slowMs) + (fate?.extraDelayMs ?? 0);
           const back = this.delay(path.slowMs);
           const lost = this.random.chance(this.odds.answerLost) || fate?.answerLost === true;

@@ -12,8 +12,12 @@ export type LossReason = "renewal" | "gate" | "bound" | "stopping" | "balance" |
 /** Why a leader gave a shard up on purpose: `sigterm` (its stop: SIGTERM, SIGINT or `close()`) or `balance`. */
 export type HandOverReason = "sigterm" | "balance";
 
-/** How a shard given up on purpose went: `carried` (handed to its standby with its table) or `released` (without it). */
-export type HandOverState = "carried" | "released";
+/**
+ * How a shard given up on purpose went: `carried` (handed to its standby with its table),
+ * `released` (without it), `kept` (a balance move its taker did not acknowledge: served on) or
+ * `unknown` (a stop's row move whose outcome is unknown: the row left to its in-sync standby).
+ */
+export type HandOverState = "carried" | "released" | "kept" | "unknown";
 
 /**
  * The cluster metrics of one server (docs/cluster.md "Metrics"). Kept here and handed to the
@@ -28,7 +32,7 @@ export class ClusterMetrics {
   );
   readonly handOvers = new Counter<"reason" | "state">(
     "leasehold_cluster_hand_overs_total",
-    "Shards this server gave up on purpose, by reason (sigterm: its stop; balance) and state: carried (handed over with the lock table to an in-sync standby), released (without it: the next leader starts empty after the lease-wait) or kept (balance only: the taker did not acknowledge the hand-over, so this server serves on with the table and tries again later).",
+    "Shards this server gave up on purpose, by reason (sigterm: its stop; balance) and state: carried (handed over with the lock table to an in-sync standby), released (without it: the next leader starts empty after the lease-wait), kept (balance only: the taker did not acknowledge the hand-over, so this server serves on with the table and tries again later) or unknown (sigterm only: the row move's outcome is unknown, a statement timeout, so the row was left as it is: its in-sync standby adopts it, or takes it over with the table once it lapses).",
     ["reason", "state"],
   );
   readonly gateClosures = new Counter("leasehold_cluster_gate_closures_total", "Times a serving gate closed by time, no renewal having confirmed the row in time (the term then serves nothing, keeping its table, until a renewal reopens the gate or one that matches nothing ends it).");

@@ -54,6 +54,8 @@ export const TEST_BREAKS = {
     "a balance hand-over whose row move's outcome is unknown (a statement timeout) ends the term at once instead of fencing the move with a later write of the term's sync rounds and serving on: when the row did not move and the taker is no longer its in-sync standby (stopped or cut off meanwhile), the member's next pass releases it as an orphan, table and all",
   "hand-over-unfenced-round":
     "a balance hand-over's row move is sent without its sync round, so the write that is to fence a move whose outcome is unknown does not: the move may still commit after the term serves again, and both the taker and the former leader serve the shard",
+  "release-on-unknown-stop":
+    "a stop whose row move's outcome is unknown (a statement timeout: the statement dropped on its way, or its answer lost) releases the shard instead of leaving the row as it is: when the move did not commit, the next leader starts empty and every lock the in-sync standby holds is lost",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 

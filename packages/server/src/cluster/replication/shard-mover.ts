@@ -357,7 +357,12 @@ export class ShardMover {
     const { coordinator, serverId, leaderLeaseMs, logger, handOverPauseMs, breaks } = this.host.options;
     const { incarnation } = this.host;
     const staleAck = breaks?.has("hand-over-stale-ack") === true;
-    const done = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why, pauseMs: handOverPauseMs, staleAck });
+    const releaseOnUnknown = breaks?.has("release-on-unknown-stop") === true;
+    const done = await handOverTerm(term, { coordinator, serverId, incarnation, leaderLeaseMs, logger, reason: why, pauseMs: handOverPauseMs, staleAck, releaseOnUnknown });
+    if (done === "unknown") {
+      this.host.options.metrics.handOvers.inc({ reason: why, state: "unknown" });
+      return;
+    }
     if (done !== null) {
       this.host.options.metrics.handOvers.inc({ reason: why, state: "carried" });
       this.host.handedOver(term, done);
