@@ -318,7 +318,7 @@ async function stopInLeaseWait(host: AimHost, downMs: number, lasts: number): Pr
     return;
   }
   const { holder, standbyId, shard } = row;
-  const standbyDown = host.failure("crash", `aimed (${kind}): crash of ${standbyId}, standby of shard ${shard}, for ${downMs} ms`);
+  const standbyDown = host.failure("crash", `aimed (${kind}): crash of ${standbyId}, standby of shard ${shard}, until ${downMs} ms after its leader's`);
   world.crash(standbyId);
   for (let waited = 0; waited < world.settings.leaderLeaseMs / 3 && world.store.readLeases()[shard]?.inSync === true; waited += 20) await host.sleep(20, "standby recorded not in sync?");
   const leaderDown = host.failure("crash", `aimed (${kind}): crash of ${holder}, leader of shard ${shard}, for ${downMs} ms`);

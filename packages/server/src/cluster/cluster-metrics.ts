@@ -32,7 +32,7 @@ export class ClusterMetrics {
   );
   readonly handOvers = new Counter<"reason" | "state">(
     "leasehold_cluster_hand_overs_total",
-    "Shards this server gave up on purpose, by reason (sigterm: its stop; balance) and state: carried (handed over with the lock table to an in-sync standby), released (without it: the next leader starts empty after the lease-wait), kept (balance only: the taker did not acknowledge the hand-over, so this server serves on with the table and tries again later) or unknown (sigterm only: the row move's outcome is unknown, a statement timeout, so the row was left as it is: its in-sync standby adopts it, or takes it over with the table once it lapses).",
+    "Shards this server gave up on purpose, by reason (sigterm: its stop; balance) and state: carried (handed over with the lock table to an in-sync standby), released (without it: the next leader starts empty after the lease-wait), kept (balance only: the taker did not acknowledge the hand-over, so this server serves on with the table and tries again later) or unknown (sigterm only: the row move's statement failed, a timeout leaving its outcome unknown or another error, so the row was left as it is: its in-sync standby adopts it, or takes it over with the table once it lapses).",
     ["reason", "state"],
   );
   readonly gateClosures = new Counter("leasehold_cluster_gate_closures_total", "Times a serving gate closed by time, no renewal having confirmed the row in time (the term then serves nothing, keeping its table, until a renewal reopens the gate or one that matches nothing ends it).");

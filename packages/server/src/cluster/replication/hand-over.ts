@@ -104,7 +104,8 @@ export async function pauseBeforeMove(replication: ShardReplication, pauseMs: nu
  * in one statement fenced by the epoch, which NOTIFYs; the standby serves at once with the table.
  * Answers the new row and its holder when the row moved; `null` when it could not (the caller then
  * releases the shard as without a standby: a stop's last resort); `"unknown"` when the row move's
- * outcome is unknown (a statement timeout): the caller leaves the row as it is. Moved, the standby
+ * statement failed (a timeout, its outcome unknown, or any other error: leaving the row is safe
+ * either way, and only a timeout can hide a commit): the caller leaves the row as it is. Moved, the standby
  * adopts it; not, it lapses, still naming the standby in sync, and the standby takes it over with
  * the table (a release would let the next leader start empty, every lock lost).
  */
@@ -128,7 +129,7 @@ export async function handOverTerm(term: ShardTerm, context: HandOverContext): P
       moved = await coordinator.handOver({ shard: term.shard, epoch: term.epoch, serverId, incarnation }, standby, leaderLeaseMs);
     } catch (err) {
       if (context.releaseOnUnknown === true) throw err;
-      logger.warn({ ...where, err, standby: standby.serverId }, "hand-over's row move failed, its outcome unknown: leaving the row as it is (its standby adopts it, or takes it over with the table once it lapses)");
+      logger.warn({ ...where, err, standby: standby.serverId }, "hand-over's row move failed (its outcome may be unknown): leaving the row as it is (its standby adopts it, or takes it over with the table once it lapses)");
       return "unknown";
     }
     if (moved === null) {
