@@ -287,6 +287,19 @@ async function takerNamed(host: AimHost, member: string, downMs: number, delay: 
   heal();
 }
 
+/**
+ * Ask `probe` every `stepMs` of simulated time (a world event labelled `label` between asks) until
+ * it answers something other than `null`, for less than `withinMs`; answers that, or `null`.
+ */
+async function poll<T>(host: AimHost, withinMs: number, stepMs: number, label: string, probe: () => T | null): Promise<T | null> {
+  for (let waited = 0; waited < withinMs; waited += stepMs) {
+    const found = probe();
+    if (found !== null) return found;
+    await host.sleep(stepMs, label);
+  }
+  return null;
+}
+
 /** The member whose term holds back, in its lease-wait, two or more requests of one namespace, and what it holds back; `null` when none does. */
 function holdingBack(world: SimWorld): { readonly member: string; readonly what: string } | null {
   for (const id of world.ids()) {
@@ -320,7 +333,7 @@ async function stopInLeaseWait(host: AimHost, downMs: number, lasts: number): Pr
   const { holder, standbyId, shard } = row;
   const standbyDown = host.failure("crash", `aimed (${kind}): crash of ${standbyId}, standby of shard ${shard}, until ${downMs} ms after its leader's`);
   world.crash(standbyId);
-  for (let waited = 0; waited < world.settings.leaderLeaseMs / 3 && world.store.readLeases()[shard]?.inSync === true; waited += 20) await host.sleep(20, "standby recorded not in sync?");
+  await poll(host, world.settings.leaderLeaseMs / 3, 20, "standby recorded not in sync?", () => (world.store.readLeases()[shard]?.inSync === true ? null : true));
   const leaderDown = host.failure("crash", `aimed (${kind}): crash of ${holder}, leader of shard ${shard}, for ${downMs} ms`);
   world.crash(holder);
   await host.sleep(downMs, `restart ${standbyId} and ${holder}`);
@@ -328,8 +341,7 @@ async function stopInLeaseWait(host: AimHost, downMs: number, lasts: number): Pr
   world.start(holder);
   standbyDown();
   leaderDown();
-  let found: ReturnType<typeof holdingBack> = null;
-  for (let waited = 0; waited < 12_000 && (found = holdingBack(world)) === null; waited += 25) await host.sleep(25, "held back?");
+  const found = await poll(host, 12_000, 25, "held back?", () => holdingBack(world));
   if (found === null) {
     host.log(`aimed (${kind}): no term held back two requests of one namespace within 12 s`);
     return;

@@ -55,7 +55,7 @@ export const TEST_BREAKS = {
   "hand-over-unfenced-round":
     "a balance hand-over's row move is sent without its sync round, so the write that is to fence a move whose outcome is unknown does not: the move may still commit after the term serves again, and both the taker and the former leader serve the shard",
   "release-on-unknown-stop":
-    "a stop whose row move's outcome is unknown (a statement timeout: the statement dropped on its way, or its answer lost) releases the shard instead of leaving the row as it is: when the move did not commit, the next leader starts empty and every lock the in-sync standby holds is lost",
+    "a stop whose row move's statement failed (a timeout, its outcome unknown: the statement dropped on its way, or its answer lost; or any other error) releases the shard instead of leaving the row as it is: when the move did not commit, the next leader starts empty and every lock the in-sync standby holds is lost",
   "no-standby-probe": "a leader never asks an idle shard's standby for an acknowledgement, so a dead standby of a shard without traffic stays named in sync",
 } as const;
 
