@@ -17,7 +17,8 @@ export const TEST_BREAKS = {
   "move-row-before-gate": "a balance hand-over moves the row to the taker before it ends the old term, which serves on until its gate closes by time",
   "release-handing-over": "a pass counts the row of a shard being handed over as an orphan and releases it, table and all",
   "retry-before-ack": "an answer waits only for the entries its own operation appended: a retry with the same requestId, a lock-watch event or an inspection reveals a grant the standby has not acknowledged",
-  "unheld-before-attach": "a request that began before the term's replicator was attached is answered unheld",
+  "unheld-before-attach":
+    "a request that began before the term's standby was attached and in sync (the term's first moments, or after its standby was recorded not in sync) is answered unheld whenever it is granted: whether to hold is decided as it begins, not when its answer is ready",
   "snapshot-after-position": "a standby's log position is taken before its snapshot, so a lapse the export reaps is both in the image and sent after it",
   "short-carried-lease": "a promoted table restarts its carried leases at the taker's own --lease-ms only, however long an earlier leader's validForMs",
   "drop-replica-on-unknown": "a takeover or adoption whose statement failed (outcome unknown) drops the replica, so a row it did commit is released as an orphan",

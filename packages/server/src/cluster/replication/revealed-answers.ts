@@ -20,7 +20,10 @@ export interface RevealedAnswersOptions {
   readonly unsafeOwnEntriesOnly?: boolean | undefined;
   /**
    * TEST ONLY (`LEASEHOLD_TEST_BREAK=unheld-before-attach`): a request that began before the term's
-   * replicator was attached is answered unheld, whenever it is granted. Default false.
+   * standby was attached and in sync (no replicator yet, or its rule still `out`: the term's first
+   * moments, or after its standby was recorded not in sync) is answered unheld, whenever it is
+   * granted: whether to hold is decided when the request begins, not when its answer is ready.
+   * Default false.
    */
   readonly unsafeFromAttach?: boolean | undefined;
 }
@@ -65,7 +68,7 @@ export class RevealedAnswers {
     const before = attached?.neededSeq ?? 0;
     const begun = begin();
     if (begun instanceof WaitingLockHandle) {
-      if (this.options.unsafeFromAttach === true && attached === null) return begun;
+      if (this.options.unsafeFromAttach === true && (attached === null || attached.replication.rule.state === "out")) return begun;
       const answer = begun.answer.then((value) => this.reveal(value, before));
       return new WaitingLockHandle(answer.catch(asUnavailable), begun.abandon, begun.acknowledging);
     }

@@ -40,8 +40,16 @@ function setup(options: { readonly unsafeOwnEntriesOnly?: boolean; readonly unsa
     answers,
     /** What the leader side does on its tick: feed the log, name the standby, let it sync. */
     async attach() {
+      this.follow();
+      await this.attachStandby();
+    },
+    /** What the leader side does as the term starts (`LeaderSide.follow`): the replicator, no standby yet. */
+    follow() {
       answers.attach(replicator);
       replicator.start();
+    },
+    /** A later round of the leader side: name the standby and let it sync. */
+    async attachStandby() {
       await replication.attach({ serverId: "s", incarnation: "s-inc", url: "http://s.invalid" });
       await settle();
       expect(replication.rule.state).toBe("in-sync");
@@ -122,6 +130,25 @@ describe("every answer that reveals a grant waits for the acknowledgement of the
     await expect((waiter as WaitingLockHandle).answer).resolves.toMatchObject({ status: "acquired" });
   });
 
+  it("a waiter that began in the term's first moments, before its standby was in sync, is held once granted after it came in sync", async () => {
+    const s = setup();
+    // As production wires it: the replicator is attached in the turn the term starts, the standby
+    // by a later round of the leader side. Until it is in sync, answers are given at once.
+    s.follow();
+    const holder = await s.service.lock("ns", lockX("holder"));
+    expect(holder.status).toBe("acquired");
+    const waiter = s.answers.begun(() => s.service.beginLock("ns", lockX("waiter", 60_000)));
+    expect(waiter).toBeInstanceOf(WaitingLockHandle);
+    await s.attachStandby();
+    s.partition();
+    await s.service.unlock("ns", { tokens: [(holder as Extract<LockResponse, { status: "acquired" }>).token] });
+    await s.clock.endTurn();
+    expect(await answeredYet(waiter)).toBe(false);
+    await s.heal();
+    await s.clock.endTurn();
+    await expect((waiter as WaitingLockHandle).answer).resolves.toMatchObject({ status: "acquired" });
+  });
+
   it("negative controls: with the rules broken the same answers come at once", async () => {
     const retry = setup({ unsafeOwnEntriesOnly: true });
     await retry.attach();
@@ -138,6 +165,17 @@ describe("every answer that reveals a grant waits for the acknowledgement of the
     await early.service.unlock("ns", { tokens: [(holder as Extract<LockResponse, { status: "acquired" }>).token] });
     await early.clock.endTurn();
     expect(await answeredYet(waiter)).toBe(true);
+
+    // The window as production has it: replicator attached, standby not yet in sync.
+    const firstMoments = setup({ unsafeFromAttach: true });
+    firstMoments.follow();
+    const firstHolder = await firstMoments.service.lock("ns", lockX("holder"));
+    const firstWaiter = firstMoments.answers.begun(() => firstMoments.service.beginLock("ns", lockX("waiter", 60_000)));
+    await firstMoments.attachStandby();
+    firstMoments.partition();
+    await firstMoments.service.unlock("ns", { tokens: [(firstHolder as Extract<LockResponse, { status: "acquired" }>).token] });
+    await firstMoments.clock.endTurn();
+    expect(await answeredYet(firstWaiter)).toBe(true);
   });
 });
 
