@@ -30,8 +30,8 @@ const startedAt = performance.now();
  * each fault once in a seeded order (the scenario runs every fault once before it draws): this run
  * is the wiring's test over real processes, proxies and PostgreSQL, while the interleavings of
  * these faults are explored by `pnpm sim` (1,000 seeds in the test command); the kills, pauses and
- * stops of leaders with standbys have their own cycles in cluster-standby-faults.test.ts, and the
- * soak runs 200.
+ * stops of leaders with standbys have their own cycles in cluster-standby-faults.test.ts (soak mode
+ * only since session 23: the simulator runs those faults with every check), and the soak runs 200.
  */
 const base: ClusterScenarioOptions = {
   seed,
