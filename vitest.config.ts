@@ -167,7 +167,10 @@ export default defineConfig({
           include: ["packages/*/test/**/*.test.ts", "bench/test/**/*.test.ts"],
           exclude: [...EXCLUDE, ...SERIAL],
           // Two files at once on the 2-core machines these run on: most of these files wait on
-          // sockets and timers, not on the CPU (measured: 333 s of files, one at a time).
+          // sockets and timers, not on the CPU (measured: 333 s of files, one at a time). Three
+          // took this project from 259 to 220 s (session 23), but the simulator's two budget
+          // halves, which start first and are CPU-bound, then took 113 s each instead of 61: too
+          // near the 2 minutes the test command's 1,000 seeds may take (issue 31).
           maxWorkers: 2,
           // Files share their worker's module cache instead of a fresh import each: 201 files of
           // mostly small unit tests paid 114 s of worker time importing the same sources again

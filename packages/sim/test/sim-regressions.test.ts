@@ -216,8 +216,9 @@ const RULES: readonly { rule: TestBreak; firstSeed: number; alsoOff?: readonly T
   // Not found in seeds 1-1000 on this code, plain, with --swarm, --aimed or both (session 22's
   // scans), so not controlled here; each has a focused test that is its control
   // (docs/reliability.md "Test breaks"): shadowed by another rule: balance-to-silent-member (a
-  // taker must come in sync first); the code not reached: unheld-before-attach (the replicator
-  // attaches in the turn the term starts), stop-releases-adopted; timing:
+  // taker must come in sync first); reached but not found: unheld-before-attach (re-armed in
+  // session 23: a waiter begun before the term's standby was in sync, granted during a replication
+  // cut just before its leader dies); the code not reached: stop-releases-adopted; timing:
   // stop-skips-handed-over, immutables-before-decide, stop-ignores-acked-hand-over,
   // adopt-only-on-notify, arrive-as-wait-ends, hand-over-unfenced-round; and
   // balance-sync-unprotected, found at aimed+swarm seed 659 on session 21's aimed kinds.
