@@ -4,7 +4,7 @@ import { TEST_BREAKS, type TestBreak } from "@leasehold/server/internal";
 import { runSeed } from "./sim-run.js";
 
 /**
- * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed]` (DESIGN.md
+ * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed [--blind-taker]]` (DESIGN.md
  * "Simulation CLI contract"): runs seeds S..S+N-1 (default `--seed 1 --seeds 200`; with
  * `--until-violation`, only until the first seed that finds one, which N then counts), prints a line starting
  * `seed <S>: ` per violation with its replay command and the run's faults, and last
@@ -12,10 +12,12 @@ import { runSeed } from "./sim-run.js";
  * when V is 0. `--swarm` lets each seed draw its own odds of lost answers and NOTIFYs (sim-swarm.ts):
  * another set of runs, for the rare combinations; without it every seed runs as recorded.
  * `--full-wait-resends`: two clients of five re-send a waiting request with its whole wait again.
- * `--aimed`: half the faults are aimed at a hand-over's moment (sim-aimed.ts).
+ * `--aimed`: half the faults are aimed at a hand-over's moment (sim-aimed.ts). `--blind-taker` (only
+ * with `--aimed`): a hand-over's row move may also lose its NOTIFY and, for one to two leader leases,
+ * the answers of its taker's reads of the lease rows (a `blind` strike).
  */
-function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; swarm: boolean; fullWaitResends: boolean; aimed: boolean } {
-  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, swarm: false, fullWaitResends: false, aimed: false };
+function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; swarm: boolean; fullWaitResends: boolean; aimed: boolean; blindTaker: boolean } {
+  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, swarm: false, fullWaitResends: false, aimed: false, blindTaker: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -31,6 +33,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
     else if (flag === "--swarm") out.swarm = true;
     else if (flag === "--full-wait-resends") out.fullWaitResends = true;
     else if (flag === "--aimed") out.aimed = true;
+    else if (flag === "--blind-taker") out.blindTaker = true;
     else if (flag === "--break") {
       if (value === undefined) throw new RangeError("--break needs a name (or several, comma-separated)");
       for (const name of value.split(",").map((x) => x.trim()).filter((x) => x !== "")) {
@@ -39,10 +42,11 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
       }
       i++;
     } else if (flag === "--help" || flag === "-h") {
-      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed]\n");
+      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed [--blind-taker]]\n");
       process.exit(0);
     } else throw new RangeError(`unknown option ${JSON.stringify(flag)} (see --help)`);
   }
+  if (out.blindTaker && !out.aimed) throw new RangeError("--blind-taker is only meaningful with --aimed");
   return out;
 }
 
@@ -57,10 +61,10 @@ async function main(): Promise<number> {
   const started = performance.now();
   const digest = createHash("sha256");
   let violations = 0;
-  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + (options.swarm ? " --swarm" : "") + (options.fullWaitResends ? " --full-wait-resends" : "") + (options.aimed ? " --aimed" : "");
+  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + (options.swarm ? " --swarm" : "") + (options.fullWaitResends ? " --full-wait-resends" : "") + (options.aimed ? " --aimed" : "") + (options.blindTaker ? " --blind-taker" : "");
   let ran = 0;
   for (let seed = options.seed; seed < options.seed + options.seeds; seed++) {
-    const result = await runSeed(seed, options.breaks, options.trace, { swarm: options.swarm, fullWaitResends: options.fullWaitResends, aimed: options.aimed });
+    const result = await runSeed(seed, options.breaks, options.trace, { swarm: options.swarm, fullWaitResends: options.fullWaitResends, aimed: options.aimed, blindTaker: options.blindTaker });
     ran++;
     digest.update(`${seed} ${result.digest}\n`);
     for (const v of result.violations) {

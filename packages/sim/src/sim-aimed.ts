@@ -43,7 +43,10 @@ const STATEMENT: Readonly<Record<AimedKind, readonly string[]>> = {
  * trouble, not failures); `nonotify`: every NOTIFY it sends is lost (ordinary trouble too);
  * `dropped`: it never reaches the database, and its sender sees it time out (a connection broken
  * on the way: ordinary trouble); `late`: it lands after its sender gave up (the database slow for
- * that statement: one failure).
+ * that statement: one failure); `blind` (only with `--blind-taker`, see {@link BLIND_STRIKES}): the
+ * answers of the other end's (the taker's) reads of the lease rows ({@link BLIND_STATEMENTS}) are lost
+ * for one to two leader leases from the moment the statement is sent (ordinary trouble too), so with
+ * `nonotify` the taker learns of the moved row neither by NOTIFY nor by its reads for that long.
  */
 const STRIKES: Readonly<Record<AimedKind, readonly string[]>> = {
   // The stopping member is down already (a failure): only what is not one more, or late.
@@ -76,6 +79,29 @@ const STRIKES: Readonly<Record<AimedKind, readonly string[]>> = {
   "aim-stop-in-lease-wait": ["sigterm"],
 };
 
+/**
+ * The strikes `--blind-taker` adds to {@link STRIKES} (`RunOptions.blindTaker`): drawn by the same
+ * pick, from the longer list; without the flag the lists, and so every draw, are as before.
+ */
+const BLIND_STRIKES: Readonly<Partial<Record<AimedKind, readonly string[]>>> = {
+  "aim-stop-hand-over": ["nonotify+blind", "lost+nonotify+blind"],
+  "aim-hand-over": ["nonotify+blind"],
+};
+
+/**
+ * The statements a taker learns of a row moved to it by, other than its NOTIFY: the reads of the
+ * lease rows (its passes, and a stop's look for hand-overs to adopt first, adopt-before-stop.ts).
+ * Its attempts after acknowledging the hand-over entry (adopt-after-ack.ts) are fenced writes
+ * (`adopt-hand-over`), not reads: a `blind` strike leaves them be.
+ */
+export const BLIND_STATEMENTS: readonly string[] = ["read-leases"];
+
+/** The strikes an aimed fault of `kind` draws from (see {@link BLIND_STRIKES}). */
+function strikesOf(kind: AimedKind, blindTaker: boolean): readonly string[] {
+  const more = blindTaker ? BLIND_STRIKES[kind] : undefined;
+  return more === undefined ? STRIKES[kind] : [...STRIKES[kind], ...more];
+}
+
 /** A strike's parts (see {@link STRIKES}). */
 interface Strike {
   readonly at: "sender" | "other" | null;
@@ -85,18 +111,21 @@ interface Strike {
   readonly late: boolean;
   readonly nonotify: boolean;
   readonly dropped: boolean;
+  readonly blind: boolean;
 }
 
 function parseStrike(text: string): Strike {
   const parts = text.split("+");
   const [at, action] = parts[0]!.includes("-") ? (parts[0]!.split("-") as [Strike["at"], Strike["action"]]) : [null, null];
-  return { at, action, lost: parts.includes("lost"), slow: parts.includes("slow"), late: parts.includes("late"), nonotify: parts.includes("nonotify"), dropped: parts.includes("dropped") };
+  return { at, action, lost: parts.includes("lost"), slow: parts.includes("slow"), late: parts.includes("late"), nonotify: parts.includes("nonotify"), dropped: parts.includes("dropped"), blind: parts.includes("blind") };
 }
 
 /** What an aimed fault needs of its fault plan (sim-faults.ts). */
 export interface AimHost {
   readonly world: SimWorld;
   readonly plan: SimRandom;
+  /** `--blind-taker` (`RunOptions.blindTaker`): the hand-over kinds may also draw a `blind` strike (see {@link BLIND_STRIKES}). */
+  readonly blindTaker: boolean;
   sleep(ms: number, label: string): Promise<void>;
   /** Record a failure of `kind` from now (its span in the history): answers its end. */
   failure(kind: FaultKind, what: string): () => void;
@@ -178,11 +207,14 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
   const member = plan.pick(world.ids());
   const downMs = plan.int(50, 1_200);
   // Drawn before the statement comes: its fate is settled as it is sent.
-  const text = plan.pick(STRIKES[kind]);
+  const text = plan.pick(strikesOf(kind, host.blindTaker));
   const strike = parseStrike(text);
   const delay = plan.pick([0, 0, 1, 2, 5, 10, 20, 30]);
   const timeoutMs = statementTimeoutMs(world.settings.leaderLeaseMs);
   const extraDelayMs = strike.late ? timeoutMs + plan.int(20, 600) : strike.slow ? plan.int(20, timeoutMs - 40) : 0;
+  // Drawn only for a `blind` strike (never without --blind-taker): one to two leader leases.
+  const leaseMs = world.settings.leaderLeaseMs;
+  const blindMs = strike.blind ? plan.int(leaseMs, 2 * leaseMs) : 0;
   const fate: StatementFate = { answerLost: strike.lost, extraDelayMs, notifyLost: strike.nonotify, dropped: strike.dropped };
   if (kind === "aim-taker-named") return takerNamed(host, member, downMs, delay, lasts, strike.lost);
   if (kind === "aim-stop-in-lease-wait") return stopInLeaseWait(host, downMs, lasts);
@@ -194,8 +226,11 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
   // else is going on then (the stop it was aimed at: two failures at once).
   let lateHeal: (() => void) | null = null;
   let other: string | null = null;
+  let blinded: string | null = null;
   const onSent = (sender: string): void => {
     other = otherEnd(world, kind, sender);
+    const taker = strike.blind && other !== null ? world.processOf(other) : null;
+    if (taker !== null) world.network.blindAnswers((blinded = taker.name), BLIND_STATEMENTS, world.scheduler.now + blindMs);
     if (strike.late) lateHeal = host.failure("slow-database", `aimed (${kind}): ${sender}'s ${name} reaches the database ${extraDelayMs} ms late (after its statement timeout)`);
   };
   const sender = await (await provoke(host, kind, member, downMs, () => nextStatement(world, names, matches, fate, onSent, 8_000)));
@@ -203,7 +238,9 @@ export async function aim(host: AimHost, kind: AimedKind, lasts: number): Promis
     host.log(`aimed (${kind}): no ${name} statement within 8 s`);
     return;
   }
-  const trouble = [strike.slow ? `${extraDelayMs} ms slow` : "", strike.lost ? "its answer lost" : "", strike.nonotify ? "its NOTIFY lost" : "", strike.dropped ? "dropped on its way" : ""].filter((x) => x !== "").join(", ");
+  // Set by onSent (a closure: the compiler sees only its initial null).
+  const blindedName = blinded as string | null;
+  const trouble = [strike.slow ? `${extraDelayMs} ms slow` : "", strike.lost ? "its answer lost" : "", strike.nonotify ? "its NOTIFY lost" : "", strike.dropped ? "dropped on its way" : "", strike.blind ? (blindedName === null ? "no taker running to blind" : `${blindedName}'s reads of the rows blind for ${blindMs} ms`) : ""].filter((x) => x !== "").join(", ");
   const how = trouble === "" ? "" : ` (${trouble})`;
   if (strike.late) {
     await host.sleep(extraDelayMs + 100, "late statement landed");

@@ -76,16 +76,21 @@ export class FaultPlan {
   /** What an aimed fault uses of this plan (sim-aimed.ts). */
   private readonly aimHost: AimHost;
 
-  /** `aimed` (`pnpm sim --aimed`): half the faults are aimed at a hand-over's moment (sim-aimed.ts). Default false. */
+  /**
+   * `aimed` (`pnpm sim --aimed`): half the faults are aimed at a hand-over's moment (sim-aimed.ts).
+   * `blindTaker` (`--blind-taker`, only with `aimed`): the hand-over strikes include `blind` ones. Both default false.
+   */
   constructor(
     private readonly world: SimWorld,
     private readonly plan: SimRandom,
     private readonly until: number,
     private readonly aimed = false,
+    blindTaker = false,
   ) {
     this.aimHost = {
       world,
       plan,
+      blindTaker,
       sleep: (ms, label) => this.sleep(ms, label),
       failure: (kind, what) => this.failure(kind, what),
       isolate: (victim, lasts) => this.isolate(victim, lasts, true),

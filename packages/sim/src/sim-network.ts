@@ -83,6 +83,8 @@ export class SimNetwork {
   onStatement: ((process: SimProcess, name: string) => StatementFate | undefined) | null = null;
   /** True while a statement whose fate loses its NOTIFYs is being applied. */
   private droppingNotifies = false;
+  /** Per process name: the statements whose answers are lost, and until when (see {@link blindAnswers}). */
+  private readonly blind = new Map<string, { readonly names: ReadonlySet<string>; readonly until: number }>();
 
   constructor(
     private readonly random: SimRandom,
@@ -126,6 +128,29 @@ export class SimNetwork {
     for (const fail of failing) fail(new Error("simulated replication connection reset"));
   }
 
+  /**
+   * Lose the answers of the statements named in `names` that the process named `processName`
+   * sent, for those the database answers before `until` (simulated ms): an aimed fault's `blind`
+   * strike (`pnpm sim --aimed --blind-taker`, sim-aimed.ts), a hand-over's taker learning nothing
+   * from its reads of the rows for a while. Each is ordinary trouble, as any answer may be lost:
+   * the statement commits (or not) as usual and its caller sees it time out. No draw of the run's
+   * randomness is taken or skipped. A later call for the same process replaces the window.
+   */
+  blindAnswers(processName: string, names: readonly string[], until: number): void {
+    this.blind.set(processName, { names: new Set(names), until });
+  }
+
+  /** True when the answer of `process`'s statement `name`, answered now, is lost to a {@link blindAnswers} window. */
+  private blinded(process: SimProcess, name: string): boolean {
+    const window = this.blind.get(process.name);
+    if (window === undefined) return false;
+    if (process.scheduler.now >= window.until) {
+      this.blind.delete(process.name);
+      return false;
+    }
+    return window.names.has(name);
+  }
+
   private delay(extra: number): number {
     return 0.2 + this.random.float() * 1.3 + extra;
   }
@@ -164,7 +189,7 @@ export class SimNetwork {
               this.droppingNotifies = false;
             }
             fate?.applied?.();
-            if (lost || path.cut) return;
+            if (lost || path.cut || this.blinded(process, name)) return;
             world.scheduler.after(back, "database", `answer ${name}`, () =>
               world.deliver(`answer ${name}`, () => {
                 if (settled) return;

@@ -26,6 +26,13 @@ export interface RunOptions {
    * move, adoption or standby move a member sends, and strikes then. Default false.
    */
   readonly aimed?: boolean | undefined;
+  /**
+   * Only with {@link aimed}: the strikes aimed at a hand-over's row move may also lose its NOTIFY
+   * and, for one to two leader leases, the answers of its taker's reads of the lease rows (a
+   * `blind` strike, sim-aimed.ts), so the taker learns of the moved row neither way. Default
+   * false: every draw and event as without it.
+   */
+  readonly blindTaker?: boolean | undefined;
 }
 
 /** What one seed's run found. */
@@ -78,7 +85,7 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
       world.startClients(1, ["ns-d"], ["x", "y"], FAULTS_UNTIL + 6_000, 5);
     } else world.startClients(5, ["ns-a", "ns-b", "ns-c", "ns-d", "ns-e", "ns-f"], ["x", "y"], FAULTS_UNTIL + 6_000);
     // The fault plan (sim-faults.ts): one fault at a time, each given time to heal before the next.
-    const faultPlan = new FaultPlan(world, plan, FAULTS_UNTIL, options.aimed === true);
+    const faultPlan = new FaultPlan(world, plan, FAULTS_UNTIL, options.aimed === true, options.blindTaker === true);
     faultPlan.begin(plan.int(4_000, 6_000));
     // A dead standby is never left named in sync for long (probes find it within two thirds of a
     // leader lease, its record takes a statement more): checked every quarter of a leader lease.

@@ -43,3 +43,29 @@ describe("the simulated replication network", () => {
     expect(diverged).toEqual([]);
   });
 });
+
+describe("the simulated database network's blind window (an aimed fault's `blind` strike)", () => {
+  it("loses exactly the answers of the named statements of that process, answered within the window", async () => {
+    const s = new Scheduler();
+    const network = new SimNetwork(new SimRandom(1), { answerLost: 0, notifyTwice: 0, notifyLost: 0 });
+    const taker = new SimProcess("s1#2", s);
+    const other = new SimProcess("s2#1", s);
+    const takerLink = network.statementLink(taker, 100);
+    const otherLink = network.statementLink(other, 100);
+    network.blindAnswers("s1#2", ["read-leases"], 50);
+    const applied: string[] = [];
+    const send = (link: typeof takerLink, who: string, name: string): Promise<string> =>
+      link.run(name, () => applied.push(`${who} ${name}`)).then(
+        () => "answered",
+        (err: unknown) => ((err as Error).message.includes("timed out") ? "timed out" : "failed"),
+      );
+    const during = [send(takerLink, "taker", "read-leases"), send(takerLink, "taker", "read-leases"), send(takerLink, "taker", "renew"), send(takerLink, "taker", "adopt-hand-over"), send(otherLink, "other", "read-leases")];
+    await s.runUntil(60);
+    const after = [send(takerLink, "taker", "read-leases"), send(otherLink, "other", "read-leases")];
+    await s.runUntil(400);
+    expect(await Promise.all(during)).toEqual(["timed out", "timed out", "answered", "answered", "answered"]);
+    expect(await Promise.all(after)).toEqual(["answered", "answered"]);
+    // A lost answer is of a statement applied as usual: each reached the database once.
+    expect(applied.sort()).toEqual(["other read-leases", "other read-leases", "taker adopt-hand-over", "taker read-leases", "taker read-leases", "taker read-leases", "taker renew"]);
+  });
+});
