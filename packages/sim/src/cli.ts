@@ -4,7 +4,7 @@ import { TEST_BREAKS, type TestBreak } from "@leasehold/server/internal";
 import { runSeed } from "./sim-run.js";
 
 /**
- * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed]` (DESIGN.md
+ * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed] [--host-crashes]` (DESIGN.md
  * "Simulation CLI contract"): runs seeds S..S+N-1 (default `--seed 1 --seeds 200`; with
  * `--until-violation`, only until the first seed that finds one, which N then counts), prints a line starting
  * `seed <S>: ` per violation with its replay command and the run's faults, and last
@@ -13,9 +13,11 @@ import { runSeed } from "./sim-run.js";
  * another set of runs, for the rare combinations; without it every seed runs as recorded.
  * `--full-wait-resends`: two clients of five re-send a waiting request with its whole wait again.
  * `--aimed`: half the faults are aimed at a hand-over's moment (sim-aimed.ts).
+ * `--host-crashes`: crashes may be host crashes, which also lose what the server sent that has not
+ * arrived yet; a quarter of the faults host-crash a leader just after it answered a queued grant.
  */
-function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; swarm: boolean; fullWaitResends: boolean; aimed: boolean } {
-  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, swarm: false, fullWaitResends: false, aimed: false };
+function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; swarm: boolean; fullWaitResends: boolean; aimed: boolean; hostCrashes: boolean } {
+  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, swarm: false, fullWaitResends: false, aimed: false, hostCrashes: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -31,6 +33,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
     else if (flag === "--swarm") out.swarm = true;
     else if (flag === "--full-wait-resends") out.fullWaitResends = true;
     else if (flag === "--aimed") out.aimed = true;
+    else if (flag === "--host-crashes") out.hostCrashes = true;
     else if (flag === "--break") {
       if (value === undefined) throw new RangeError("--break needs a name (or several, comma-separated)");
       for (const name of value.split(",").map((x) => x.trim()).filter((x) => x !== "")) {
@@ -39,7 +42,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
       }
       i++;
     } else if (flag === "--help" || flag === "-h") {
-      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed]\n");
+      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed] [--host-crashes]\n");
       process.exit(0);
     } else throw new RangeError(`unknown option ${JSON.stringify(flag)} (see --help)`);
   }
@@ -57,10 +60,10 @@ async function main(): Promise<number> {
   const started = performance.now();
   const digest = createHash("sha256");
   let violations = 0;
-  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + (options.swarm ? " --swarm" : "") + (options.fullWaitResends ? " --full-wait-resends" : "") + (options.aimed ? " --aimed" : "");
+  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + (options.swarm ? " --swarm" : "") + (options.fullWaitResends ? " --full-wait-resends" : "") + (options.aimed ? " --aimed" : "") + (options.hostCrashes ? " --host-crashes" : "");
   let ran = 0;
   for (let seed = options.seed; seed < options.seed + options.seeds; seed++) {
-    const result = await runSeed(seed, options.breaks, options.trace, { swarm: options.swarm, fullWaitResends: options.fullWaitResends, aimed: options.aimed });
+    const result = await runSeed(seed, options.breaks, options.trace, { swarm: options.swarm, fullWaitResends: options.fullWaitResends, aimed: options.aimed, hostCrashes: options.hostCrashes });
     ran++;
     digest.update(`${seed} ${result.digest}\n`);
     for (const v of result.violations) {
