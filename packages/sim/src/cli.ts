@@ -4,7 +4,7 @@ import { TEST_BREAKS, type TestBreak } from "@leasehold/server/internal";
 import { runSeed } from "./sim-run.js";
 
 /**
- * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed [--blind-taker]]` (DESIGN.md
+ * `pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed [--blind-taker]] [--host-crashes]` (DESIGN.md
  * "Simulation CLI contract"): runs seeds S..S+N-1 (default `--seed 1 --seeds 200`; with
  * `--until-violation`, only until the first seed that finds one, which N then counts), prints a line starting
  * `seed <S>: ` per violation with its replay command and the run's faults, and last
@@ -15,9 +15,11 @@ import { runSeed } from "./sim-run.js";
  * `--aimed`: half the faults are aimed at a hand-over's moment (sim-aimed.ts). `--blind-taker` (only
  * with `--aimed`): a hand-over's row move may also lose its NOTIFY and, for one to two leader leases,
  * the answers of its taker's reads of the lease rows (a `blind` strike).
+ * `--host-crashes`: crashes may be host crashes, which also lose what the server sent that has not
+ * arrived yet; a quarter of the faults host-crash a leader just after it answered a queued grant.
  */
-function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; swarm: boolean; fullWaitResends: boolean; aimed: boolean; blindTaker: boolean } {
-  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, swarm: false, fullWaitResends: false, aimed: false, blindTaker: false };
+function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; swarm: boolean; fullWaitResends: boolean; aimed: boolean; blindTaker: boolean; hostCrashes: boolean } {
+  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, swarm: false, fullWaitResends: false, aimed: false, blindTaker: false, hostCrashes: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -34,6 +36,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
     else if (flag === "--full-wait-resends") out.fullWaitResends = true;
     else if (flag === "--aimed") out.aimed = true;
     else if (flag === "--blind-taker") out.blindTaker = true;
+    else if (flag === "--host-crashes") out.hostCrashes = true;
     else if (flag === "--break") {
       if (value === undefined) throw new RangeError("--break needs a name (or several, comma-separated)");
       for (const name of value.split(",").map((x) => x.trim()).filter((x) => x !== "")) {
@@ -42,7 +45,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
       }
       i++;
     } else if (flag === "--help" || flag === "-h") {
-      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed [--blind-taker]]\n");
+      process.stdout.write("pnpm sim [--seeds N] [--seed S] [--break NAME[,NAME]] [--trace K] [--until-violation] [--swarm] [--full-wait-resends] [--aimed [--blind-taker]] [--host-crashes]\n");
       process.exit(0);
     } else throw new RangeError(`unknown option ${JSON.stringify(flag)} (see --help)`);
   }
@@ -61,10 +64,10 @@ async function main(): Promise<number> {
   const started = performance.now();
   const digest = createHash("sha256");
   let violations = 0;
-  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + (options.swarm ? " --swarm" : "") + (options.fullWaitResends ? " --full-wait-resends" : "") + (options.aimed ? " --aimed" : "") + (options.blindTaker ? " --blind-taker" : "");
+  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + (options.swarm ? " --swarm" : "") + (options.fullWaitResends ? " --full-wait-resends" : "") + (options.aimed ? " --aimed" : "") + (options.blindTaker ? " --blind-taker" : "") + (options.hostCrashes ? " --host-crashes" : "");
   let ran = 0;
   for (let seed = options.seed; seed < options.seed + options.seeds; seed++) {
-    const result = await runSeed(seed, options.breaks, options.trace, { swarm: options.swarm, fullWaitResends: options.fullWaitResends, aimed: options.aimed, blindTaker: options.blindTaker });
+    const result = await runSeed(seed, options.breaks, options.trace, { swarm: options.swarm, fullWaitResends: options.fullWaitResends, aimed: options.aimed, blindTaker: options.blindTaker, hostCrashes: options.hostCrashes });
     ran++;
     digest.update(`${seed} ${result.digest}\n`);
     for (const v of result.violations) {

@@ -17,6 +17,13 @@ interface Timer {
  */
 export class SimProcess implements ProcessClock, EventOwner {
   alive = true;
+  /**
+   * True once its host crashed (power loss, kernel panic: `--host-crashes`), not only the process:
+   * what it sent that has not arrived yet is lost with the host's socket buffers (the network and
+   * the world drop it at arrival). A process killed by SIGKILL keeps it false: the kernel still
+   * sends what it wrote.
+   */
+  hostCrashed = false;
   private paused = false;
   private held: (() => void)[] = [];
   /** Monotonic reading at {@link anchorReal} and the rate it advances at per simulated ms. */

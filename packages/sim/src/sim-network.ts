@@ -159,7 +159,8 @@ export class SimNetwork {
    * `process`'s link to the database: a statement reaches the store after a delay (never while
    * the path is cut), its answer comes back after another (or is lost), and the caller's statement
    * timeout (`timeoutMs`, on its own clock) rejects it first when it takes too long: outcome
-   * unknown, as node-postgres's `query_timeout`.
+   * unknown, as node-postgres's `query_timeout`. A statement whose sender's host crashed before it
+   * arrived is never applied ({@link SimProcess.hostCrashed}).
    */
   statementLink(process: SimProcess, timeoutMs: number): StatementLink {
     const path = this.databasePath(process.name);
@@ -179,6 +180,8 @@ export class SimNetwork {
           const back = this.delay(path.slowMs);
           const lost = this.random.chance(this.odds.answerLost) || fate?.answerLost === true;
           world.scheduler.after(there, "database", `${process.name} ${name}`, () => {
+            // Its host crashed before the statement arrived: it never left the host's buffers.
+            if (process.hostCrashed) return;
             let answer: { ok: true; value: R } | { ok: false; error: unknown };
             this.droppingNotifies = fate?.notifyLost === true;
             try {
@@ -215,7 +218,8 @@ export class SimNetwork {
    * `store()`, `null` while it has none: a refusal as a restarted standby gives). A message crosses
    * as an event of the standby; the acknowledgement as one of the leader. While the path is cut
    * nothing crosses and the send rejects after `timeoutMs` on the leader's clock (outcome unknown:
-   * the sender re-sends), as the real stream's request timeout does.
+   * the sender re-sends), as the real stream's request timeout does. A message (or an
+   * acknowledgement) whose sender's host crashed before it arrived is lost ({@link SimProcess.hostCrashed}).
    */
   replicationTransport(from: SimProcess, to: SimProcess, store: () => ReplicaStore | null, timeoutMs: number): ReplicationTransport {
     let closed = false;
@@ -254,7 +258,7 @@ export class SimNetwork {
           lastArrival = arrival;
           from.scheduler.at(arrival, "network", `replicate ${from.name}->${to.name}`, () =>
             to.deliver("replication message", () => {
-              if (path.cut || path.resets !== connection) return;
+              if (path.cut || path.resets !== connection || from.hostCrashed) return;
               let answer: { ok: true; ack: ReplicationAck } | { ok: false; error: unknown };
               const target = store();
               try {
@@ -269,7 +273,7 @@ export class SimNetwork {
               to.scheduler.at(ackArrival, "network", `ack ${to.name}->${from.name}`, () =>
                 from.deliver("replication ack", () => {
                   exchanges.delete(fail);
-                  if (settled || path.cut || path.resets !== connection) return;
+                  if (settled || path.cut || path.resets !== connection || to.hostCrashed) return;
                   settled = true;
                   cancelTimeout();
                   if (answer.ok) resolve(answer.ack);

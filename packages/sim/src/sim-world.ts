@@ -85,6 +85,13 @@ export class SimWorld implements SimServers {
   private readonly calls: SimRandom;
   /** The odds of lost answers and NOTIFYs this run draws from. */
   private readonly odds: SimOdds;
+  /**
+   * Hears each answer a server sends a client (its server id, the call's label, the answer, and
+   * whether the request waited in a queue), as it leaves (`--host-crashes`: a strike waits for a
+   * grant's answer, sim-faults.ts). Default `null`; it must draw nothing and schedule no event of
+   * its own while it only listens.
+   */
+  onAnswer: ((server: string, label: string, value: unknown, queued: boolean) => void) | null = null;
   /** The servers' logger: silent, or at `LEASEHOLD_SIM_LOG` (a pino level) on stderr with the simulated time, to debug a seed. */
   private readonly logger = pino({ level: process.env.LEASEHOLD_SIM_LOG ?? "silent", base: null, timestamp: () => `,"t":${(this.scheduler?.now ?? 0).toFixed(1)}` }, pino.destination(2));
 
@@ -224,6 +231,18 @@ export class SimWorld implements SimServers {
     slot.inFlight.clear();
   }
 
+  /**
+   * A host crash (power loss, kernel panic; `--host-crashes`): all a {@link crash} does, and what
+   * the process sent that has not arrived yet is lost with the host's socket buffers: replication
+   * messages and acknowledgements, answers to clients, statements to the database (each is dropped
+   * at arrival: {@link SimProcess.hostCrashed}).
+   */
+  hostCrash(id: string): void {
+    const process = this.slot(id).process;
+    if (process !== null && process.alive) process.hostCrashed = true;
+    this.crash(id);
+  }
+
   /** SIGTERM: the server stops as start-server.ts stops it (hand-overs first), then its process ends. */
   terminate(id: string): Promise<void> {
     const slot = this.slot(id);
@@ -273,9 +292,11 @@ export class SimWorld implements SimServers {
       this.scheduler.after(1, "network", `probe ${slot.id}`, () => {
         const answering = slot.listening && slot.process !== null && slot.process.alive;
         if (!answering) return;
-        slot.process!.deliver("probe", () =>
+        const probed = slot.process!;
+        probed.deliver("probe", () =>
           this.scheduler.after(1, "network", "probe answer", () =>
             from.deliver("probe answer", () => {
+              if (probed.hostCrashed) return;
               cancel();
               resolve({ answering: true });
             }),
@@ -305,8 +326,11 @@ export class SimWorld implements SimServers {
         slot.inFlight.add(fail);
         process.deliver(label, () => {
           let settled: Promise<T>;
+          // A request that waited in a queue (not one that only waits for a standby's acknowledgement).
+          let queued = false;
           try {
             const begun = call(simServiceOf(member));
+            queued = begun instanceof WaitingLockHandle && !begun.acknowledging;
             settled = begun instanceof WaitingLockHandle ? (begun.answer as Promise<T>) : Promise.resolve(begun as T | Promise<T>);
           } catch (err) {
             settled = Promise.reject(err);
@@ -319,9 +343,17 @@ export class SimWorld implements SimServers {
                 this.scheduler.after(this.calls.int(20, 300), "network", `lost answer ${label} -> ${client}`, () => finish(() => reject(connectionError("reset before the answer arrived"))));
                 return;
               }
-              this.scheduler.after(0.3, "network", `answer ${label} -> ${client}`, () => finish(() => resolve(value)));
+              this.onAnswer?.(slot.id, label, value, queued);
+              // An answer from a process whose host crashed before it arrived is lost (the client
+              // sees the connection reset: `inFlight`).
+              this.scheduler.after(0.3, "network", `answer ${label} -> ${client}`, () => {
+                if (!process.hostCrashed) finish(() => resolve(value));
+              });
             },
-            (err: unknown) => this.scheduler.after(0.3, "network", `error ${label} -> ${client}`, () => finish(() => reject(err instanceof LeaseholdError ? err : connectionError(String(err))))),
+            (err: unknown) =>
+              this.scheduler.after(0.3, "network", `error ${label} -> ${client}`, () => {
+                if (!process.hostCrashed) finish(() => reject(err instanceof LeaseholdError ? err : connectionError(String(err))));
+              }),
           );
         });
       });
