@@ -256,9 +256,12 @@ export class SimNetwork {
           const copy = JSON.parse(JSON.stringify(message)) as ReplicationMessage;
           const arrival = Math.max(from.scheduler.now + this.delay(path.slowMs), lastArrival);
           lastArrival = arrival;
-          from.scheduler.at(arrival, "network", `replicate ${from.name}->${to.name}`, () =>
+          from.scheduler.at(arrival, "network", `replicate ${from.name}->${to.name}`, () => {
+            // Arrived or lost as it reaches the standby's host, whenever its process gets to it
+            // (a paused standby handles it on resume: a host crash of the sender meanwhile no longer loses it).
+            const lostWithHost = from.hostCrashed;
             to.deliver("replication message", () => {
-              if (path.cut || path.resets !== connection || from.hostCrashed) return;
+              if (path.cut || path.resets !== connection || lostWithHost) return;
               let answer: { ok: true; ack: ReplicationAck } | { ok: false; error: unknown };
               const target = store();
               try {
@@ -270,18 +273,19 @@ export class SimNetwork {
               }
               const ackArrival = Math.max(to.scheduler.now + this.delay(path.slowMs), lastAckArrival);
               lastAckArrival = ackArrival;
-              to.scheduler.at(ackArrival, "network", `ack ${to.name}->${from.name}`, () =>
+              to.scheduler.at(ackArrival, "network", `ack ${to.name}->${from.name}`, () => {
+                const ackLostWithHost = to.hostCrashed;
                 from.deliver("replication ack", () => {
                   exchanges.delete(fail);
-                  if (settled || path.cut || path.resets !== connection || to.hostCrashed) return;
+                  if (settled || path.cut || path.resets !== connection || ackLostWithHost) return;
                   settled = true;
                   cancelTimeout();
                   if (answer.ok) resolve(answer.ack);
                   else reject(answer.error instanceof Error ? answer.error : new Error(String(answer.error)));
-                }),
-              );
-            }),
-          );
+                });
+              });
+            });
+          });
         }),
       close: () => {
         closed = true;

@@ -294,13 +294,15 @@ export class SimWorld implements SimServers {
         if (!answering) return;
         const probed = slot.process!;
         probed.deliver("probe", () =>
-          this.scheduler.after(1, "network", "probe answer", () =>
+          this.scheduler.after(1, "network", "probe answer", () => {
+            // Lost with its host only if that crashed before the answer arrived.
+            const lostWithHost = probed.hostCrashed;
             from.deliver("probe answer", () => {
-              if (probed.hostCrashed) return;
+              if (lostWithHost) return;
               cancel();
               resolve({ answering: true });
-            }),
-          ),
+            });
+          }),
         );
       });
     });
