@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 import { TEST_BREAKS, type TestBreak } from "@leasehold/server/internal";
+import { checkRunFlags, noRunFlags, setRunFlag, type RunFlags } from "./run-flags.js";
 import { runSeed } from "./sim-run.js";
 
 /**
- * `pnpm sim:breaks [--max N] [--only NAME[,NAME]] [--swarm] [--aimed [--blind-taker]] [--host-crashes]`: for every test break (each one safety rule
+ * `pnpm sim:breaks [--max N] [--only NAME[,NAME]] [--swarm] [--full-wait-resends] [--aimed [--blind-taker]] [--host-crashes]`: for every test break (each one safety rule
  * removed), run seeds 1, 2, … until the first violation or `--max` seeds (default 1,000), and print
  * the table of docs/reliability.md "What the simulator finds": break, invariant(s) violated, seeds
  * until the first violation, seconds. A break not found within `--max` seeds says so: the
@@ -11,43 +12,26 @@ import { runSeed } from "./sim-run.js";
  * odds of lost answers and NOTIFYs (sim-swarm.ts), as `pnpm sim --swarm` does; `--aimed`: half the
  * faults are aimed at a hand-over's moment (sim-aimed.ts), as `pnpm sim --aimed` does; `--blind-taker`
  * (with `--aimed`): those strikes may also lose the NOTIFY and blind the taker's reads of the rows;
- * `--host-crashes`: crashes may be host crashes, as `pnpm sim --host-crashes` does.
+ * `--host-crashes`: crashes may be host crashes, as `pnpm sim --host-crashes` does (and
+ * `--full-wait-resends` as there: the flags are run-flags.ts's, shared with `pnpm sim`).
  */
-function parse(argv: readonly string[]): { max: number; only: TestBreak[]; swarm: boolean; aimed: boolean; blindTaker: boolean; hostCrashes: boolean } {
+function parse(argv: readonly string[]): { max: number; only: TestBreak[]; flags: RunFlags } {
   let max = 1_000;
-  let swarm = false;
-  let aimed = false;
-  let blindTaker = false;
-  let hostCrashes = false;
+  const flags = noRunFlags();
   let only = Object.keys(TEST_BREAKS) as TestBreak[];
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
-    if (flag === "--swarm") {
-      swarm = true;
-      continue;
-    }
-    if (flag === "--aimed") {
-      aimed = true;
-      continue;
-    }
-    if (flag === "--blind-taker") {
-      blindTaker = true;
-      continue;
-    }
-    if (flag === "--host-crashes") {
-      hostCrashes = true;
-      continue;
-    }
+    if (flag !== undefined && setRunFlag(flags, flag)) continue;
     const value = argv[++i];
     if (flag === "--max" && value !== undefined && /^\d+$/.test(value) && Number(value) > 0) max = Number(value);
     else if (flag === "--only" && value !== undefined) {
       only = value.split(",").map((x) => x.trim()) as TestBreak[];
       const unknown = only.filter((name) => !(name in TEST_BREAKS));
       if (unknown.length > 0) throw new RangeError(`--only: unknown rule(s) ${unknown.join(", ")} (known: ${Object.keys(TEST_BREAKS).join(", ")})`);
-    } else throw new RangeError(`unknown option ${JSON.stringify(flag)} or bad value ${JSON.stringify(value)} (pnpm sim:breaks [--max N] [--only NAME[,NAME]] [--swarm] [--aimed [--blind-taker]] [--host-crashes])`);
+    } else throw new RangeError(`unknown option ${JSON.stringify(flag)} or bad value ${JSON.stringify(value)} (pnpm sim:breaks [--max N] [--only NAME[,NAME]] [--swarm] [--full-wait-resends] [--aimed [--blind-taker]] [--host-crashes])`);
   }
-  if (blindTaker && !aimed) throw new RangeError("--blind-taker needs --aimed: it adds strikes to the aimed hand-over faults");
-  return { max, only, swarm, aimed, blindTaker, hostCrashes };
+  checkRunFlags(flags);
+  return { max, only, flags };
 }
 
 async function main(): Promise<number> {
@@ -63,7 +47,7 @@ async function main(): Promise<number> {
     const started = performance.now();
     let row = `| \`${rule}\` | not found | > ${options.max} |`;
     for (let seed = 1; seed <= options.max; seed++) {
-      const { violations } = await runSeed(seed, new Set([rule]), 0, { swarm: options.swarm, aimed: options.aimed, blindTaker: options.blindTaker, hostCrashes: options.hostCrashes });
+      const { violations } = await runSeed(seed, new Set([rule]), 0, options.flags);
       if (violations.length === 0) continue;
       const invariants = [...new Set(violations.map((v) => v.invariant))].join(", ");
       row = `| \`${rule}\` | ${invariants} (seed ${seed}) | ${seed} |`;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { createHash } from "node:crypto";
 import { TEST_BREAKS, type TestBreak } from "@leasehold/server/internal";
+import { checkRunFlags, noRunFlags, runFlagsText, setRunFlag, type RunFlags } from "./run-flags.js";
 import { runSeed } from "./sim-run.js";
 
 /**
@@ -18,10 +19,11 @@ import { runSeed } from "./sim-run.js";
  * `--host-crashes`: crashes may be host crashes, which also lose what the server sent that has not
  * arrived yet; a quarter of the faults host-crash a leader just after it answered a queued grant.
  */
-function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; swarm: boolean; fullWaitResends: boolean; aimed: boolean; blindTaker: boolean; hostCrashes: boolean } {
-  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, swarm: false, fullWaitResends: false, aimed: false, blindTaker: false, hostCrashes: false };
+function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: Set<TestBreak>; trace: number; untilViolation: boolean; flags: RunFlags } {
+  const out = { seed: 1, seeds: 200, breaks: new Set<TestBreak>(), trace: 0, untilViolation: false, flags: noRunFlags() };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
+    if (flag !== undefined && setRunFlag(out.flags, flag)) continue;
     const value = argv[i + 1];
     const integer = (name: string, min: number): number => {
       if (value === undefined || !/^\d+$/.test(value) || Number(value) < min) throw new RangeError(`${name} needs an integer of at least ${min} (got ${JSON.stringify(value)})`);
@@ -32,11 +34,6 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
     else if (flag === "--seeds") out.seeds = integer("--seeds", 1);
     else if (flag === "--trace") out.trace = integer("--trace", 0);
     else if (flag === "--until-violation") out.untilViolation = true;
-    else if (flag === "--swarm") out.swarm = true;
-    else if (flag === "--full-wait-resends") out.fullWaitResends = true;
-    else if (flag === "--aimed") out.aimed = true;
-    else if (flag === "--blind-taker") out.blindTaker = true;
-    else if (flag === "--host-crashes") out.hostCrashes = true;
     else if (flag === "--break") {
       if (value === undefined) throw new RangeError("--break needs a name (or several, comma-separated)");
       for (const name of value.split(",").map((x) => x.trim()).filter((x) => x !== "")) {
@@ -49,7 +46,7 @@ function parse(argv: readonly string[]): { seed: number; seeds: number; breaks: 
       process.exit(0);
     } else throw new RangeError(`unknown option ${JSON.stringify(flag)} (see --help)`);
   }
-  if (out.blindTaker && !out.aimed) throw new RangeError("--blind-taker is only meaningful with --aimed");
+  checkRunFlags(out.flags);
   return out;
 }
 
@@ -64,10 +61,10 @@ async function main(): Promise<number> {
   const started = performance.now();
   const digest = createHash("sha256");
   let violations = 0;
-  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + (options.swarm ? " --swarm" : "") + (options.fullWaitResends ? " --full-wait-resends" : "") + (options.aimed ? " --aimed" : "") + (options.blindTaker ? " --blind-taker" : "") + (options.hostCrashes ? " --host-crashes" : "");
+  const breakFlag = (options.breaks.size === 0 ? "" : ` --break ${[...options.breaks].join(",")}`) + runFlagsText(options.flags);
   let ran = 0;
   for (let seed = options.seed; seed < options.seed + options.seeds; seed++) {
-    const result = await runSeed(seed, options.breaks, options.trace, { swarm: options.swarm, fullWaitResends: options.fullWaitResends, aimed: options.aimed, blindTaker: options.blindTaker, hostCrashes: options.hostCrashes });
+    const result = await runSeed(seed, options.breaks, options.trace, options.flags);
     ran++;
     digest.update(`${seed} ${result.digest}\n`);
     for (const v of result.violations) {

@@ -120,7 +120,7 @@ function parseStrike(text: string): Strike {
   return { at, action, lost: parts.includes("lost"), slow: parts.includes("slow"), late: parts.includes("late"), nonotify: parts.includes("nonotify"), dropped: parts.includes("dropped"), blind: parts.includes("blind") };
 }
 
-/** What an aimed fault needs of its fault plan (sim-faults.ts). */
+/** What an aimed fault (and sim-host-crash.ts's strike) needs of its fault plan (sim-faults.ts). */
 export interface AimHost {
   readonly world: SimWorld;
   readonly plan: SimRandom;

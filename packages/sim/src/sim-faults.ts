@@ -1,5 +1,7 @@
 import { AIMED, aim, isAimed, type AimHost, type AimedKind } from "./sim-aimed.js";
+import { hostCrashAfterGrant } from "./sim-host-crash.js";
 import type { SimRandom } from "./sim-random.js";
+import type { RunOptions } from "./sim-run.js";
 import type { SimWorld } from "./sim-world.js";
 
 /** One fault the plan can inject, drawn by the seed. */
@@ -78,25 +80,23 @@ export class FaultPlan {
   private readonly aimHost: AimHost;
 
   /**
+   * `options` (`RunOptions`' fault switches, each default false: then nothing is drawn for it):
    * `aimed` (`pnpm sim --aimed`): half the faults are aimed at a hand-over's moment (sim-aimed.ts).
    * `blindTaker` (`--blind-taker`, only with `aimed`): the hand-over strikes include `blind` ones.
    * `hostCrashes` (`pnpm sim --host-crashes`): a quarter of the faults host-crash a leader just
-   * after it answered a grant ({@link hostCrashAfterGrant}), and half the crashes are host crashes
-   * (what the process sent and has not arrived is lost too: `SimWorld.hostCrash`). All default
-   * false: then nothing is drawn for them.
+   * after it answered a grant (sim-host-crash.ts), and half the crashes are host crashes (what the
+   * process sent and has not arrived is lost too: `SimWorld.hostCrash`).
    */
   constructor(
     private readonly world: SimWorld,
     private readonly plan: SimRandom,
     private readonly until: number,
-    private readonly aimed = false,
-    blindTaker = false,
-    private readonly hostCrashes = false,
+    private readonly options: Pick<RunOptions, "aimed" | "blindTaker" | "hostCrashes"> = {},
   ) {
     this.aimHost = {
       world,
       plan,
-      blindTaker,
+      blindTaker: options.blindTaker === true,
       sleep: (ms, label) => this.sleep(ms, label),
       failure: (kind, what) => this.failure(kind, what),
       isolate: (victim, lasts) => this.isolate(victim, lasts, true),
@@ -121,7 +121,7 @@ export class FaultPlan {
     const { world, plan } = this;
     if (at >= this.until) return;
     await new Promise<void>((resolve) => world.scheduler.at(at, "world", "fault", resolve));
-    const kind: FaultKind | AimedKind = this.hostCrashes && plan.chance(0.25) ? "host-crash-after-grant" : this.aimed && plan.chance(0.5) ? plan.pick(AIMED) : plan.pick(FAULTS);
+    const kind: FaultKind | AimedKind = this.options.hostCrashes === true && plan.chance(0.25) ? "host-crash-after-grant" : this.options.aimed === true && plan.chance(0.5) ? plan.pick(AIMED) : plan.pick(FAULTS);
     const ids = world.ids();
     const id = plan.pick(ids);
     const lasts = plan.int(300, 2_500);
@@ -160,7 +160,7 @@ export class FaultPlan {
     if (isAimed(kind)) return aim(this.aimHost, kind, lasts);
     switch (kind) {
       case "crash": {
-        const host = this.hostCrashes && plan.chance(0.5);
+        const host = this.options.hostCrashes === true && plan.chance(0.5);
         const heal = this.failure(kind, `${host ? "host crash" : "crash"} of ${id} for ${lasts} ms`);
         if (host) world.hostCrash(id);
         else world.crash(id);
@@ -238,43 +238,8 @@ export class FaultPlan {
       case "isolate":
         return this.isolate(id, lasts);
       case "host-crash-after-grant":
-        return this.hostCrashAfterGrant(lasts);
+        return hostCrashAfterGrant(this.aimHost, lasts);
     }
-  }
-
-  /**
-   * `--host-crashes`: wait (up to 5 s) for a leader to answer a lock request that waited in a queue
-   * with a grant, and host-crash it 0–3 ms after the answer left (the answer takes 0.3 ms; the
-   * grant's replication entry, sent in the same turn, 0.2–1.5 ms): the answer may arrive while the
-   * entry is lost with the host. Restarted `lasts` ms later. One failure, as a crash.
-   */
-  private async hostCrashAfterGrant(lasts: number): Promise<void> {
-    const { world, plan } = this;
-    const delay = plan.float() * 3;
-    const leader = await new Promise<string | null>((resolve) => {
-      let done = false;
-      const end = (server: string | null): void => {
-        if (done) return;
-        done = true;
-        world.onAnswer = null;
-        cancel();
-        resolve(server);
-      };
-      const cancel = world.scheduler.after(5_000, "world", "host crash: no queued grant yet", () => end(null));
-      world.onAnswer = (server, label, value, queued) => {
-        if (queued && label.startsWith("lock") && typeof value === "object" && value !== null && (value as { status?: unknown }).status === "acquired") end(server);
-      };
-    });
-    if (leader === null) {
-      this.log.push(`${this.now.toFixed(0)} ms: host crash: no queued lock request granted within 5 s`);
-      return;
-    }
-    await this.sleep(delay, `host crash ${leader}`);
-    const heal = this.failure("crash", `host crash of ${leader} ${delay.toFixed(2)} ms after it answered a queued lock request with a grant, restarted ${lasts} ms later`);
-    world.hostCrash(leader);
-    await this.sleep(lasts, `restart ${leader}`);
-    world.start(leader);
-    heal();
   }
 
   /**

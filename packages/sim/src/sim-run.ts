@@ -92,7 +92,7 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
       world.startClients(1, ["ns-d"], ["x", "y"], FAULTS_UNTIL + 6_000, 5);
     } else world.startClients(5, ["ns-a", "ns-b", "ns-c", "ns-d", "ns-e", "ns-f"], ["x", "y"], FAULTS_UNTIL + 6_000);
     // The fault plan (sim-faults.ts): one fault at a time, each given time to heal before the next.
-    const faultPlan = new FaultPlan(world, plan, FAULTS_UNTIL, options.aimed === true, options.blindTaker === true, options.hostCrashes === true);
+    const faultPlan = new FaultPlan(world, plan, FAULTS_UNTIL, options);
     faultPlan.begin(plan.int(4_000, 6_000));
     // A dead standby is never left named in sync for long (probes find it within two thirds of a
     // leader lease, its record takes a statement more): checked every quarter of a leader lease.

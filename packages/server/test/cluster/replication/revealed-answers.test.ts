@@ -75,6 +75,22 @@ async function answeredYet<A>(begun: A | WaitingLockHandle<A>): Promise<boolean>
   return done;
 }
 
+/**
+ * A lock held and a waiter begun behind it; then `join` (what brings the standby in sync), the
+ * standby cut off, the holder unlocked: answers the waiter, granted but not yet acknowledged.
+ */
+async function waiterGrantedWhileCutOff(s: ReturnType<typeof setup>, join: () => Promise<void>) {
+  const holder = await s.service.lock("ns", lockX("holder"));
+  expect(holder.status).toBe("acquired");
+  const waiter = s.answers.begun(() => s.service.beginLock("ns", lockX("waiter", 60_000)));
+  expect(waiter).toBeInstanceOf(WaitingLockHandle);
+  await join();
+  s.partition();
+  await s.service.unlock("ns", { tokens: [(holder as Extract<LockResponse, { status: "acquired" }>).token] });
+  await s.clock.endTurn();
+  return waiter;
+}
+
 describe("every answer that reveals a grant waits for the acknowledgement of the entry that created it", () => {
   it("a retry with the same requestId, sent while the first answer waits on a partitioned standby, waits too (issue 29 item 1)", async () => {
     const s = setup();
@@ -116,14 +132,7 @@ describe("every answer that reveals a grant waits for the acknowledgement of the
   it("a waiter that began before the replicator attached is held once granted after the standby came in sync (issue 29 item 2)", async () => {
     const s = setup();
     // Before the leader side's tick: no replicator yet. The holder's lock is answered as it is.
-    const holder = await s.service.lock("ns", lockX("holder"));
-    expect(holder.status).toBe("acquired");
-    const waiter = s.answers.begun(() => s.service.beginLock("ns", lockX("waiter", 60_000)));
-    expect(waiter).toBeInstanceOf(WaitingLockHandle);
-    await s.attach();
-    s.partition();
-    await s.service.unlock("ns", { tokens: [(holder as Extract<LockResponse, { status: "acquired" }>).token] });
-    await s.clock.endTurn();
+    const waiter = await waiterGrantedWhileCutOff(s, () => s.attach());
     expect(await answeredYet(waiter)).toBe(false);
     await s.heal();
     await s.clock.endTurn();
@@ -135,14 +144,7 @@ describe("every answer that reveals a grant waits for the acknowledgement of the
     // As production wires it: the replicator is attached in the turn the term starts, the standby
     // by a later round of the leader side. Until it is in sync, answers are given at once.
     s.follow();
-    const holder = await s.service.lock("ns", lockX("holder"));
-    expect(holder.status).toBe("acquired");
-    const waiter = s.answers.begun(() => s.service.beginLock("ns", lockX("waiter", 60_000)));
-    expect(waiter).toBeInstanceOf(WaitingLockHandle);
-    await s.attachStandby();
-    s.partition();
-    await s.service.unlock("ns", { tokens: [(holder as Extract<LockResponse, { status: "acquired" }>).token] });
-    await s.clock.endTurn();
+    const waiter = await waiterGrantedWhileCutOff(s, () => s.attachStandby());
     expect(await answeredYet(waiter)).toBe(false);
     await s.heal();
     await s.clock.endTurn();
@@ -158,24 +160,12 @@ describe("every answer that reveals a grant waits for the acknowledgement of the
     expect(await answeredYet(retry.answers.begun(() => retry.service.beginLock("ns", lockX("r"))))).toBe(true);
 
     const early = setup({ unsafeFromAttach: true });
-    const holder = await early.service.lock("ns", lockX("holder"));
-    const waiter = early.answers.begun(() => early.service.beginLock("ns", lockX("waiter", 60_000)));
-    await early.attach();
-    early.partition();
-    await early.service.unlock("ns", { tokens: [(holder as Extract<LockResponse, { status: "acquired" }>).token] });
-    await early.clock.endTurn();
-    expect(await answeredYet(waiter)).toBe(true);
+    expect(await answeredYet(await waiterGrantedWhileCutOff(early, () => early.attach()))).toBe(true);
 
     // The window as production has it: replicator attached, standby not yet in sync.
     const firstMoments = setup({ unsafeFromAttach: true });
     firstMoments.follow();
-    const firstHolder = await firstMoments.service.lock("ns", lockX("holder"));
-    const firstWaiter = firstMoments.answers.begun(() => firstMoments.service.beginLock("ns", lockX("waiter", 60_000)));
-    await firstMoments.attachStandby();
-    firstMoments.partition();
-    await firstMoments.service.unlock("ns", { tokens: [(firstHolder as Extract<LockResponse, { status: "acquired" }>).token] });
-    await firstMoments.clock.endTurn();
-    expect(await answeredYet(firstWaiter)).toBe(true);
+    expect(await answeredYet(await waiterGrantedWhileCutOff(firstMoments, () => firstMoments.attachStandby()))).toBe(true);
   });
 });
 
