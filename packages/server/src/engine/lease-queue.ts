@@ -81,6 +81,8 @@ export class LeaseQueue<T extends LeaseEntry<T>> {
       this.append(entry, expiresAt);
     } else {
       entry.expiresAt = Math.ceil(expiresAt);
+      // It may have been the head: a carried entry can now lapse first.
+      this.settleHead();
     }
   }
 
