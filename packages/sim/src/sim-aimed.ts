@@ -182,7 +182,7 @@ function nextStatement(world: SimWorld, names: readonly string[], matches: (send
 /** The member at the other end of `kind`'s statement sent by `sender`, now (see {@link Strike}). */
 function otherEnd(world: SimWorld, kind: AimedKind, sender: string): string | null {
   if (kind === "aim-hand-over" || kind === "aim-stop-hand-over") return takerOf(world, sender);
-  return world.standbyOf(sender);
+  return world.rows.standbyOf(sender);
 }
 
 /**
@@ -284,7 +284,7 @@ function nextInSyncNaming(world: SimWorld, names: readonly string[], member: str
 
 /**
  * The member `leader` hands a shard to now: the in-sync standby named by the row of its term paused
- * for a balance hand-over, else of any row it leads (`SimWorld.standbyOf`); `null` when none.
+ * for a balance hand-over, else of any row it leads (`LeaseRows.standbyOf`); `null` when none.
  */
 function takerOf(world: SimWorld, leader: string): string | null {
   const rows = world.store.readLeases();
@@ -292,7 +292,7 @@ function takerOf(world: SimWorld, leader: string): string | null {
     const standby = term !== null && term.pausedForHandOver ? rows[term.shard]?.standbyId : null;
     if (standby !== null && standby !== undefined) return standby;
   }
-  return world.standbyOf(leader);
+  return world.rows.standbyOf(leader);
 }
 
 /**

@@ -128,7 +128,7 @@ export class FaultPlan {
     await this.inject(kind, id, lasts);
     // Wait until whole again (or give up after a while), then a quiet spell, then the next fault.
     await this.sleep(200, "healed?");
-    for (let waited = 0; waited < 8_000 && !world.protectedNow(); waited += 250) await this.sleep(250, "whole?");
+    for (let waited = 0; waited < 8_000 && !world.rows.protectedNow(); waited += 250) await this.sleep(250, "whole?");
     // A failure's span lasts until the cluster is protected again: a lock granted meanwhile may
     // have had no in-sync standby, and the failure's aftermath (a resumed process acting on rows
     // that moved on) may still take it (DESIGN.md: no lock is lost "when at most one server failed
@@ -142,7 +142,7 @@ export class FaultPlan {
    * the cluster is protected, or when it is a graceful stop with nothing else failing.
    */
   private failure(kind: FaultKind, what: string): () => void {
-    const single = this.failed === 0 && !MULTIPLE.has(kind) && (GRACEFUL.has(kind) || this.world.protectedNow());
+    const single = this.failed === 0 && !MULTIPLE.has(kind) && (GRACEFUL.has(kind) || this.world.rows.protectedNow());
     this.log.push(`${this.now.toFixed(0)} ms: ${what}${single ? "" : " (may lose locks)"}`);
     this.failed++;
     const end = this.world.history.failed(what, this.now, single, STOPS_ONLY.has(kind));
@@ -250,7 +250,7 @@ export class FaultPlan {
    */
   private async partitionThenCrash(kind: FaultKind, id: string, lasts: number): Promise<void> {
     const { world, plan } = this;
-    const victim = world.busiestLeader() ?? id;
+    const victim = world.rows.busiestLeader() ?? id;
     const slowMs = kind === "slow-partition-then-crash" ? plan.int(100, 400) : 0;
     // A standby is late after a third of the leader lease; the record then takes a round trip on the slowed path.
     const lateMs = world.settings.leaderLeaseMs / 3;
@@ -299,8 +299,8 @@ export class FaultPlan {
    */
   private async stopStandbyDies(lasts: number): Promise<void> {
     const { world, plan } = this;
-    const leader = world.busiestLeader();
-    const standby = leader === null ? null : world.standbyOf(leader);
+    const leader = world.rows.busiestLeader();
+    const standby = leader === null ? null : world.rows.standbyOf(leader);
     if (leader === null || standby === null) return this.inject("sigterm", leader ?? plan.pick(world.ids()), lasts);
     const crash = plan.chance(0.5);
     const after = plan.int(0, 40);
@@ -386,7 +386,7 @@ export class FaultPlan {
    */
   private async isolate(id: string, lasts: number, aimedAt = false): Promise<void> {
     const { world } = this;
-    const victim = aimedAt ? id : (world.busiestLeader() ?? id);
+    const victim = aimedAt ? id : (world.rows.busiestLeader() ?? id);
     const ms = 2 * world.settings.leaderLeaseMs + lasts;
     const heal = this.failure("isolate", `${aimedAt ? `aimed: ${victim}` : `${victim} (the busiest leader)`} cut from the database and the other members for ${ms} ms, its clients still reach it`);
     const paths = world.ids().filter((x) => x !== victim).map((other) => world.network.replicationPath(victim, other));

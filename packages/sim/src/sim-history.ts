@@ -4,6 +4,7 @@ import type { Asked, Freed, Hold, IdSeen, Immutable, Leased, Stamps, Txn, Violat
 import { idsNeverReturn, lockWatch, logIdsOfOneTable, refreshedUnderOwnLeader } from "./sim-table-checks.js";
 import { QueueOrder } from "./sim-queue-order.js";
 import { immutableTimestamps } from "./sim-txn-checks.js";
+import { balanceTargets, type BalanceMove } from "./sim-balance-target.js";
 
 export type { Hold, Txn, Violation } from "./sim-records.js";
 
@@ -50,7 +51,9 @@ const SETTLE_MS = 3_000;
  * - queue order: no lock request granted ahead of one queued earlier on its descriptor, across
  *   hand-overs (sim-queue-order.ts);
  * - waiter liveness: once the faults are over, every waiting request is answered by its deadline;
- *   liveness: every shard is led again at the end (found by the run itself).
+ *   liveness: every shard is led again at the end (found by the run itself);
+ * - balance target: no balance move begins towards a member silent for longer than the code takes
+ *   to stop counting it (sim-balance-target.ts; from the servers' decisions, not the clients').
  */
 export class SimHistory {
   readonly holds: Hold[] = [];
@@ -66,6 +69,7 @@ export class SimHistory {
   private readonly watches: WatchAnswer[] = [];
   private readonly asked: Asked[] = [];
   private readonly failures: Failure[] = [];
+  private readonly balanceMoves: BalanceMove[] = [];
   /** The order lock requests were queued and granted in, as observed on the servers. */
   readonly queue = new QueueOrder();
   readonly extra: Violation[] = [];
@@ -163,6 +167,11 @@ export class SimHistory {
     };
   }
 
+  /** A member began a balance move (sim-balance-target.ts). */
+  balanceBegun(move: BalanceMove): void {
+    this.balanceMoves.push(move);
+  }
+
   /** A liveness (or other) promise broken, found by the run itself. */
   violated(v: Violation): void {
     this.extra.push(v);
@@ -184,6 +193,7 @@ export class SimHistory {
       ...lockWatch(this.watches, this.asked),
       ...this.waiterLiveness(),
       ...this.queue.check((from, to) => this.failures.every((f) => f.stopsOnly || Math.min(f.to, f.restarted) < from || f.from > to)),
+      ...balanceTargets(this.balanceMoves),
       ...this.extra,
     ];
   }

@@ -134,7 +134,8 @@ export interface Violation {
     | "queue-order"
     | "bound-fence"
     | "protected-claim"
-    | "replica-divergence";
+    | "replica-divergence"
+    | "balance-target";
   readonly detail: string;
 }
 

@@ -97,12 +97,12 @@ export async function runSeed(seed: number, breaks: ReadonlySet<TestBreak>, trac
     // A dead standby is never left named in sync for long (probes find it within two thirds of a
     // leader lease, its record takes a statement more): checked every quarter of a leader lease.
     const checkClaims = (): void => {
-      world.checkStandbyClaims(2 * LEADER_LEASE_MS);
+      world.rows.checkStandbyClaims(2 * LEADER_LEASE_MS);
       if (s.now + LEADER_LEASE_MS / 4 < END) s.after(LEADER_LEASE_MS / 4, "world", "standby claims", checkClaims);
     };
     checkClaims();
     await s.runUntil(END);
-    if (!world.ledNow()) world.history.violated({ invariant: "liveness", detail: `a shard has no live leader ${((END - FAULTS_UNTIL) / 1000).toFixed(0)} s after the last fault began` });
+    if (!world.rows.ledNow()) world.history.violated({ invariant: "liveness", detail: `a shard has no live leader ${((END - FAULTS_UNTIL) / 1000).toFixed(0)} s after the last fault began` });
     return { seed, violations: world.history.check(), digest: s.hex(), steps: s.steps, faults: faultPlan.log, trace: tail, odds: odds === undefined && fullWaitResends === 0 ? null : describeOdds(odds ?? DEFAULT_ODDS, fullWaitResends) };
   } finally {
     restoreTimers();

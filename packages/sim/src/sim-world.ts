@@ -9,14 +9,17 @@ import {
   type ReplicaStore,
   type TestBreak,
 } from "@leasehold/server/internal";
-import pino from "pino";
 import { SimClient, type SimServers, type SimService } from "./sim-client.js";
 import { simServiceOf } from "./sim-service-view.js";
 import { SimProcess } from "./sim-clock.js";
 import { SimHistory } from "./sim-history.js";
+import { simLogger } from "./sim-logger.js";
+import { MOVE_BEGIN_LINE, MemberSilence, balanceTargetBoundMs } from "./sim-balance-target.js";
 import { SimWatcher } from "./sim-watcher.js";
 import { SimNetwork, statementTimeoutMs } from "./sim-network.js";
 import { FenceCheckedStore } from "./sim-store-checks.js";
+import { LeaseRows } from "./sim-lease-rows.js";
+import { simProbe } from "./sim-probe.js";
 import type { SimRandom } from "./sim-random.js";
 import { Scheduler } from "./scheduler.js";
 import { DEFAULT_ODDS, type SimOdds } from "./sim-swarm.js";
@@ -75,10 +78,8 @@ export class SimWorld implements SimServers {
   readonly scheduler: Scheduler;
   readonly history = new SimHistory();
   readonly store: MemoryStore;
-  /** When each process incarnation that had joined died (crash or the end of a stop), by incarnation. */
-  private readonly deaths = new Map<string, number>();
-  /** Shards already reported by {@link checkStandbyClaims} (once each). */
-  private readonly claimBroken = new Set<number>();
+  /** What the database's lease rows say now, and the `protected-claim` check (sim-lease-rows.ts). */
+  readonly rows: LeaseRows;
   readonly network: SimNetwork;
   private readonly slots: Slot[] = [];
   /** The odds of client calls' answers (lost or not). */
@@ -92,8 +93,10 @@ export class SimWorld implements SimServers {
    * its own while it only listens.
    */
   onAnswer: ((server: string, label: string, value: unknown, queued: boolean) => void) | null = null;
-  /** The servers' logger: silent, or at `LEASEHOLD_SIM_LOG` (a pino level) on stderr with the simulated time, to debug a seed. */
-  private readonly logger = pino({ level: process.env.LEASEHOLD_SIM_LOG ?? "silent", base: null, timestamp: () => `,"t":${(this.scheduler?.now ?? 0).toFixed(1)}` }, pino.destination(2));
+  /** Which members answer a probe, and since when each that does not has not (the `balance-target` check's truth). */
+  private readonly silence = new MemberSilence(() => this.scheduler.now, () => this.slots.flatMap((s) => (s.process === null ? [] : [s.process])));
+  /** The servers' logger (sim-logger.ts): written at `LEASEHOLD_SIM_LOG` to debug a seed; each move's begin is observed. */
+  private readonly logger = simLogger(() => this.scheduler?.now ?? 0, new Set([MOVE_BEGIN_LINE]), (server, fields) => this.moveBegun(server, fields));
 
   constructor(
     private readonly random: SimRandom,
@@ -102,6 +105,7 @@ export class SimWorld implements SimServers {
   ) {
     this.scheduler = new Scheduler(onStep);
     this.store = new FenceCheckedStore({ now: () => this.scheduler.now, key: Buffer.alloc(32, 7) }, (v) => this.history.violated(v));
+    this.rows = new LeaseRows(this.store, () => this.scheduler.now, (v) => this.history.violated(v));
     this.odds = settings.odds ?? DEFAULT_ODDS;
     this.network = new SimNetwork(random.fork("network"), this.odds, (detail) =>
       this.history.violated({ invariant: "replica-divergence", detail: `at ${this.scheduler.now.toFixed(1)}: ${detail}` }),
@@ -109,6 +113,7 @@ export class SimWorld implements SimServers {
     this.calls = random.fork("calls");
     for (let i = 0; i < settings.servers + (settings.joiners ?? 0); i++) {
       this.slots.push(this.newSlot(`s${i}`, `http://s${i}.sim`, settings.leaseMs[i % settings.leaseMs.length]!, i < settings.servers, false));
+      this.silence.note(`s${i}`, false, "not started");
     }
   }
 
@@ -185,6 +190,8 @@ export class SimWorld implements SimServers {
     slot.process = process;
     slot.member = null;
     slot.listening = false;
+    this.silence.processStarted(process);
+    this.heard(id, "starting");
     const { leaderLeaseMs, shards, breaks } = this.settings;
     const coordinator = createMemoryCoordinator({ store: this.store, link: this.network.statementLink(process, statementTimeoutMs(leaderLeaseMs)), unfencedBoundExtensions: breaks.has("epoch-fence") });
     process.deliver("start", () => {
@@ -213,6 +220,7 @@ export class SimWorld implements SimServers {
           slot.member = member;
           member.runtime.url = slot.url;
           slot.listening = true;
+          this.heard(id, "listening");
           void member.runtime.start().catch(() => undefined);
         },
         (err: unknown) => this.history.violated({ invariant: "liveness", detail: `server ${id} could not start: ${String(err)}` }),
@@ -223,12 +231,13 @@ export class SimWorld implements SimServers {
   /** SIGKILL: the process and everything it held in memory are gone at once. */
   crash(id: string): void {
     const slot = this.slot(id);
-    if (slot.member !== null && slot.process?.alive === true) this.deaths.set(slot.member.runtime.identity.incarnation, this.scheduler.now);
+    if (slot.member !== null && slot.process?.alive === true) this.rows.died(slot.member.runtime.identity.incarnation);
     slot.process?.kill();
     slot.listening = false;
     slot.member = null;
     for (const fail of slot.inFlight) fail(connectionError("reset (server crashed)"));
     slot.inFlight.clear();
+    this.heard(slot.id, "crashed");
   }
 
   /**
@@ -250,6 +259,7 @@ export class SimWorld implements SimServers {
     const process = slot.process;
     if (member === null || process === null || !process.alive) return Promise.resolve();
     slot.listening = false;
+    this.heard(id, "stopping");
     return new Promise<void>((resolve) =>
       process.deliver("sigterm", () => {
         void member.service
@@ -268,10 +278,26 @@ export class SimWorld implements SimServers {
   /** Pause server `id` (SIGSTOP, or a VM stopped); {@link resume} lets it go on. */
   pause(id: string): void {
     this.processOf(id)?.pause();
+    this.heard(id, "paused");
   }
 
+  /** Let server `id`, paused, go on. */
   resume(id: string): void {
     this.slot(id).process?.resume();
+    this.heard(id, "paused");
+  }
+
+  /** Server `id` may have begun or stopped answering probes (by `why` when it stopped): tell {@link silence}. */
+  private heard(id: string, why: string): void {
+    const answers = this.slots.some((s) => s.id === id && s.listening && s.process !== null && s.process.alive && !s.process.holding && !s.process.hostCrashed);
+    this.silence.note(id, answers, why);
+  }
+
+  /** A server logged a move's begin: a balance move's is recorded with what the world knows of its taker. */
+  private moveBegun(server: string, fields: Readonly<Record<string, unknown>>): void {
+    const mover = this.slots.find((s) => s.process?.name === server)?.process;
+    if (fields.reason !== "balance" || typeof fields.taker !== "string" || mover === undefined || mover === null) return;
+    this.history.balanceBegun(this.silence.move(mover, fields.taker, Number(fields.shard), Number(fields.epoch), balanceTargetBoundMs(this.settings.leaderLeaseMs)));
   }
 
   private processFor(url: string): SimProcess {
@@ -287,25 +313,7 @@ export class SimWorld implements SimServers {
 
   private probe(from: SimProcess, url: string): Promise<ProbeResult> {
     const slot = this.slot(url);
-    return new Promise<ProbeResult>((resolve) => {
-      const cancel = from.setTimer(() => resolve({ answering: false, problem: "no answer in time" }), 1_000);
-      this.scheduler.after(1, "network", `probe ${slot.id}`, () => {
-        const answering = slot.listening && slot.process !== null && slot.process.alive;
-        if (!answering) return;
-        const probed = slot.process!;
-        probed.deliver("probe", () =>
-          this.scheduler.after(1, "network", "probe answer", () => {
-            // Lost with its host only if that crashed before the answer arrived.
-            const lostWithHost = probed.hostCrashed;
-            from.deliver("probe answer", () => {
-              if (lostWithHost) return;
-              cancel();
-              resolve({ answering: true });
-            });
-          }),
-        );
-      });
-    });
+    return simProbe(this.scheduler, from, slot.id, () => (slot.listening && slot.process !== null && slot.process.alive ? slot.process : null), () => this.silence.answeredProbe(slot.id));
   }
 
   call<T>(client: string, url: string, label: string, call: (service: SimService) => T | Promise<T> | { readonly answer: Promise<T> }): Promise<T> {
@@ -377,53 +385,8 @@ export class SimWorld implements SimServers {
     if (first === 0) new SimWatcher("w0", this.scheduler, this, this.random.fork("w0"), this.history, namespaces.filter((_, i) => i % 2 === 0), until).start();
   }
 
-  /**
-   * The promise behind "protected" (DESIGN.md "Protected", PROTOCOL.md `GET /v1/health`): a row
-   * its leader still renews never names as its in-sync standby a process that died more than
-   * `withinMs` ago (a leader asks even an idle shard's standby for an acknowledgement, and records
-   * one that does not answer not in sync). Otherwise the cluster says it is protected while a crash
-   * of that leader loses every lock of the shard, and a deploy tool restarts the next server.
-   */
-  checkStandbyClaims(withinMs: number): void {
-    for (const r of this.store.readLeases()) {
-      if (r.expired || !r.inSync || r.standbyIncarnation === null || this.claimBroken.has(r.shard)) continue;
-      const died = this.deaths.get(r.standbyIncarnation);
-      if (died === undefined || this.scheduler.now - died <= withinMs) continue;
-      this.claimBroken.add(r.shard);
-      this.history.violated({
-        invariant: "protected-claim",
-        detail: `shard ${r.shard} (epoch ${r.epoch}, led by ${r.holder ?? "nobody"}) names ${r.standbyId ?? "?"}'s process that died at ${died.toFixed(1)} its in-sync standby at ${this.scheduler.now.toFixed(1)}`,
-      });
-    }
-  }
-
-  /** True when every shard has a live leader whose row names an in-sync standby (the database's view). */
-  protectedNow(): boolean {
-    return this.store.readLeases().every((r) => !r.expired && r.inSync && r.standbyId !== null);
-  }
-
-  /** The server leading the most shards now (by the database's rows), `null` when none leads any. */
-  busiestLeader(): string | null {
-    const led = new Map<string, number>();
-    for (const r of this.store.readLeases()) if (!r.expired && r.holder !== null) led.set(r.holder, (led.get(r.holder) ?? 0) + 1);
-    let best: string | null = null;
-    for (const [id, n] of led) if (best === null || n > led.get(best)! || (n === led.get(best)! && id < best)) best = id;
-    return best;
-  }
-
-  /** A member `leader`'s live rows name as their in-sync standby (the lowest shard's), `null` when none. */
-  standbyOf(leader: string): string | null {
-    for (const r of this.store.readLeases()) if (!r.expired && r.holder === leader && r.inSync && r.standbyId !== null && r.standbyId !== leader) return r.standbyId;
-    return null;
-  }
-
   /** The cluster member server `id` runs now, `null` while none answers. */
   memberOf(id: string): ClusterMember | null {
     return this.slot(id).member;
-  }
-
-  /** True when every shard has a live leader. */
-  ledNow(): boolean {
-    return this.store.readLeases().every((r) => !r.expired);
   }
 }

@@ -1,6 +1,9 @@
 import { LeaseholdError } from "@leasehold/protocol";
 import { describe, expect, it } from "vitest";
+import { Scheduler } from "../src/scheduler.js";
+import { MemberSilence, balanceTargets, type BalanceMove } from "../src/sim-balance-target.js";
 import type { SimService } from "../src/sim-client.js";
+import { SimProcess } from "../src/sim-clock.js";
 import { SimHistory } from "../src/sim-history.js";
 import type { Hold } from "../src/sim-records.js";
 
@@ -88,6 +91,58 @@ describe("the simulator's invariants find what they are about, and only that", (
     const after = h.waiting({ client: "a", namespace: "ns", what: "lock", sentAt: 5_000, acquireTimeoutMs: 0 });
     h.answered(after, null, 7_000);
     expect(kinds(h)).toEqual(["waiter-liveness"]);
+  });
+});
+
+describe("balance-target", () => {
+  /** s0#1's balance move of shard 1 towards s2 at 5,000, s2 paused since 3,000 and silent for the bound exactly on s0#1's clock. */
+  const move = (over: Partial<BalanceMove> = {}): BalanceMove => ({ mover: "s0#1", taker: "s2", shard: 1, epoch: 3, at: 5_000, silentSince: 3_000, silentWhy: "paused", silentForMs: 1_100, boundMs: 1_100, ...over });
+
+  it("a move towards a member silent for longer than the bound is found, once per silent spell; none within the bound or towards one that answers", () => {
+    const h = new SimHistory();
+    h.balanceBegun(move());
+    h.balanceBegun(move({ silentSince: null, silentWhy: null, silentForMs: 0 }));
+    expect(kinds(h)).toEqual([]);
+    h.balanceBegun(move({ at: 5_001, silentForMs: 1_101 }));
+    h.balanceBegun(move({ at: 5_900, shard: 2, silentForMs: 2_000 }));
+    expect(kinds(h)).toEqual(["balance-target"]);
+    expect(h.check()[0]!.detail).toBe(
+      "s0#1 began a balance move of shard 1 (epoch 3) to s2 at 5001.0, but s2 had not answered since 3000.0 (paused): 1101 ms on the mover's clock, more than the 1100 ms in which a member that does not answer stops being a balance target",
+    );
+    // Another spell of the same member is found again.
+    h.balanceBegun(move({ at: 9_000, silentSince: 7_000, silentWhy: "crashed", silentForMs: 2_000 }));
+    expect(kinds(h)).toEqual(["balance-target", "balance-target"]);
+  });
+
+  it("silence is counted on the mover's own monotonic clock: not while the mover is paused, from its start for a mover started later; a probe held back and answered begins the spell again", async () => {
+    const s = new Scheduler();
+    const mover = new SimProcess("s0#1", s);
+    const processes = [mover];
+    const silence = new MemberSilence(() => s.now, () => processes);
+    silence.processStarted(mover);
+    silence.note("s2", true, "listening");
+    s.after(1_000, "world", "pause s2", () => silence.note("s2", false, "paused"));
+    s.after(1_500, "world", "pause s0", () => mover.pause());
+    s.after(2_000, "world", "resume s0", () => mover.resume());
+    await s.runUntil(2_400);
+    // 1,400 ms of true time, 500 of them with the mover paused.
+    const early = silence.move(mover, "s2", 1, 3, 1_100);
+    expect(early.silentSince).toBe(1_000);
+    expect(early.silentForMs).toBeCloseTo(900, 6);
+    expect(balanceTargets([early])).toEqual([]);
+    await s.runUntil(2_700);
+    expect(balanceTargets([silence.move(mover, "s2", 1, 3, 1_100)]).map((v) => v.invariant)).toEqual(["balance-target"]);
+    // A process started after the spell began has never heard s2 answer: counted from its start.
+    const late = new SimProcess("s1#2", s);
+    processes.push(late);
+    silence.processStarted(late);
+    await s.runUntil(3_000);
+    expect(silence.move(late, "s2", 1, 3, 1_100).silentForMs).toBeCloseTo(300, 6);
+    // s2, resumed into a stop, still answers a probe delivered before its pause: silent from then on.
+    silence.answeredProbe("s2");
+    expect(silence.move(mover, "s2", 1, 3, 1_100)).toMatchObject({ silentSince: 3_000, silentForMs: 0 });
+    silence.note("s2", true, "paused");
+    expect(silence.move(mover, "s2", 1, 3, 1_100).silentSince).toBeNull();
   });
 });
 
