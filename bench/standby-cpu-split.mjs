@@ -4,9 +4,12 @@
 // same cluster with its real standby; warms each with 2 s of 64 callers, then runs `rounds` rounds
 // of 64 callers paced to 8,000 lock + tryUnlock pairs/s for 3 s (as `pnpm bench cluster` measures
 // CPU per pair), and prints for each process the CPU (user + system, from /proc/<pid>/task/*/stat)
-// per pair of its main thread + its other threads (V8's compiler and garbage-collector helpers).
+// per pair of its main thread (user and system apart) + its other threads (V8's compiler and
+// garbage-collector helpers).
 // Then the idle CPU of the real cluster's leader and standby over 5 s (timers, heartbeats, passes).
-// Usage (after `pnpm build`): node bench/standby-cpu-split.mjs [rounds=3] [single,echo,real]
+// With `auth` or `decode` among the setups, the same cluster whose standby answers without applying
+// (LEASEHOLD_TEST_STANDBY_FLOOR: the floors of a standby that authenticates every frame).
+// Usage (after `pnpm build`): node bench/standby-cpu-split.mjs [rounds=3] [single,echo,auth,decode,real]
 //   LEASEHOLD_TEST_PG=<url>     PostgreSQL (default postgres://postgres@127.0.0.1:5432/test)
 //   LEASEHOLD_BENCH_CLI=<path>  another build's packages/server/dist/cli.js for the real cluster
 import { readdirSync, readFileSync } from "node:fs";
@@ -21,17 +24,19 @@ const rounds = Number(process.argv[2] ?? 3);
 const which = (process.argv[3] ?? "single,echo,real").split(",");
 const FLAGS = ["--shards", "1", "--lease-ms", "2000"];
 
-/** CPU ms so far of `pid`'s main thread and of its other threads. */
+/** CPU ms so far of `pid`'s main thread (user, then system) and of its other threads (both). */
 function threads(pid) {
-  let main = 0;
+  let user = 0;
+  let system = 0;
   let other = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1].split(" ");
-    const ms = (Number(f[11]) + Number(f[12])) * 10;
-    if (Number(tid) === pid) main += ms;
-    else other += ms;
+    if (Number(tid) === pid) {
+      user += Number(f[11]) * 10;
+      system += Number(f[12]) * 10;
+    } else other += (Number(f[11]) + Number(f[12])) * 10;
   }
-  return [main, other];
+  return [user, system, other];
 }
 
 async function measure(label, urls, pids) {
@@ -44,11 +49,12 @@ async function measure(label, urls, pids) {
     await session.end();
     const per = (k, p) => {
       const a = threads(p);
-      return `${k} ${(((a[0] - before[k][0]) * 1000) / run.pairs).toFixed(1)}+${(((a[1] - before[k][1]) * 1000) / run.pairs).toFixed(1)}`;
+      const us = (i) => (((a[i] - before[k][i]) * 1000) / run.pairs).toFixed(1);
+      return `${k} ${us(0)}u ${us(1)}s +${us(2)}`;
     };
     out.push(`${Object.entries(pids).map(([k, p]) => per(k, p)).join(", ")} (${Math.round(run.pairs / run.seconds)}/s)`);
   }
-  console.log(`${label}: µs per pair, main thread + other threads, by round: ${out.join(" | ")}`);
+  console.log(`${label}: µs per pair, main thread user (u) and system (s) + other threads, by round: ${out.join(" | ")}`);
 }
 
 if (which.includes("single")) {
@@ -71,6 +77,19 @@ if (which.includes("echo")) {
     await echo.stop();
   }
 }
+for (const floor of ["auth", "decode"]) {
+  if (!which.includes(floor)) continue;
+  // The floors of an authenticating standby (LEASEHOLD_TEST_STANDBY_FLOOR, benchmark only): the real
+  // standby process, each frame's MAC checked and each answer signed, nothing applied.
+  const cluster = await startCluster(3, FLAGS, { extraArgs: ["--unsafe-test-knobs"], env: { LEASEHOLD_TEST_STANDBY_FLOOR: floor } });
+  try {
+    await stable(cluster, 3_000, 2_000);
+    const [row] = await inSync(cluster, 30_000);
+    await measure(`${floor} floor`, cluster.members.map((m) => m.url), { leader: cluster.member(row.holder).child.pid, standby: cluster.member(row.standbyId).child.pid });
+  } finally {
+    await cluster.close();
+  }
+}
 if (which.includes("real")) {
   const cluster = await startCluster(3, FLAGS, { cli: process.env.LEASEHOLD_BENCH_CLI });
   try {
@@ -80,7 +99,7 @@ if (which.includes("real")) {
     await measure("real standby", cluster.members.map((m) => m.url), pids);
     const before = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, threads(p)]));
     await sleep(5_000);
-    const idle = Object.entries(pids).map(([k, p]) => `${k} ${((threads(p)[0] + threads(p)[1] - before[k][0] - before[k][1]) / 5).toFixed(1)} ms/s`);
+    const idle = Object.entries(pids).map(([k, p]) => `${k} ${((threads(p).reduce((a, b) => a + b) - before[k].reduce((a, b) => a + b)) / 5).toFixed(1)} ms/s`);
     console.log(`real cluster idle: ${idle.join(", ")}`);
   } finally {
     await cluster.close();

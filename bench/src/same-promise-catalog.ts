@@ -10,6 +10,10 @@ const SETUPS: Readonly<Record<SetupName, string>> = {
   cluster_r0: "a 3-server cluster over PostgreSQL, `--shards 1 --replicas 0` (one leader, no standby: a crash loses its locks)",
   cluster_echo:
     "the echo floor: the `--replicas 1` cluster whose leader's replication connection goes to a TCP echo server in a process of its own (`LEASEHOLD_TEST_ECHO_STANDBY_PORT`, benchmark only and unsafe: each message costs one byte there and back, no encoding, no MAC, nothing applied), so what it pays over the single server is waiting for another process at all, which no standby can undercut",
+  cluster_auth:
+    "the auth floor: the `--replicas 1` cluster whose standby, a real member, checks each frame's MAC and signs each answer but reads each entries message's last sequence number from its bytes and decodes and applies nothing (`LEASEHOLD_TEST_STANDBY_FLOOR=auth`, benchmark only and unsafe: it holds none of the entries), so what it pays over the echo floor is authenticating every message both ways in a leasehold process",
+  cluster_decode:
+    "the decode floor: the same with `LEASEHOLD_TEST_STANDBY_FLOOR=decode`, the standby also decoding each message (`JSON.parse` and the shape checks) and still applying nothing: what the real standby costs before its apply",
   cluster_r1: "a 3-server cluster over PostgreSQL, `--shards 1 --replicas 1` with its standby in sync (every answer that reveals a grant waits for the standby's acknowledgement)",
   redis_replica:
     "a Redis primary with one replica (`redis-server` from PATH, free loopback ports, temp dirs, no persistence); a lock is `SET key token NX PX 10000` and `WAIT 1 1000` in one write on the caller's own connection, counted only when SET answered OK and WAIT at least 1; the unlock is the compare-and-delete script by EVALSHA",
@@ -21,6 +25,8 @@ const SHORT: Readonly<Record<SetupName, string>> = {
   single: "the single server",
   cluster_r0: "the cluster with `--replicas 0`",
   cluster_echo: "the echo floor's cluster",
+  cluster_auth: "the auth floor's cluster",
+  cluster_decode: "the decode floor's cluster",
   cluster_r1: "the cluster with `--replicas 1`",
   redis_replica: "Redis primary + replica (`SET NX PX` + `WAIT 1` in one write)",
   etcd: "the one-member etcd",
@@ -94,11 +100,35 @@ export const SAME_PROMISE_CATALOG: Readonly<Record<string, FigureInfo>> = {
     section: SAME_PROMISE_SECTION,
     meaning: "The same for the echo server's CPU per pair (the echo floor's standby) over the single server's: the floor under the standby's ratio, a process that reads every message the leader sends and answers it, and does nothing else.",
   },
+  ...floorEntries(),
 };
+
+/** The ratios of the two floors of an authenticating standby, beside the targets they stand under. */
+function floorEntries(): Record<string, FigureInfo> {
+  const out: Record<string, FigureInfo> = {};
+  for (const [floor, what] of [
+    ["auth", "the auth floor (its standby checks each frame's MAC and signs each answer, nothing decoded or applied)"],
+    ["decode", "the decode floor (its standby also decodes each message, nothing applied)"],
+  ] as const) {
+    out[`same_promise_cpu_ratio_${floor}_over_single`] = {
+      section: SAME_PROMISE_SECTION,
+      meaning: `At the paced 8,000 pairs/s: the CPU per pair of the standby of ${what} over the single server's, in the same trial; the median of the trials. A floor under the standby's ratio (target 0.3) for any standby that authenticates every frame it acknowledges.`,
+    };
+    out[`same_promise_c64_ratio_${floor}_over_echo`] = {
+      section: SAME_PROMISE_SECTION,
+      meaning: `c64 pairs/s of ${what} over the echo floor's, in the same round; the median of the rounds. A ceiling over the real standby's ratio to the echo floor (target 0.9).`,
+    };
+    out[`same_promise_c1_p50_us_${floor}_minus_echo`] = {
+      section: SAME_PROMISE_SECTION,
+      meaning: `One caller's p50 lock call through ${what} minus the echo floor's, in the same trial; the median of the trials. A floor under the real standby's distance to the echo floor (target 25 µs).`,
+    };
+  }
+  return out;
+}
 
 /** The paragraph under the section's heading: the setup, and why each choice. */
 export const SAME_PROMISE_INTRO =
-  "**The setups (issue 32).** `pnpm bench cluster` (and `pnpm bench cluster-peers`, this part alone) starts, in each trial, a single server, a 3-server cluster with `--replicas 0`, one with `--replicas 1` (`--shards 1`, so one leader; the standby's row in sync before anything is measured), the same with the echo floor's standby (a TCP echo server: the yardstick of issue 32, measured in the same run), a Redis primary + replica, and a one-member etcd, and runs one workload code over all of them (bench/src/same-promise-trials.ts): c64 rounds (64 callers on 4 keys each), then each setup's server CPU over a run paced to 8,000 pairs/s, then one caller. A setup whose server is not installed is skipped and the run says so (`redis-server`: Debian's `redis-server`; `etcd`: `etcd-server`). " +
+  "**The setups (issue 32).** `pnpm bench cluster` (and `pnpm bench cluster-peers`, this part alone) starts, in each trial, a single server, a 3-server cluster with `--replicas 0`, one with `--replicas 1` (`--shards 1`, so one leader; the standby's row in sync before anything is measured), the same with the echo floor's standby (a TCP echo server: the yardstick of issue 32, measured in the same run), the same twice more with its real standby in a floor mode (`LEASEHOLD_TEST_STANDBY_FLOOR=auth`: each frame's MAC checked and each answer signed, nothing decoded or applied; `=decode`: each message also decoded; both benchmark only: what authenticating and reading every message cost before the apply), a Redis primary + replica, and a one-member etcd, and runs one workload code over all of them (bench/src/same-promise-trials.ts): c64 rounds (64 callers on 4 keys each), then each setup's server CPU over a run paced to 8,000 pairs/s, then one caller. A setup whose server is not installed is skipped and the run says so (`redis-server`: Debian's `redis-server`; `etcd`: `etcd-server`). " +
   "**Redis primary + replica** is the peer that makes leasehold's cluster promise, a granted lock kept in a second process's memory: the bench starts both `redis-server`s itself on free loopback ports, each with a temp dir as `--dir`, `--save ''` and `--appendonly no` (memory only, as the standby), the replica with `--replicaof`, waits until the primary lists it `online` and it says `master_link_status:up`, and stops both and deletes the dirs after, also when a start fails. Each caller has its own connection (bench/src/peers/resp-connection.ts, a small RESP client, so that the lock's `SET key token NX PX 10000` and `WAIT 1 1000` leave in **one write**); a grant counts only when SET answered OK and WAIT answered at least 1, as a leasehold grant is answered only once its standby acknowledged it (a WAIT that answered 0 would be released and taken again, and counted in the note). " +
   "**The unlock is the compare-and-delete script (EVALSHA) without a WAIT of its own**, by choice: an unlock the replica never saw leaves the key held there until its PX runs out, which delays the next holder after a failover but never lets two hold it, so the promise (no grant revealed that a crash could take back) does not need it, as leasehold's unlock is not held for its standby either; and the next lock written on the same connection waits for it anyway, since WAIT counts the replica's acknowledgement of everything the connection wrote before it. At c64 the unlock is written and not awaited (its answer checked when it comes), like leasehold's `tryUnlock`; the one-caller run awaits it, as it does leasehold's `unlock`. " +
   "**CPU per pair** is read from /proc for each role's process (leader and standby apart, primary and replica apart) over the paced run, where every setup does the same work at the same rate; the note gives the rate each actually kept (etcd, fsyncing each write, may not keep 8,000/s: its CPU is then per pair at the rate it kept).";

@@ -7,9 +7,10 @@ const list = (xs: readonly number[], digits = 0): string => xs.map((x) => x.toFi
 
 /**
  * Issue 32's side-by-side figures: c64 pairs/s, one caller's p50 lock call and server CPU per pair
- * at a paced 8,000 pairs/s, for the single server, the cluster with `--replicas 0` and `1`, Redis
- * primary + replica and etcd (skipped, and said so, when not installed). Quick: 1 trial of 1 round
- * of 1 s; full: 3 trials of 5 rounds of 2 s (with 5 setups, each runs in every position of the order once per trial).
+ * at a paced 8,000 pairs/s, for the single server, the cluster with `--replicas 0` and `1`, the
+ * echo floor and the two floors of an authenticating standby, Redis primary + replica and etcd
+ * (skipped, and said so, when not installed). Quick: 1 trial of 1 round of 1 s; full: 3 trials of
+ * 5 rounds of 2 s, the setups' order rotating by one each round.
  */
 export async function samePromiseFigures(ctx: SuiteContext): Promise<Figure[]> {
   const base = { command: ctx.command, quick: ctx.quick };
@@ -63,6 +64,19 @@ export async function samePromiseFigures(ctx: SuiteContext): Promise<Figure[]> {
       { name: "same_promise_cpu_ratio_echo_over_single", value: round(quantile(echoStandby, 0.5), 3), unit: "ratio", ...base, note: `per trial ${list(echoStandby, 3)}` },
       { name: "same_promise_c1_p50_us_cluster_r1_minus_echo", value: round(quantile(c1Gap, 0.5), 0), unit: "µs", ...base, note: `per trial, same trial: ${list(c1Gap)}` },
     );
+    // The floors of a standby that authenticates every frame, beside the echo floor's, in the same trials and rounds.
+    for (const floor of ["auth", "decode"] as const) {
+      const m = run.measures.get(`cluster_${floor}`);
+      if (m === undefined) continue;
+      const standbyRatio = over(m.cpuUsPerPair[1]!);
+      const c64 = run.roundRates.filter((r) => r.has(`cluster_${floor}`)).map((r) => r.get(`cluster_${floor}`)! / r.get("cluster_echo")!);
+      const gap = m.c1P50Us.map((x, t) => x - echo.c1P50Us[t]!);
+      figures.push(
+        { name: `same_promise_cpu_ratio_${floor}_over_single`, value: round(quantile(standbyRatio, 0.5), 3), unit: "ratio", ...base, note: `per trial ${list(standbyRatio, 3)}` },
+        { name: `same_promise_c64_ratio_${floor}_over_echo`, value: round(quantile(c64, 0.5), 3), unit: "ratio", ...base, note: `per round, same round: ${list(c64, 3)}` },
+        { name: `same_promise_c1_p50_us_${floor}_minus_echo`, value: round(quantile(gap, 0.5), 0), unit: "µs", ...base, note: `per trial, same trial: ${list(gap)}` },
+      );
+    }
   }
   return figures;
 }

@@ -11,7 +11,7 @@ import { silentLogger } from "./silent-logger.js";
 import { nowNs } from "./stats.js";
 
 /** The setups measured side by side, in report order. */
-export const SAME_PROMISE_SETUPS = ["single", "cluster_r0", "cluster_echo", "cluster_r1", "redis_replica", "etcd"] as const;
+export const SAME_PROMISE_SETUPS = ["single", "cluster_r0", "cluster_echo", "cluster_auth", "cluster_decode", "cluster_r1", "redis_replica", "etcd"] as const;
 /** One setup's name as it appears in figure names. */
 export type SetupName = (typeof SAME_PROMISE_SETUPS)[number];
 /** The server processes of each setup whose CPU is reported, by role, as in figure names. */
@@ -19,6 +19,8 @@ export const SETUP_ROLES: Readonly<Record<SetupName, readonly string[]>> = {
   single: ["server"],
   cluster_r0: ["leader"],
   cluster_echo: ["leader", "echo"],
+  cluster_auth: ["leader", "standby"],
+  cluster_decode: ["leader", "standby"],
   cluster_r1: ["leader", "standby"],
   redis_replica: ["primary", "replica"],
   etcd: ["member"],
@@ -74,7 +76,10 @@ const message = (err: unknown): string => (err instanceof Error ? err.message : 
  * `--shards 1` (one leader), `--replicas 0` and `--replicas 1` (settled, the latter in sync); the
  * echo floor (the same `--replicas 1` cluster whose leader's replication connection goes to a TCP
  * echo server, `LEASEHOLD_TEST_ECHO_STANDBY_PORT`: what waiting for another process at all costs,
- * the yardstick issue 32 measures the real standby against, in the same run); a Redis
+ * the yardstick issue 32 measures the real standby against, in the same run); the same cluster
+ * twice more with its real standby in a floor mode (`LEASEHOLD_TEST_STANDBY_FLOOR`: `auth` checks
+ * each frame's MAC and signs each answer and applies nothing, `decode` also decodes each message:
+ * what authenticating, and reading, every message cost before anything is applied); a Redis
  * primary with a replica from `redis-server` on PATH; a one-member etcd when its binary is on PATH.
  * All leasehold setups use `--lease-ms 2000`, as the cluster suite's other cost figures do. A setup
  * that cannot start is skipped with its reason (a leasehold one fails the whole start: it is what
@@ -101,15 +106,30 @@ export async function startSameSetups(progress: (m: string) => void): Promise<Se
     const echo = await startCluster(3, ["--shards", "1", "--lease-ms", "2000", "--replicas", "1"], { extraArgs: ["--unsafe-test-knobs"], env: { LEASEHOLD_TEST_ECHO_STANDBY_PORT: String(echoServer.port) } });
     stops.push(() => echo.close());
     clusters.push(echo);
+    // The floors of a standby that authenticates every frame (LEASEHOLD_TEST_STANDBY_FLOOR, benchmark only).
+    const floors: BenchCluster[] = [];
+    for (const floor of ["auth", "decode"]) {
+      const cluster = await startCluster(3, ["--shards", "1", "--lease-ms", "2000", "--replicas", "1"], { extraArgs: ["--unsafe-test-knobs"], env: { LEASEHOLD_TEST_STANDBY_FLOOR: floor } });
+      stops.push(() => cluster.close());
+      clusters.push(cluster);
+      floors.push(cluster);
+    }
     await Promise.all(clusters.map((c) => stable(c, 3_000, 2_000)));
     const [r0, r1] = clusters as [BenchCluster, BenchCluster];
     const [leaderRow] = await r0.rows();
     const [syncRow] = await inSync(r1, 30_000);
     const [echoRow] = await inSync(echo, 30_000);
     const urls = (c: BenchCluster): string[] => c.members.map((m) => m.url);
+    const pair = async (c: BenchCluster): Promise<number[]> => {
+      const [row] = await inSync(c, 30_000);
+      return [c.member(row!.holder).child.pid!, c.member(row!.standbyId).child.pid!];
+    };
+    const [auth, decode] = floors as [BenchCluster, BenchCluster];
     setups.push(
       { name: "cluster_r0", pids: [r0.member(leaderRow!.holder).child.pid!], label: "3-server cluster, --shards 1 --replicas 0", session: async (release, round) => leaseholdSession(urls(r0), release, round) },
       { name: "cluster_echo", pids: [echo.member(echoRow!.holder).child.pid!, echoServer.child.pid!], label: `3-server cluster, --shards 1 --replicas 1, standby an echo server :${echoServer.port} (the floor)`, session: async (release, round) => leaseholdSession(urls(echo), release, round) },
+      { name: "cluster_auth", pids: await pair(auth), label: "3-server cluster, --shards 1 --replicas 1, the standby checks each frame's MAC and signs each answer, nothing decoded or applied (auth floor)", session: async (release, round) => leaseholdSession(urls(auth), release, round) },
+      { name: "cluster_decode", pids: await pair(decode), label: "3-server cluster, --shards 1 --replicas 1, the standby checks MACs and decodes each message, nothing applied (decode floor)", session: async (release, round) => leaseholdSession(urls(decode), release, round) },
       { name: "cluster_r1", pids: [r1.member(syncRow!.holder).child.pid!, r1.member(syncRow!.standbyId).child.pid!], label: "3-server cluster, --shards 1 --replicas 1, in sync", session: async (release, round) => leaseholdSession(urls(r1), release, round) },
     );
   } catch (err) {

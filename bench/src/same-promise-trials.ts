@@ -46,6 +46,8 @@ export interface SamePromiseRun {
   readonly r1OverRedisC64: number[];
   /** c64 of `cluster_r1` over `cluster_echo` (the floor) in the same round, one per round. */
   readonly r1OverEchoC64: number[];
+  /** Each round's c64 pairs/s by setup, in the order run (for ratios of any two setups in the same round). */
+  readonly roundRates: ReadonlyMap<SetupName, number>[];
 }
 
 /** The Redis session's count of unacknowledged grants, when `session` is one. */
@@ -56,7 +58,7 @@ function unreplicatedOf(session: PeerSession): number {
 
 /**
  * Side by side, in trials with new processes: the single server, the cluster without a standby,
- * with the echo floor's and with a real one, Redis primary + replica and etcd (each when it started; same-promise-setups.ts). Per
+ * with the echo floor's, with the two floor standbys' and with a real one, Redis primary + replica and etcd (each when it started; same-promise-setups.ts). Per
  * trial: every setup warmed at c64, then `rounds` c64 rounds (64 callers on 4 keys each, lock +
  * tryUnlock or the peer's lock + unlock) in an order that rotates each round, then each setup's
  * servers' CPU (/proc) over a paced run at `pacedRate`, then one caller's p50 lock call. The same
@@ -66,6 +68,7 @@ export async function samePromiseTrials(options: SamePromiseOptions): Promise<Sa
   const measures = new Map<SetupName, SetupMeasures>();
   const r1OverRedisC64: number[] = [];
   const r1OverEchoC64: number[] = [];
+  const roundRates: Map<SetupName, number>[] = [];
   let skips: SamePromiseRun["skips"] = [];
   const measuresOf = (setup: Setup): SetupMeasures => {
     let m = measures.get(setup.name);
@@ -98,6 +101,7 @@ export async function samePromiseTrials(options: SamePromiseOptions): Promise<Sa
         }
         if (rates.has("redis_replica")) r1OverRedisC64.push(rates.get("cluster_r1")! / rates.get("redis_replica")!);
         r1OverEchoC64.push(rates.get("cluster_r1")! / rates.get("cluster_echo")!);
+        roundRates.push(rates);
         options.progress(`trial ${t + 1} round ${r + 1}: c64 pairs/s ${[...rates].map(([n, v]) => `${n} ${Math.round(v)}`).join(", ")}`);
       }
       for (let i = 0; i < setups.length; i++) {
@@ -120,5 +124,5 @@ export async function samePromiseTrials(options: SamePromiseOptions): Promise<Sa
       await started.stop();
     }
   }
-  return { measures, skips, r1OverRedisC64, r1OverEchoC64 };
+  return { measures, skips, r1OverRedisC64, r1OverEchoC64, roundRates };
 }

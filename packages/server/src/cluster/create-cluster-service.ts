@@ -13,7 +13,7 @@ import { ReplicationMetrics, type ShardReplicationView } from "./replication/rep
 import { createStandbySide, type StandbySide } from "./replication/standby-side.js";
 import { LeaderSide } from "./replication/leader-side.js";
 import { ReplicaPromoter } from "./replication/promote-replica.js";
-import { testBreaks, type TestBreak, testEchoStandbyPort, testHandOverPauseMs, testReplicationWindow, testReserveBlock } from "./test-breaks.js";
+import { testBreaks, type TestBreak, testEchoStandbyPort, testHandOverPauseMs, testReplicationWindow, testReserveBlock, testStandbyFloor } from "./test-breaks.js";
 
 /** Cluster mode options (`startServer({ cluster })`, the CLI's `--cluster` and friends). */
 export interface ClusterOptions {
@@ -196,6 +196,7 @@ export async function createClusterMember(options: ClusterOptions, host: Cluster
     maxWaitingPerNamespace: host.maxWaitingPerNamespace,
     time: options.ports?.time,
     onHandOverEntry: (shard) => r.handOverAcknowledged(shard),
+    unsafeFloor: testStandbyFloor(host.logger, knobs),
   });
   if ((options.replicas ?? 1) === 1) {
     const unsafeAnswerFirst = breaks.has("answer-before-ack");

@@ -179,3 +179,25 @@ export function testEchoStandbyPort(logger: Logger, enabled: boolean, env: NodeJ
   const range = { min: 1, max: 65_535, noun: "a port number", atAnyLevel: true };
   return integerKnob("LEASEHOLD_TEST_ECHO_STANDBY_PORT", range, "echoStandbyPort", "every standby replaced (unsafe: it holds nothing) by the echo server named by", logger, enabled, env);
 }
+
+/** What a floor standby ({@link testStandbyFloor}) still does with each entries message. */
+export type StandbyFloor = "auth" | "decode";
+
+/**
+ * BENCHMARK ONLY, and unsafe. `LEASEHOLD_TEST_STANDBY_FLOOR=auth|decode` makes this member's
+ * standby side answer each entries message of the replication stream without applying it, so
+ * `pnpm bench cluster` can measure the floors under issue 32's standby targets in the same run as
+ * the real standby (standby-floor.ts): `auth` checks each frame's MAC and signs each answer, and
+ * reads the message's last sequence number from its bytes without decoding it; `decode` also
+ * decodes and checks the message's shape. Snapshots are still restored; a takeover then serves a
+ * table without the entries since. Read like {@link testEchoStandbyPort} (with
+ * {@link TEST_KNOBS_FLAG}, at any log level), said at `warn` when it acts. Answers `undefined` when
+ * unset or not read. Throws a RangeError on another value.
+ */
+export function testStandbyFloor(logger: Logger, enabled: boolean, env: NodeJS.ProcessEnv = process.env): StandbyFloor | undefined {
+  const raw = knob("LEASEHOLD_TEST_STANDBY_FLOOR", logger, enabled, env, true);
+  if (raw === undefined) return undefined;
+  if (raw !== "auth" && raw !== "decode") throw new RangeError(`LEASEHOLD_TEST_STANDBY_FLOOR must be auth or decode (got ${JSON.stringify(raw)})`);
+  logger.warn({ standbyFloor: raw }, "TEST ONLY: the standby answers entries without applying them (unsafe: it holds none), LEASEHOLD_TEST_STANDBY_FLOOR");
+  return raw;
+}

@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { testBreaks, testEchoStandbyPort, testReplicationWindow, testReserveBlock } from "../../src/cluster/test-breaks.js";
+import { testBreaks, testEchoStandbyPort, testReplicationWindow, testReserveBlock, testStandbyFloor } from "../../src/cluster/test-breaks.js";
 
 const logger = (level: string): { logger: pino.Logger; lines: Record<string, unknown>[] } => {
   const lines: Record<string, unknown>[] = [];
@@ -63,6 +63,22 @@ describe("test knobs (negative controls of the reliability suite)", () => {
     expect(testEchoStandbyPort(off.logger, true, {})).toBeUndefined();
     for (const bad of ["0", "65536", "-1", "80.5", "port", "1e3"]) {
       expect(() => testEchoStandbyPort(logger("info").logger, true, { LEASEHOLD_TEST_ECHO_STANDBY_PORT: bad }), bad).toThrow(/LEASEHOLD_TEST_ECHO_STANDBY_PORT must be a port number from 1 to 65535/);
+    }
+  });
+
+  it("LEASEHOLD_TEST_STANDBY_FLOOR (benchmark only) acts with --unsafe-test-knobs at any log level, says so at warn, and takes only auth or decode", () => {
+    for (const [level, value] of [["info", "auth"], ["debug", "decode"]] as const) {
+      const l = logger(level);
+      expect(testStandbyFloor(l.logger, true, { LEASEHOLD_TEST_STANDBY_FLOOR: value })).toBe(value);
+      expect(l.lines.map((line) => [line.level, line.standbyFloor])).toEqual([[40, value]]);
+      expect(String(l.lines[0]!.msg)).toMatch(/TEST ONLY: the standby answers entries without applying them/);
+    }
+    const off = logger("debug");
+    expect(testStandbyFloor(off.logger, false, { LEASEHOLD_TEST_STANDBY_FLOOR: "auth" })).toBeUndefined();
+    expect(off.lines.map((line) => [line.level, line.variable])).toEqual([[40, "LEASEHOLD_TEST_STANDBY_FLOOR"]]);
+    expect(testStandbyFloor(off.logger, true, {})).toBeUndefined();
+    for (const bad of ["Auth", "echo", "auth,decode", " "]) {
+      expect(() => testStandbyFloor(logger("info").logger, true, { LEASEHOLD_TEST_STANDBY_FLOOR: bad }), bad).toThrow(/LEASEHOLD_TEST_STANDBY_FLOOR must be auth or decode/);
     }
   });
 

@@ -3,10 +3,12 @@ import { STATUS_CODES } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { CLUSTER_AUTH_HEADER, DEFAULT_MAX_SKEW_MS, verifyHeader } from "./cluster-key.js";
+import type { StandbyFloor } from "../test-breaks.js";
 import { createRefusalLog } from "./refusal-log.js";
 import type { ReplicationAuthOptions } from "./replication-route.js";
 import { parseReplicationMessage, ReplicationRefusal, type StreamIdentity } from "./replication-wire.js";
 import { expandEntries, type AnswerValue } from "./stream-replication-codec.js";
+import { entriesAckOf } from "./standby-floor.js";
 import { FrameReader, FrameWriter, newNonce, parseStreamPath, sessionKey, STREAM_NONCE_HEADER, STREAM_PATH_PREFIX, STREAM_PROTOCOL } from "./stream-frames.js";
 
 /** What the replication stream's route is made with. */
@@ -17,6 +19,13 @@ export interface ReplicationStreamRouteOptions extends ReplicationAuthOptions {
    * it is parsed.
    */
   readonly maxFrameBytes?: number | undefined;
+  /**
+   * BENCHMARK ONLY, and unsafe (`LEASEHOLD_TEST_STANDBY_FLOOR`, test-breaks.ts). Default: none, every
+   * message applied. `auth`: each entries message's MAC checked and its answer signed, its
+   * acknowledgement read from its bytes (standby-floor.ts) and nothing applied; `decode`: the same,
+   * the message decoded and its shape checked.
+   */
+  readonly unsafeFloor?: StandbyFloor | undefined;
 }
 
 /** The standby's end of replication streams. */
@@ -53,10 +62,11 @@ export function createReplicationStreamRoute(options: ReplicationStreamRouteOpti
   const wallClock = options.wallClock ?? Date.now;
   const logRefusal = createRefusalLog(logger, wallClock, options.onUnauthenticated);
   const open = new Set<Duplex>();
+  const floor = options.unsafeFloor;
 
   function serve(socket: Duplex, shard: number, key: Buffer, head: Buffer): void {
     const writer = new FrameWriter(key, "to-leader");
-    const reader = new FrameReader(key, "to-standby", options.maxFrameBytes ?? 64 * 1024 * 1024);
+    const reader = new FrameReader(key, "to-standby", options.maxFrameBytes ?? 64 * 1024 * 1024, floor === "auth");
     let ended = false;
     /** The stream the previous message named: an entries message without one continues it (stream-replication-codec.ts). */
     let previous: StreamIdentity | null = null;
@@ -66,9 +76,14 @@ export function createReplicationStreamRoute(options: ReplicationStreamRouteOpti
       const answers: AnswerValue[] = [];
       for (const frame of frames) {
         try {
-          const message = expandEntries(parseReplicationMessage(frame, shard, previous));
+          const floorAck = floor === "auth" ? entriesAckOf(frame as Buffer) : null;
+          if (floorAck !== null) {
+            answers.push(floorAck);
+            continue;
+          }
+          const message = expandEntries(parseReplicationMessage(floor === "auth" ? JSON.parse((frame as Buffer).toString("utf8")) : frame, shard, previous));
           previous = message.stream;
-          answers.push(store.receive(message).ackedSeq);
+          answers.push(floor !== undefined && message.kind === "entries" ? message.fromSeq + message.entries.length : store.receive(message).ackedSeq);
         } catch (err) {
           ended = true;
           if (err instanceof ReplicationRefusal) {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { InMemoryLockService } from "../../service/in-memory-lock-service.js";
 import type { ProcessClock } from "../process-clock.js";
+import type { StandbyFloor } from "../test-breaks.js";
 import type { ShardLease } from "../coordinator.js";
 import type { ClusterKeyHolder } from "./cluster-key-holder.js";
 import { ReplicaStore } from "./replica-store.js";
@@ -30,6 +31,8 @@ export interface StandbySideOptions {
   readonly time?: ProcessClock | undefined;
   /** Hears a shard whose replica just acknowledged its leader's hand-over entry (`ReplicaStoreOptions.onHandOverEntry`). Default: nothing. */
   readonly onHandOverEntry?: ((shard: number) => void) | undefined;
+  /** BENCHMARK ONLY, and unsafe: the stream's floor mode (`ReplicationStreamRouteOptions.unsafeFloor`). Default: none, every message applied. */
+  readonly unsafeFloor?: StandbyFloor | undefined;
 }
 
 /** A member's standby side: its replicas and the route leaders stream to. */
@@ -71,6 +74,6 @@ export function createStandbySide(options: StandbySideOptions): StandbySide {
   });
   const auth: ReplicationAuthOptions = { key: () => options.key.key, store, logger, onUnauthenticated: (reason) => options.metrics.unauthenticated(reason) };
   const route = createReplicationRoute(auth);
-  const stream = createReplicationStreamRoute(auth);
+  const stream = createReplicationStreamRoute({ ...auth, unsafeFloor: options.unsafeFloor });
   return { store, route, stream };
 }

@@ -102,10 +102,15 @@ export class FrameReader {
   private counter = 0;
   private readonly direction: number;
   private readonly mac: FrameMac;
+  /**
+   * @param raw Default false. BENCHMARK ONLY (the floor standby, standby-floor.ts): answer each
+   * frame's payload bytes, its MAC checked, instead of its decoded JSON.
+   */
   constructor(
     key: Buffer,
     direction: FrameDirection,
     private readonly maxFrameBytes: number,
+    private readonly raw = false,
   ) {
     this.direction = directionByte(direction);
     this.mac = new FrameMac(key);
@@ -148,6 +153,11 @@ export class FrameReader {
         throw new FrameError(`frame ${this.counter} is not signed with the session key`);
       }
       this.counter++;
+      if (this.raw) {
+        out.push(data.subarray(start, end));
+        at = end;
+        continue;
+      }
       try {
         out.push(JSON.parse(data.toString("utf8", start, end)));
       } catch {
