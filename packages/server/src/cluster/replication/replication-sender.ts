@@ -82,8 +82,6 @@ export class ReplicationSender<E> {
   private unansweredSince: number | null = null;
   /** Answers heard from the standby so far. */
   private heard = 0;
-  /** Woken at the next answer or at the stop ({@link whenAnswered}). */
-  private answerWaiters: (() => void)[] = [];
   private readonly unsubscribe: () => void;
 
   constructor(private readonly options: ReplicationSenderOptions<E>) {
@@ -100,7 +98,6 @@ export class ReplicationSender<E> {
     if (this.stopped) return Promise.resolve();
     this.stopped = true;
     this.unsubscribe();
-    this.wakeAnswerWaiters();
     return this.options.transport.close();
   }
 
@@ -115,28 +112,6 @@ export class ReplicationSender<E> {
   /** How many answers the standby has sent so far: one more after a moment proves it still answered then (within a round trip). */
   get answers(): number {
     return this.heard;
-  }
-
-  /**
-   * Call `fn` once, at the next answer from the standby (after it was passed on) or when this sender
-   * stops, whichever comes first: a wait for an answer ends with it rather than at a poll. Answers a
-   * function that cancels the call.
-   */
-  whenAnswered(fn: () => void): () => void {
-    if (this.stopped) {
-      fn();
-      return () => undefined;
-    }
-    let cancelled = false;
-    this.answerWaiters.push(() => !cancelled && fn());
-    return () => void (cancelled = true);
-  }
-
-  private wakeAnswerWaiters(): void {
-    if (this.answerWaiters.length === 0) return;
-    const waiters = this.answerWaiters;
-    this.answerWaiters = [];
-    for (const wake of waiters) wake();
   }
 
   /**
@@ -208,7 +183,6 @@ export class ReplicationSender<E> {
     else if (this.acked > this.options.log.ackedSeq) this.options.log.acknowledge(this.acked);
     this.options.onAck?.(this.acked, this.options.clock.now() - sentAt);
     this.pump();
-    this.wakeAnswerWaiters();
   }
 
   private failed(err: unknown, generation: number): void {

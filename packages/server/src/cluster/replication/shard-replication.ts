@@ -310,9 +310,7 @@ export class ShardReplication {
   /**
    * Confirm that the in-sync standby still answers, before a stop hands the shard to it: ask it for
    * an acknowledgement ({@link ReplicationSender.probe}) and wait, up to the rule's lateness bound,
-   * for an answer that arrives after this call (to it, or to a message already in flight). Answers
-   * true as soon as one came (the sender wakes the wait; the state is also looked at every
-   * twentieth of the bound, for a standby given up meanwhile by another path). When none comes the
+   * for an answer that arrives after this call (to it, or to a message already in flight). Answers true once one came. When none comes the
    * standby is treated as late now (`in_sync = false` recorded, as for a late grant) and the answer
    * is false: the stop then gets the shard another standby within its deadline instead of handing
    * it to one that is gone (a standby stopped moments ago stays named in sync until its leader
@@ -331,16 +329,7 @@ export class ShardReplication {
         this.rule.standbyLost();
         return false;
       }
-      await new Promise<void>((resolve) => {
-        const cancelTimer = clock.setTimer(() => {
-          cancelWait();
-          resolve();
-        }, pollMs);
-        const cancelWait = sender.whenAnswered(() => {
-          cancelTimer();
-          resolve();
-        });
-      });
+      await new Promise<void>((resolve) => clock.setTimer(resolve, pollMs));
     }
     return this.sender === sender && this.rule.state === "in-sync";
   }
