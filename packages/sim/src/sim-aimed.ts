@@ -1,4 +1,4 @@
-import type { FaultKind } from "./sim-faults.js";
+import type { FaultKind } from "./sim-fault-kinds.js";
 import { serverOf, statementTimeoutMs, type StatementFate } from "./sim-network.js";
 import type { SimRandom } from "./sim-random.js";
 import type { SimWorld } from "./sim-world.js";

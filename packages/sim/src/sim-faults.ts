@@ -3,64 +3,7 @@ import { hostCrashAfterGrant } from "./sim-host-crash.js";
 import type { SimRandom } from "./sim-random.js";
 import type { RunOptions } from "./sim-run.js";
 import type { SimWorld } from "./sim-world.js";
-
-/** One fault the plan can inject, drawn by the seed. */
-export type FaultKind =
-  | "crash"
-  | "sigterm"
-  | "pause"
-  | "partition-replication"
-  | "partition-then-crash"
-  | "cut-database"
-  | "slow-database"
-  | "wall-step"
-  | "drift"
-  | "slow-partition-then-crash"
-  | "rolling-restart"
-  | "stop-standby-dies"
-  | "stop-slow-database"
-  | "restart-then-pause"
-  | "reset-replication"
-  | "join"
-  | "twin"
-  | "isolate"
-  | "host-crash-after-grant";
-
-/** The faults the plan draws from (a kind listed twice is drawn twice as often). */
-const FAULTS: readonly FaultKind[] = [
-  "crash",
-  "crash",
-  "sigterm",
-  "pause",
-  "partition-replication",
-  "partition-then-crash",
-  "cut-database",
-  "slow-database",
-  "wall-step",
-  "drift",
-  "slow-partition-then-crash",
-  "rolling-restart",
-  "stop-standby-dies",
-  "stop-slow-database",
-  "restart-then-pause",
-  "reset-replication",
-  "join",
-  "twin",
-  "isolate",
-];
-
-/** What a graceful stop promises: one server stopped at a time, with no crash, loses nothing, protected or not. */
-const GRACEFUL: ReadonlySet<FaultKind> = new Set(["sigterm", "rolling-restart"]);
-
-/**
- * Faults that only stop servers by SIGTERM, one at a time, so a waiter keeps its place through them
- * (the queue-order check holds across them). Not a stop whose standby then crashes or pauses: the
- * hand-over's taker may die with the carried places and a replica that never held them take over.
- */
-const STOPS_ONLY: ReadonlySet<FaultKind> = new Set(["sigterm", "stop-slow-database"]);
-
-/** Faults that are two failures at once (or a misconfiguration): a lock may be lost through them (every other promise is still checked). */
-const MULTIPLE: ReadonlySet<FaultKind> = new Set(["partition-then-crash", "slow-partition-then-crash", "stop-standby-dies", "stop-slow-database", "twin"]);
+import { FAULTS, GRACEFUL, MULTIPLE, STOPS_ONLY, type FaultKind } from "./sim-fault-kinds.js";
 
 /**
  * The fault plan of one seed: from `from` until `until`, one fault at a time (a rolling restart is
