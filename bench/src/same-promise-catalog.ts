@@ -72,6 +72,10 @@ export const SAME_PROMISE_CATALOG: Readonly<Record<string, FigureInfo>> = {
     meaning: "c64 pairs/s of the cluster with an in-sync standby over Redis primary + replica with `WAIT 1`, in the same round; the median of the rounds. Issue 32 sets at least 3.",
     target: { op: ">=", value: 3 },
   },
+  same_promise_c64_ratio_echo_over_redis_replica: {
+    section: SAME_PROMISE_SECTION,
+    meaning: "c64 pairs/s of the echo floor's cluster over Redis primary + replica with `WAIT 1`, in the same round; the median of the rounds. The ceiling over the real standby's ratio to Redis (issue 32's target 3): a standby that does nothing.",
+  },
   same_promise_cpu_ratio_leader_over_single: {
     section: SAME_PROMISE_SECTION,
     meaning: "At the paced 8,000 pairs/s: the CPU per pair of the leader of the cluster with a standby over the single server's, in the same trial; the median of the trials. Issue 32 sets at most 1.3.",
@@ -110,17 +114,18 @@ function floorEntries(): Record<string, FigureInfo> {
     ["auth", "the auth floor (its standby checks each frame's MAC and signs each answer, nothing decoded or applied)"],
     ["decode", "the decode floor (its standby also decodes each message, nothing applied)"],
   ] as const) {
+    const doing = floor === "auth" ? "authenticates every frame it acknowledges, with this implementation's framing" : "also decodes every message (JSON)";
     out[`same_promise_cpu_ratio_${floor}_over_single`] = {
       section: SAME_PROMISE_SECTION,
-      meaning: `At the paced 8,000 pairs/s: the CPU per pair of the standby of ${what} over the single server's, in the same trial; the median of the trials. A floor under the standby's ratio (target 0.3) for any standby that authenticates every frame it acknowledges.`,
+      meaning: `At the paced 8,000 pairs/s: the CPU per pair of the standby of ${what} over the single server's, in the same trial; the median of the trials. What a standby that ${doing} costs before it applies anything, beside the standby's target of 0.3.`,
     };
     out[`same_promise_c64_ratio_${floor}_over_echo`] = {
       section: SAME_PROMISE_SECTION,
-      meaning: `c64 pairs/s of ${what} over the echo floor's, in the same round; the median of the rounds. A ceiling over the real standby's ratio to the echo floor (target 0.9).`,
+      meaning: `c64 pairs/s of ${what} over the echo floor's, in the same round; the median of the rounds. What a standby that ${doing} reaches before it applies anything, beside the target of 0.9 (a median bound: single rounds vary by ±0.2).`,
     };
     out[`same_promise_c1_p50_us_${floor}_minus_echo`] = {
       section: SAME_PROMISE_SECTION,
-      meaning: `One caller's p50 lock call through ${what} minus the echo floor's, in the same trial; the median of the trials. A floor under the real standby's distance to the echo floor (target 25 µs).`,
+      meaning: `One caller's p50 lock call through ${what} minus the echo floor's, in the same trial; the median of the trials. What a standby that ${doing} adds before it applies anything, beside the target of 25 µs (a median bound: single trials vary by tens of µs).`,
     };
   }
   return out;

@@ -44,6 +44,10 @@ export async function samePromiseFigures(ctx: SuiteContext): Promise<Figure[]> {
   if (run.r1OverRedisC64.length > 0) {
     figures.push({ name: "same_promise_c64_ratio_cluster_r1_over_redis_replica", value: round(quantile(run.r1OverRedisC64, 0.5), 3), unit: "ratio", ...base, note: `per round, same round: ${list(run.r1OverRedisC64, 3)}` });
   }
+  const echoOverRedis = run.roundRates.filter((r) => r.has("redis_replica") && r.has("cluster_echo")).map((r) => r.get("cluster_echo")! / r.get("redis_replica")!);
+  if (echoOverRedis.length > 0) {
+    figures.push({ name: "same_promise_c64_ratio_echo_over_redis_replica", value: round(quantile(echoOverRedis, 0.5), 3), unit: "ratio", ...base, note: `per round, same round: ${list(echoOverRedis, 3)}` });
+  }
   if (run.r1OverEchoC64.length > 0) {
     figures.push({ name: "same_promise_c64_ratio_cluster_r1_over_echo", value: round(quantile(run.r1OverEchoC64, 0.5), 3), unit: "ratio", ...base, note: `per round, same round: ${list(run.r1OverEchoC64, 3)}` });
   }

@@ -8,8 +8,8 @@ import { createRefusalLog } from "./refusal-log.js";
 import type { ReplicationAuthOptions } from "./replication-route.js";
 import { parseReplicationMessage, ReplicationRefusal, type StreamIdentity } from "./replication-wire.js";
 import { expandEntries, type AnswerValue } from "./stream-replication-codec.js";
-import { entriesAckOf } from "./standby-floor.js";
-import { FrameReader, FrameWriter, newNonce, parseStreamPath, sessionKey, STREAM_NONCE_HEADER, STREAM_PATH_PREFIX, STREAM_PROTOCOL } from "./stream-frames.js";
+import { entriesAckOf } from "./floor-entries-ack.js";
+import { FrameError, FrameReader, FrameWriter, newNonce, parseStreamPath, sessionKey, STREAM_NONCE_HEADER, STREAM_PATH_PREFIX, STREAM_PROTOCOL } from "./stream-frames.js";
 
 /** What the replication stream's route is made with. */
 export interface ReplicationStreamRouteOptions extends ReplicationAuthOptions {
@@ -22,7 +22,7 @@ export interface ReplicationStreamRouteOptions extends ReplicationAuthOptions {
   /**
    * BENCHMARK ONLY, and unsafe (`LEASEHOLD_TEST_STANDBY_FLOOR`, test-breaks.ts). Default: none, every
    * message applied. `auth`: each entries message's MAC checked and its answer signed, its
-   * acknowledgement read from its bytes (standby-floor.ts) and nothing applied; `decode`: the same,
+   * acknowledgement read from its bytes (floor-entries-ack.ts) and nothing applied; `decode`: the same,
    * the message decoded and its shape checked.
    */
   readonly unsafeFloor?: StandbyFloor | undefined;
@@ -37,6 +37,15 @@ export interface ReplicationStreamRoute {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Close every open stream (the server stops). */
   closeAll(): void;
+}
+
+/** The floor standby's decode of a frame it could not acknowledge from its bytes: a payload that is not JSON fails like the frame reader's. */
+function floorDecode(payload: Buffer): unknown {
+  try {
+    return JSON.parse(payload.toString("utf8"));
+  } catch {
+    throw new FrameError("a frame is not JSON");
+  }
 }
 
 /** A plain HTTP answer on a socket that was not upgraded, then the end of the connection. */
@@ -81,11 +90,16 @@ export function createReplicationStreamRoute(options: ReplicationStreamRouteOpti
             answers.push(floorAck);
             continue;
           }
-          const message = expandEntries(parseReplicationMessage(floor === "auth" ? JSON.parse((frame as Buffer).toString("utf8")) : frame, shard, previous));
+          const message = expandEntries(parseReplicationMessage(floor === "auth" ? floorDecode(frame as Buffer) : frame, shard, previous));
           previous = message.stream;
           answers.push(floor !== undefined && message.kind === "entries" ? message.fromSeq + message.entries.length : store.receive(message).ackedSeq);
         } catch (err) {
           ended = true;
+          if (err instanceof FrameError) {
+            // As the frame reader's own failures: not answered (see below).
+            logger.warn({ shard, reason: err.message }, "replication stream closed: a frame failed its check");
+            break;
+          }
           if (err instanceof ReplicationRefusal) {
             if (err.code !== "INVALID_ARGUMENT") logger.info({ code: err.code, shard, reason: err.message }, "replication message refused");
             answers.push(err.toJSON());
