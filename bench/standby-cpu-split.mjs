@@ -65,15 +65,24 @@ if (which.includes("single")) {
     await s.stop();
   }
 }
-if (which.includes("echo")) {
-  const echo = await startEchoServer();
-  const cluster = await startCluster(3, FLAGS, { extraArgs: ["--unsafe-test-knobs"], env: { LEASEHOLD_TEST_ECHO_STANDBY_PORT: String(echo.port) } });
+/** Start a settled 3-server cluster whose standby is in sync, run `fn(urls, leaderPid, standbyPid)`, then stop it. */
+async function withCluster(options, fn) {
+  const cluster = await startCluster(3, FLAGS, options);
   try {
     await stable(cluster, 3_000, 2_000);
     const [row] = await inSync(cluster, 30_000);
-    await measure("echo floor", cluster.members.map((m) => m.url), { leader: cluster.member(row.holder).child.pid, echo: echo.child.pid });
+    await fn(cluster.members.map((m) => m.url), cluster.member(row.holder).child.pid, cluster.member(row.standbyId).child.pid);
   } finally {
     await cluster.close();
+  }
+}
+
+if (which.includes("echo")) {
+  const echo = await startEchoServer();
+  try {
+    const options = { extraArgs: ["--unsafe-test-knobs"], env: { LEASEHOLD_TEST_ECHO_STANDBY_PORT: String(echo.port) } };
+    await withCluster(options, (urls, leader) => measure("echo floor", urls, { leader, echo: echo.child.pid }));
+  } finally {
     await echo.stop();
   }
 }
@@ -81,27 +90,16 @@ for (const floor of ["auth", "decode"]) {
   if (!which.includes(floor)) continue;
   // The floors of an authenticating standby (LEASEHOLD_TEST_STANDBY_FLOOR, benchmark only): the real
   // standby process, each frame's MAC checked and each answer signed, nothing applied.
-  const cluster = await startCluster(3, FLAGS, { extraArgs: ["--unsafe-test-knobs"], env: { LEASEHOLD_TEST_STANDBY_FLOOR: floor } });
-  try {
-    await stable(cluster, 3_000, 2_000);
-    const [row] = await inSync(cluster, 30_000);
-    await measure(`${floor} floor`, cluster.members.map((m) => m.url), { leader: cluster.member(row.holder).child.pid, standby: cluster.member(row.standbyId).child.pid });
-  } finally {
-    await cluster.close();
-  }
+  const options = { extraArgs: ["--unsafe-test-knobs"], env: { LEASEHOLD_TEST_STANDBY_FLOOR: floor } };
+  await withCluster(options, (urls, leader, standby) => measure(`${floor} floor`, urls, { leader, standby }));
 }
 if (which.includes("real")) {
-  const cluster = await startCluster(3, FLAGS, { cli: process.env.LEASEHOLD_BENCH_CLI });
-  try {
-    await stable(cluster, 3_000, 2_000);
-    const [row] = await inSync(cluster, 30_000);
-    const pids = { leader: cluster.member(row.holder).child.pid, standby: cluster.member(row.standbyId).child.pid };
-    await measure("real standby", cluster.members.map((m) => m.url), pids);
+  await withCluster({ cli: process.env.LEASEHOLD_BENCH_CLI }, async (urls, leader, standby) => {
+    const pids = { leader, standby };
+    await measure("real standby", urls, pids);
     const before = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, threads(p)]));
     await sleep(5_000);
     const idle = Object.entries(pids).map(([k, p]) => `${k} ${((threads(p).reduce((a, b) => a + b) - before[k].reduce((a, b) => a + b)) / 5).toFixed(1)} ms/s`);
     console.log(`real cluster idle: ${idle.join(", ")}`);
-  } finally {
-    await cluster.close();
-  }
+  });
 }

@@ -147,7 +147,7 @@ export const REPLICATION_PATH_SECTION = [
   "**Session 25: the floors of a standby that authenticates every frame (ADR 0017).** A second benchmark-only knob,",
   "`LEASEHOLD_TEST_STANDBY_FLOOR`, makes the real standby answer each entries message without applying it: `auth`",
   "checks the frame's MAC and signs the answer as always and reads the acknowledged sequence number from the message's",
-  "bytes in one pass (floor-entries-ack.ts), nothing decoded; `decode` also decodes and checks the message. `pnpm bench cluster` now",
+  "bytes in one pass (standby-floor.ts), nothing decoded; `decode` also decodes and checks the message. `pnpm bench cluster` now",
   "runs both as setups of their own (`cluster_auth`, `cluster_decode`) in the same trials and rounds as the rest.",
   "`node bench/standby-cpu-split.mjs 3 single,echo,auth,decode,real` (now with user and system time apart) gave, per",
   "paced pair at 8,000/s over three rounds on this session's VM (AMD EPYC, 2 vCPUs, about 01:53 UTC, nothing else running): single",

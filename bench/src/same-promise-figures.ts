@@ -1,6 +1,6 @@
 import type { Figure, SuiteContext } from "./figures.js";
 import { SAME_PROMISE_SETUPS, SETUP_ROLES } from "./same-promise-setups.js";
-import { samePromiseTrials } from "./same-promise-trials.js";
+import { perRound, samePromiseTrials } from "./same-promise-trials.js";
 import { quantile, round } from "./stats.js";
 
 const list = (xs: readonly number[], digits = 0): string => xs.map((x) => x.toFixed(digits)).join(", ");
@@ -41,15 +41,14 @@ export async function samePromiseFigures(ctx: SuiteContext): Promise<Figure[]> {
       figures.push({ name: `same_promise_cpu_us_per_pair_${setup}_${role}`, value: round(quantile(perTrial, 0.5), 2), unit: "µs", ...base, note: `paced to ${options.pacedRate} pairs/s for ${options.pacedMs / 1000} s per trial; per trial ${list(perTrial, 2)}; pairs/s kept ${list(m.pacedPairsPerS)}` });
     });
   }
-  if (run.r1OverRedisC64.length > 0) {
-    figures.push({ name: "same_promise_c64_ratio_cluster_r1_over_redis_replica", value: round(quantile(run.r1OverRedisC64, 0.5), 3), unit: "ratio", ...base, note: `per round, same round: ${list(run.r1OverRedisC64, 3)}` });
-  }
-  const echoOverRedis = run.roundRates.filter((r) => r.has("redis_replica") && r.has("cluster_echo")).map((r) => r.get("cluster_echo")! / r.get("redis_replica")!);
-  if (echoOverRedis.length > 0) {
-    figures.push({ name: "same_promise_c64_ratio_echo_over_redis_replica", value: round(quantile(echoOverRedis, 0.5), 3), unit: "ratio", ...base, note: `per round, same round: ${list(echoOverRedis, 3)}` });
-  }
-  if (run.r1OverEchoC64.length > 0) {
-    figures.push({ name: "same_promise_c64_ratio_cluster_r1_over_echo", value: round(quantile(run.r1OverEchoC64, 0.5), 3), unit: "ratio", ...base, note: `per round, same round: ${list(run.r1OverEchoC64, 3)}` });
+  // Ratios of c64 pairs/s in the same round, the median of the rounds.
+  for (const [name, a, b] of [
+    ["same_promise_c64_ratio_cluster_r1_over_redis_replica", "cluster_r1", "redis_replica"],
+    ["same_promise_c64_ratio_echo_over_redis_replica", "cluster_echo", "redis_replica"],
+    ["same_promise_c64_ratio_cluster_r1_over_echo", "cluster_r1", "cluster_echo"],
+  ] as const) {
+    const ratios = perRound(run, a, b);
+    if (ratios.length > 0) figures.push({ name, value: round(quantile(ratios, 0.5), 3), unit: "ratio", ...base, note: `per round, same round: ${list(ratios, 3)}` });
   }
   const single = run.measures.get("single")?.cpuUsPerPair[0];
   const r1 = run.measures.get("cluster_r1");
@@ -73,7 +72,7 @@ export async function samePromiseFigures(ctx: SuiteContext): Promise<Figure[]> {
       const m = run.measures.get(`cluster_${floor}`);
       if (m === undefined) continue;
       const standbyRatio = over(m.cpuUsPerPair[1]!);
-      const c64 = run.roundRates.filter((r) => r.has(`cluster_${floor}`)).map((r) => r.get(`cluster_${floor}`)! / r.get("cluster_echo")!);
+      const c64 = perRound(run, `cluster_${floor}`, "cluster_echo");
       const gap = m.c1P50Us.map((x, t) => x - echo.c1P50Us[t]!);
       figures.push(
         { name: `same_promise_cpu_ratio_${floor}_over_single`, value: round(quantile(standbyRatio, 0.5), 3), unit: "ratio", ...base, note: `per trial ${list(standbyRatio, 3)}` },

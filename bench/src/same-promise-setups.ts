@@ -117,9 +117,9 @@ export async function startSameSetups(progress: (m: string) => void): Promise<Se
     await Promise.all(clusters.map((c) => stable(c, 3_000, 2_000)));
     const [r0, r1] = clusters as [BenchCluster, BenchCluster];
     const [leaderRow] = await r0.rows();
-    const [syncRow] = await inSync(r1, 30_000);
     const [echoRow] = await inSync(echo, 30_000);
     const urls = (c: BenchCluster): string[] => c.members.map((m) => m.url);
+    /** The pids of a cluster's leader and in-sync standby. */
     const pair = async (c: BenchCluster): Promise<number[]> => {
       const [row] = await inSync(c, 30_000);
       return [c.member(row!.holder).child.pid!, c.member(row!.standbyId).child.pid!];
@@ -130,7 +130,7 @@ export async function startSameSetups(progress: (m: string) => void): Promise<Se
       { name: "cluster_echo", pids: [echo.member(echoRow!.holder).child.pid!, echoServer.child.pid!], label: `3-server cluster, --shards 1 --replicas 1, standby an echo server :${echoServer.port} (the floor)`, session: async (release, round) => leaseholdSession(urls(echo), release, round) },
       { name: "cluster_auth", pids: await pair(auth), label: "3-server cluster, --shards 1 --replicas 1, the standby checks each frame's MAC and signs each answer, nothing decoded or applied (auth floor)", session: async (release, round) => leaseholdSession(urls(auth), release, round) },
       { name: "cluster_decode", pids: await pair(decode), label: "3-server cluster, --shards 1 --replicas 1, the standby checks MACs and decodes each message, nothing applied (decode floor)", session: async (release, round) => leaseholdSession(urls(decode), release, round) },
-      { name: "cluster_r1", pids: [r1.member(syncRow!.holder).child.pid!, r1.member(syncRow!.standbyId).child.pid!], label: "3-server cluster, --shards 1 --replicas 1, in sync", session: async (release, round) => leaseholdSession(urls(r1), release, round) },
+      { name: "cluster_r1", pids: await pair(r1), label: "3-server cluster, --shards 1 --replicas 1, in sync", session: async (release, round) => leaseholdSession(urls(r1), release, round) },
     );
   } catch (err) {
     await stop();

@@ -42,12 +42,13 @@ export interface SetupMeasures {
 export interface SamePromiseRun {
   readonly measures: Map<SetupName, SetupMeasures>;
   readonly skips: { readonly name: SetupName; readonly reason: string }[];
-  /** c64 of `cluster_r1` over `redis_replica` in the same round, one per round (empty when Redis was skipped). */
-  readonly r1OverRedisC64: number[];
-  /** c64 of `cluster_r1` over `cluster_echo` (the floor) in the same round, one per round. */
-  readonly r1OverEchoC64: number[];
-  /** Each round's c64 pairs/s by setup, in the order run (for ratios of any two setups in the same round). */
+  /** Each round's c64 pairs/s by setup, in the order run (for ratios of any two setups in the same round: {@link perRound}). */
   readonly roundRates: ReadonlyMap<SetupName, number>[];
+}
+
+/** `a`'s c64 pairs/s over `b`'s in the same round, one per round that ran both (none when either was skipped). */
+export function perRound(run: SamePromiseRun, a: SetupName, b: SetupName): number[] {
+  return run.roundRates.filter((r) => r.has(a) && r.has(b)).map((r) => r.get(a)! / r.get(b)!);
 }
 
 /** The Redis session's count of unacknowledged grants, when `session` is one. */
@@ -66,8 +67,6 @@ function unreplicatedOf(session: PeerSession): number {
  */
 export async function samePromiseTrials(options: SamePromiseOptions): Promise<SamePromiseRun> {
   const measures = new Map<SetupName, SetupMeasures>();
-  const r1OverRedisC64: number[] = [];
-  const r1OverEchoC64: number[] = [];
   const roundRates: Map<SetupName, number>[] = [];
   let skips: SamePromiseRun["skips"] = [];
   const measuresOf = (setup: Setup): SetupMeasures => {
@@ -99,8 +98,6 @@ export async function samePromiseTrials(options: SamePromiseOptions): Promise<Sa
           rates.set(setup.name, round.pairs / round.seconds);
           measuresOf(setup).c64.push(round.pairs / round.seconds);
         }
-        if (rates.has("redis_replica")) r1OverRedisC64.push(rates.get("cluster_r1")! / rates.get("redis_replica")!);
-        r1OverEchoC64.push(rates.get("cluster_r1")! / rates.get("cluster_echo")!);
         roundRates.push(rates);
         options.progress(`trial ${t + 1} round ${r + 1}: c64 pairs/s ${[...rates].map(([n, v]) => `${n} ${Math.round(v)}`).join(", ")}`);
       }
@@ -124,5 +121,5 @@ export async function samePromiseTrials(options: SamePromiseOptions): Promise<Sa
       await started.stop();
     }
   }
-  return { measures, skips, r1OverRedisC64, r1OverEchoC64, roundRates };
+  return { measures, skips, roundRates };
 }

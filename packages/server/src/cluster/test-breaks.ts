@@ -187,7 +187,7 @@ export type StandbyFloor = "auth" | "decode";
  * BENCHMARK ONLY, and unsafe. `LEASEHOLD_TEST_STANDBY_FLOOR=auth|decode` makes this member's
  * standby side answer each entries message of the replication stream without applying it, so
  * `pnpm bench cluster` can measure the floors under issue 32's standby targets in the same run as
- * the real standby (floor-entries-ack.ts): `auth` checks each frame's MAC and signs each answer, and
+ * the real standby (standby-floor.ts): `auth` checks each frame's MAC and signs each answer, and
  * reads the message's last sequence number from its bytes without decoding it; `decode` also
  * decodes and checks the message's shape. Snapshots are still restored; a takeover then serves a
  * table without the entries since, and the replica store never sees an entry, the hand-over

@@ -6,9 +6,9 @@ import { CLUSTER_AUTH_HEADER, DEFAULT_MAX_SKEW_MS, verifyHeader } from "./cluste
 import type { StandbyFloor } from "../test-breaks.js";
 import { createRefusalLog } from "./refusal-log.js";
 import type { ReplicationAuthOptions } from "./replication-route.js";
-import { parseReplicationMessage, ReplicationRefusal, type StreamIdentity } from "./replication-wire.js";
+import { parseReplicationMessage, ReplicationRefusal, type ReplicationMessage, type StreamIdentity } from "./replication-wire.js";
 import { expandEntries, type AnswerValue } from "./stream-replication-codec.js";
-import { entriesAckOf } from "./floor-entries-ack.js";
+import { floorAnswer } from "./standby-floor.js";
 import { FrameError, FrameReader, FrameWriter, newNonce, parseStreamPath, sessionKey, STREAM_NONCE_HEADER, STREAM_PATH_PREFIX, STREAM_PROTOCOL } from "./stream-frames.js";
 
 /** What the replication stream's route is made with. */
@@ -22,7 +22,7 @@ export interface ReplicationStreamRouteOptions extends ReplicationAuthOptions {
   /**
    * BENCHMARK ONLY, and unsafe (`LEASEHOLD_TEST_STANDBY_FLOOR`, test-breaks.ts). Default: none, every
    * message applied. `auth`: each entries message's MAC checked and its answer signed, its
-   * acknowledgement read from its bytes (floor-entries-ack.ts) and nothing applied; `decode`: the same,
+   * acknowledgement read from its bytes and nothing applied (standby-floor.ts); `decode`: the same,
    * the message decoded and its shape checked.
    */
   readonly unsafeFloor?: StandbyFloor | undefined;
@@ -37,15 +37,6 @@ export interface ReplicationStreamRoute {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Close every open stream (the server stops). */
   closeAll(): void;
-}
-
-/** The floor standby's decode of a frame it could not acknowledge from its bytes: a payload that is not JSON fails like the frame reader's. */
-function floorDecode(payload: Buffer): unknown {
-  try {
-    return JSON.parse(payload.toString("utf8"));
-  } catch {
-    throw new FrameError("a frame is not JSON");
-  }
 }
 
 /** A plain HTTP answer on a socket that was not upgraded, then the end of the connection. */
@@ -85,14 +76,19 @@ export function createReplicationStreamRoute(options: ReplicationStreamRouteOpti
       const answers: AnswerValue[] = [];
       for (const frame of frames) {
         try {
-          const floorAck = floor === "auth" ? entriesAckOf(frame as Buffer) : null;
-          if (floorAck !== null) {
-            answers.push(floorAck);
-            continue;
+          let message: ReplicationMessage;
+          if (floor === undefined) message = expandEntries(parseReplicationMessage(frame, shard, previous));
+          else {
+            const outcome = floorAnswer(floor, frame, shard, previous);
+            if (outcome.ackedSeq !== null) {
+              previous = outcome.stream ?? previous;
+              answers.push(outcome.ackedSeq);
+              continue;
+            }
+            message = outcome.message;
           }
-          const message = expandEntries(parseReplicationMessage(floor === "auth" ? floorDecode(frame as Buffer) : frame, shard, previous));
           previous = message.stream;
-          answers.push(floor !== undefined && message.kind === "entries" ? message.fromSeq + message.entries.length : store.receive(message).ackedSeq);
+          answers.push(store.receive(message).ackedSeq);
         } catch (err) {
           ended = true;
           if (err instanceof FrameError) {

@@ -103,7 +103,7 @@ export class FrameReader {
   private readonly direction: number;
   private readonly mac: FrameMac;
   /**
-   * @param raw Default false. BENCHMARK ONLY (the floor standby, floor-entries-ack.ts): answer each
+   * @param raw Default false. BENCHMARK ONLY (the floor standby, standby-floor.ts): answer each
    * frame's payload bytes, its MAC checked, instead of its decoded JSON.
    */
   constructor(

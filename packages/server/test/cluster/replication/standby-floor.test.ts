@@ -9,7 +9,7 @@ import { CLUSTER_AUTH_HEADER, newClusterKey, signRequest } from "../../../src/cl
 import { FrameMac } from "../../../src/cluster/replication/frame-mac.js";
 import { createReplicationStreamRoute } from "../../../src/cluster/replication/replication-stream-route.js";
 import type { ReplicationMessage } from "../../../src/cluster/replication/replication-wire.js";
-import { entriesAckOf } from "../../../src/cluster/replication/floor-entries-ack.js";
+import { entriesAckOf } from "../../../src/cluster/replication/standby-floor.js";
 import { toStandbyValue } from "../../../src/cluster/replication/stream-replication-codec.js";
 import { newNonce, sessionKey, STREAM_PROTOCOL, streamPath } from "../../../src/cluster/replication/stream-frames.js";
 import { createStreamReplicationTransport } from "../../../src/cluster/replication/stream-replication-transport.js";
